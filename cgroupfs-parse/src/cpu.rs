@@ -1,0 +1,124 @@
+//! CPU controller files: <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>.
+
+use crate::error::{ErrorKind, ParseError, Result};
+use crate::format::flat::flat_u64_struct;
+use crate::format::single::Limit;
+use crate::number::{parse_c_int_counter, parse_u64};
+
+flat_u64_struct! {
+    /// `cpu.stat` (flat keyed), spec:
+    /// <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>.
+    ///
+    /// The first keys are accounted by the cgroup core and exist in every
+    /// cgroup (4.15+, root 5.8+); the bandwidth keys only when the cpu
+    /// controller is enabled for the cgroup. Times are µs.
+    ///
+    /// ```
+    /// let s = stepmon_cgroupfs_parse::CpuStat::parse(b"usage_usec 10\nuser_usec 6\nsystem_usec 4\nnr_periods 3\n").unwrap();
+    /// assert_eq!((s.usage_usec, s.nr_periods, s.burst_usec), (Some(10), Some(3), None));
+    /// ```
+    pub struct CpuStat {
+        /// Total CPU time (µs). 4.15.
+        usage_usec = "usage_usec" via parse_u64,
+        /// User CPU time (µs). 4.15.
+        user_usec = "user_usec" via parse_u64,
+        /// System CPU time incl. irq/softirq (µs). 4.15.
+        system_usec = "system_usec" via parse_u64,
+        /// Niced user time, part of `user_usec` (µs). 6.13.
+        nice_usec = "nice_usec" via parse_u64,
+        /// Forced-idle time under core scheduling (µs). 6.0, `CONFIG_SCHED_CORE`.
+        core_sched_force_idle_usec = "core_sched.force_idle_usec" via parse_u64,
+        /// Elapsed bandwidth periods (C `int`, wraps). Needs the cpu controller.
+        nr_periods = "nr_periods" via parse_c_int_counter,
+        /// Periods in which this cgroup was throttled by its own `cpu.max`.
+        nr_throttled = "nr_throttled" via parse_c_int_counter,
+        /// Time throttled by its own `cpu.max` (µs).
+        throttled_usec = "throttled_usec" via parse_u64,
+        /// Periods in which burst was used. 5.16.
+        nr_bursts = "nr_bursts" via parse_c_int_counter,
+        /// Burst time used (µs). 5.16.
+        burst_usec = "burst_usec" via parse_u64,
+    }
+}
+
+flat_u64_struct! {
+    /// `cpu.stat.local` (flat keyed, 6.6+), spec:
+    /// <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>.
+    /// Empty (0 bytes) when the cpu controller is not enabled.
+    pub struct CpuStatLocal {
+        /// Time this cgroup's run queues were throttled, including by
+        /// ancestors' limits (µs).
+        throttled_usec = "throttled_usec" via parse_u64,
+    }
+}
+
+/// `cpu.max`: `$MAX $PERIOD`, spec:
+/// <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>.
+///
+/// ```
+/// use stepmon_cgroupfs_parse::{CpuMax, Limit};
+/// assert_eq!(CpuMax::parse(b"max 100000\n").unwrap(), CpuMax { quota_usec: Limit::Max, period_usec: 100_000 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CpuMax {
+    /// Allowed run time per period (µs), or `max`.
+    pub quota_usec: Limit,
+    /// Period length (µs).
+    pub period_usec: u64,
+}
+
+impl CpuMax {
+    /// Parses `cpu.max`.
+    pub fn parse(input: &[u8]) -> Result<CpuMax> {
+        let mut lines = crate::lines::Lines::new(input);
+        let line = lines.next().ok_or(ParseError::new(ErrorKind::Empty, 1, 0))?;
+        if let Some(extra) = lines.next() {
+            return Err(extra.error(ErrorKind::TrailingData));
+        }
+        let (quota, period, period_at) = line.split_once(b' ').ok_or(line.error(ErrorKind::MissingField))?;
+        Ok(CpuMax {
+            quota_usec: Limit::parse_token(quota).map_err(|k| line.error(k))?,
+            period_usec: parse_u64(period).map_err(|k| line.error_at(k, period_at))?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pure_v2_full_cpu_stat() {
+        let input = b"usage_usec 4000\nuser_usec 3000\nsystem_usec 1000\nnice_usec 0\ncore_sched.force_idle_usec 0\n\
+nr_periods 20\nnr_throttled 5\nthrottled_usec 123456\nnr_bursts 1\nburst_usec 99\n";
+        let s = CpuStat::parse(input).unwrap();
+        assert_eq!(s.iter().filter(|(_, v)| v.is_some()).count(), CpuStat::KEYS.len());
+        assert_eq!((s.nr_throttled, s.throttled_usec, s.core_sched_force_idle_usec), (Some(5), Some(123_456), Some(0)));
+        assert_eq!(s.get("burst_usec"), Some(99));
+        assert_eq!(s.get("nope"), None);
+    }
+
+    #[test]
+    fn cpu_stat_errors_and_oddities() {
+        assert_eq!(CpuStat::parse(b"").unwrap(), CpuStat::default());
+        let s = CpuStat::parse(b"system_usec 1\nfuture_key x\nusage_usec 2").unwrap();
+        assert_eq!((s.usage_usec, s.system_usec), (Some(2), Some(1)));
+        assert_eq!(CpuStat::parse(b"nr_periods -1\n").unwrap().nr_periods, Some(u64::from(u32::MAX)));
+        let e = CpuStat::parse(b"usage_usec 1\nuser_usec 18446744073709551616\n").unwrap_err();
+        assert_eq!((e.kind, e.line, e.offset), (ErrorKind::Overflow, 2, 23));
+        assert_eq!(CpuStat::parse(b"usage_usec 1\r\n").unwrap_err().kind, ErrorKind::InvalidNumber);
+        assert_eq!(CpuStatLocal::parse(b"").unwrap().throttled_usec, None);
+        assert_eq!(CpuStatLocal::parse(b"throttled_usec 7\n").unwrap().throttled_usec, Some(7));
+    }
+
+    #[test]
+    fn cpu_max() {
+        assert_eq!(
+            CpuMax::parse(b"50000 100000").unwrap(),
+            CpuMax { quota_usec: Limit::Value(50_000), period_usec: 100_000 }
+        );
+        assert!(CpuMax::parse(b"max").is_err());
+        assert!(CpuMax::parse(b"").is_err());
+        assert!(CpuMax::parse(b"max 100000 1\n").is_err());
+    }
+}

@@ -1,0 +1,116 @@
+//! The PSI line format: <https://docs.kernel.org/accounting/psi.html#pressure-interface>.
+
+use stepmon_cgroupfs_parse::Result;
+use stepmon_cgroupfs_parse::format::nested::NestedKeyed;
+use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
+
+/// One `some` or `full` line, spec:
+/// <https://docs.kernel.org/accounting/psi.html#pressure-interface>.
+///
+/// Each field is `None` only if the kernel did not print it (it always
+/// prints all four today).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct PressureLine {
+    /// Share of the last 10 s with stalls, percent (may slightly exceed 100).
+    pub avg10: Option<Hundredths>,
+    /// Share of the last 60 s, percent.
+    pub avg60: Option<Hundredths>,
+    /// Share of the last 300 s, percent.
+    pub avg300: Option<Hundredths>,
+    /// Cumulative stall time, µs (monotonic, except after `cgroup.pressure` 0→1).
+    pub total_usec: Option<u64>,
+}
+
+impl PressureLine {
+    /// A line with every field set.
+    #[must_use]
+    pub fn new(avg10: Hundredths, avg60: Hundredths, avg300: Hundredths, total_usec: u64) -> Self {
+        PressureLine { avg10: Some(avg10), avg60: Some(avg60), avg300: Some(avg300), total_usec: Some(total_usec) }
+    }
+}
+
+/// A whole PSI file, spec: <https://docs.kernel.org/accounting/psi.html#pressure-interface>
+/// (cgroup files: <https://docs.kernel.org/accounting/psi.html#cgroup2-interface>).
+///
+/// `some` and `full` are each optional: cpu files had no `full` line before
+/// 5.13, `irq` files have only `full`. Unknown line prefixes and unknown
+/// `key=value` tokens are ignored; malformed values are errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Pressure {
+    /// At least one task stalled.
+    pub some: Option<PressureLine>,
+    /// All non-idle tasks stalled at once.
+    pub full: Option<PressureLine>,
+}
+
+impl Pressure {
+    /// A reading from its two lines.
+    #[must_use]
+    pub fn new(some: Option<PressureLine>, full: Option<PressureLine>) -> Self {
+        Pressure { some, full }
+    }
+
+    /// Parses a PSI file. Never allocates.
+    pub fn parse(input: &[u8]) -> Result<Pressure> {
+        let mut out = Pressure::default();
+        for line in NestedKeyed::new(input) {
+            let line = line?;
+            let slot = match line.key {
+                "some" => &mut out.some,
+                "full" => &mut out.full,
+                _ => continue,
+            };
+            let mut values = PressureLine::default();
+            for pair in line.pairs() {
+                let pair = pair?;
+                match pair.key {
+                    "avg10" => values.avg10 = Some(pair.convert(Hundredths::parse)?),
+                    "avg60" => values.avg60 = Some(pair.convert(Hundredths::parse)?),
+                    "avg300" => values.avg300 = Some(pair.convert(Hundredths::parse)?),
+                    "total" => values.total_usec = Some(pair.convert(parse_u64)?),
+                    _ => {}
+                }
+            }
+            *slot = Some(values);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stepmon_cgroupfs_parse::ErrorKind;
+
+    #[test]
+    fn line_variants() {
+        let cpu_old = Pressure::parse(b"some avg10=0.12 avg60=0.00 avg300=0.00 total=5\n").unwrap();
+        assert!(cpu_old.some.is_some() && cpu_old.full.is_none());
+        let irq = Pressure::parse(b"full avg10=0.00 avg60=0.00 avg300=0.00 total=9").unwrap();
+        assert_eq!((irq.some, irq.full.unwrap().total_usec), (None, Some(9)));
+        let partial = Pressure::parse(b"some total=7 future=1.5\n").unwrap().some.unwrap();
+        assert_eq!((partial.avg10, partial.total_usec), (None, Some(7)));
+        assert_eq!(Pressure::parse(b"").unwrap(), Pressure::default());
+        let swapped = Pressure::parse(
+            b"full avg10=1.00 avg60=0.00 avg300=0.00 total=2\nsome avg10=2.00 avg60=0.00 avg300=0.00 total=3\n",
+        )
+        .unwrap();
+        assert_eq!(swapped.some.unwrap().total_usec, Some(3));
+        assert_eq!(Pressure::parse(b"other x=y\n").unwrap(), Pressure::default());
+    }
+
+    #[test]
+    fn errors() {
+        let kind = |i: &[u8]| Pressure::parse(i).unwrap_err().kind;
+        assert_eq!(kind(b"some avg10=1.234 total=1\n"), ErrorKind::InvalidNumber);
+        assert_eq!(kind(b"some avg10=0.00 total=-1\n"), ErrorKind::InvalidNumber);
+        assert_eq!(kind(b"some total=18446744073709551616\n"), ErrorKind::Overflow);
+        assert_eq!(kind(b"some avg10\n"), ErrorKind::MissingSeparator);
+        assert_eq!(kind(b"some total=1\r\n"), ErrorKind::InvalidNumber);
+        assert_eq!(kind(b"\n"), ErrorKind::EmptyLine);
+        let e = Pressure::parse(b"some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=x").unwrap_err();
+        assert_eq!((e.line, e.offset), (2, 58));
+    }
+}
