@@ -1,0 +1,1 @@
+//! Benchmarks live in `benches/`; see the README for how to run them.

@@ -1,0 +1,2 @@
+//! Placeholder: filled by issue 3.
+#![deny(missing_docs)]
