@@ -74,3 +74,8 @@ pub use format::single::{self, Limit};
 pub use io::{DeviceId, IoDeviceStat, IoStat, IoTotals};
 pub use memory::{MemoryEvents, MemoryStat};
 pub use pids::PidsEvents;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -41,3 +41,8 @@ pub use delta::StallDelta;
 pub use pressure::{Pressure, PressureLine};
 pub use stepmon_cgroupfs_parse::number::Hundredths;
 pub use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
