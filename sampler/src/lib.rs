@@ -1,8 +1,14 @@
-//! A generic, throttled sampler (work in progress).
+//! A generic, throttled, async-runtime-agnostic sampler (work in progress).
 #![deny(missing_docs)]
 
+pub mod clock;
 pub mod policy;
+pub mod probe;
+mod sampler;
 pub mod schedule;
 
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use policy::{FastStart, Policy, PolicyError};
+pub use probe::{Probe, Tick};
+pub use sampler::{SampleStream, Sampler, StartError, Subscription};
 pub use schedule::{Schedule, SubId, Timed};

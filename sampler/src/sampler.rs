@@ -1,0 +1,294 @@
+//! The sampler: one probe, one shared tick, any number of subscribers, an
+//! async driver that needs no particular executor.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::thread::JoinHandle;
+
+use event_listener::Event;
+use futures::channel::mpsc;
+use futures::future::{Either, select};
+use futures::{Stream, StreamExt};
+
+use crate::clock::{Clock, SystemClock};
+use crate::policy::{Policy, PolicyError};
+use crate::probe::{Probe, Tick};
+use crate::schedule::{Schedule, SubId, Timed};
+
+type Sender<S> = mpsc::UnboundedSender<Timed<S>>;
+
+/// Why [`Sampler::start`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The policy cannot work.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The driver thread could not be spawned.
+    #[error("cannot spawn the sampler thread: {0}")]
+    Thread(#[source] std::io::Error),
+}
+
+struct Shared<P: Probe> {
+    schedule: Mutex<Schedule<P::Sample>>,
+    streams: Mutex<BTreeMap<SubId, Sender<P::Sample>>>,
+    // An async mutex: `close` awaits a read in flight instead of blocking a
+    // thread, and the driver holds it until that read is delivered, so a
+    // closing subscriber never loses or races with it (BuildKit #4004).
+    probe: async_lock::Mutex<P>,
+    clock: Arc<dyn Clock>,
+    // Wakes the driver when subscribers change or the sampler stops.
+    changed: Event,
+    stopped: AtomicBool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave the schedule half-updated
+    // in a way that matters more than losing all samples would.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<P: Probe> Shared<P> {
+    fn tick(&self) -> Tick {
+        Tick { mono: self.clock.now(), wall: self.clock.wall() }
+    }
+
+    async fn on_tick(&self) {
+        let now = self.clock.now();
+        let due = lock(&self.schedule).on_tick(now);
+        if due.is_empty() {
+            return;
+        }
+        let mut probe = self.probe.lock().await;
+        let tick = Tick { mono: now, wall: self.clock.wall() };
+        let sample = probe.sample(tick);
+        lock(&self.schedule).deliver(&due, now, &sample);
+        let streams = lock(&self.streams);
+        for id in &due {
+            if let Some(tx) = streams.get(id) {
+                // A dropped receiver only means nobody watches live samples.
+                let _ = tx.unbounded_send(Timed { at: now, sample: sample.clone() });
+            }
+        }
+        drop(streams);
+        drop(probe);
+    }
+
+    async fn drive(self: Arc<Self>) {
+        while !self.stopped.load(Ordering::Acquire) {
+            // Listen before reading the state, so a change in between is not missed.
+            let changed = self.changed.listen();
+            let next = lock(&self.schedule).next_tick(self.clock.now());
+            match next {
+                None => changed.await,
+                Some(deadline) => {
+                    if let Either::Left(_) = select(self.clock.sleep_until(deadline), changed).await
+                        && !self.stopped.load(Ordering::Acquire)
+                    {
+                        self.on_tick().await;
+                    }
+                }
+            }
+        }
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.changed.notify(usize::MAX);
+    }
+}
+
+/// A throttled sampler of one [`Probe`], following a [`Policy`].
+///
+/// Reads happen on a shared tick; one read serves every subscriber due on
+/// that tick. Something must drive the ticks: either [`Sampler::start`]
+/// (a background thread, usable without any executor) or
+/// [`Sampler::driver`] spawned on the caller's executor (smol, tokio,
+/// `futures::executor`, ... — timers come from `async-io`, which has its
+/// own reactor thread).
+///
+/// ```
+/// use std::time::Duration;
+/// use stepmon_sampler::{FastStart, Policy, Sampler, Tick};
+///
+/// let mut policy = Policy::buildkit_step();
+/// policy.min_interval = Duration::from_millis(20);
+/// policy.baseline = true;
+/// let sampler = Sampler::start(|tick: Tick| tick.mono, policy).unwrap();
+/// let sub = sampler.subscribe();
+/// std::thread::sleep(Duration::from_millis(70));
+/// let samples = sub.close_blocking(true);
+/// assert!(samples.len() >= 3, "baseline, periodic samples and a final one: {samples:?}");
+/// ```
+pub struct Sampler<P: Probe> {
+    shared: Arc<Shared<P>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl<P: Probe> std::fmt::Debug for Sampler<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampler").field("subscribers", &lock(&self.shared.schedule).len()).finish()
+    }
+}
+
+impl<P: Probe> Sampler<P> {
+    /// A sampler on the system clock. Nothing is read until it is driven
+    /// ([`Sampler::driver`]) and someone subscribes.
+    pub fn new(probe: P, policy: Policy) -> Result<Self, PolicyError> {
+        Sampler::with_clock(probe, policy, Arc::new(SystemClock::new()))
+    }
+
+    /// A sampler on a given clock (e.g. a [`crate::ManualClock`] in tests).
+    pub fn with_clock(probe: P, policy: Policy, clock: Arc<dyn Clock>) -> Result<Self, PolicyError> {
+        policy.validate()?;
+        let shared = Arc::new(Shared {
+            schedule: Mutex::new(Schedule::new(policy)),
+            streams: Mutex::new(BTreeMap::new()),
+            probe: async_lock::Mutex::new(probe),
+            clock,
+            changed: Event::new(),
+            stopped: AtomicBool::new(false),
+        });
+        Ok(Sampler { shared, thread: None })
+    }
+
+    /// A sampler on the system clock, driven by its own thread.
+    pub fn start(probe: P, policy: Policy) -> Result<Self, StartError> {
+        let mut sampler = Sampler::new(probe, policy)?;
+        let driver = sampler.driver();
+        let thread = std::thread::Builder::new()
+            .name("stepmon-sampler".into())
+            .spawn(move || async_io::block_on(driver))
+            .map_err(StartError::Thread)?;
+        sampler.thread = Some(thread);
+        Ok(sampler)
+    }
+
+    /// The future that drives the ticks until [`Sampler::stop`] (or drop).
+    /// Spawn it on any executor; drive a sampler only once.
+    pub fn driver(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        Arc::clone(&self.shared).drive()
+    }
+
+    /// Adds a subscriber. With [`Policy::baseline`] a sample is read right
+    /// away (blocking the caller for that read).
+    pub fn subscribe(&self) -> Subscription<P> {
+        let shared = &self.shared;
+        let baseline = lock(&shared.schedule).policy().baseline;
+        let id = if baseline {
+            let mut probe = shared.probe.lock_blocking();
+            let tick = shared.tick();
+            let sample = probe.sample(tick);
+            let id = lock(&shared.schedule).subscribe(tick.mono, Some(sample));
+            drop(probe);
+            id
+        } else {
+            lock(&shared.schedule).subscribe(shared.clock.now(), None)
+        };
+        shared.changed.notify(usize::MAX);
+        Subscription { shared: Arc::clone(shared), id, closed: false }
+    }
+
+    /// Number of open subscriptions.
+    #[must_use]
+    pub fn subscribers(&self) -> usize {
+        lock(&self.shared.schedule).len()
+    }
+
+    /// Stops the ticks (subscribers can still close and take a final sample).
+    pub fn stop(&self) {
+        self.shared.stop();
+    }
+}
+
+impl<P: Probe> Drop for Sampler<P> {
+    fn drop(&mut self) {
+        self.shared.stop();
+        if let Some(thread) = self.thread.take() {
+            // The driver returns as soon as it sees the stop.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One subscriber of a [`Sampler`]: collects samples until closed.
+/// Dropping it without closing discards its samples.
+pub struct Subscription<P: Probe> {
+    shared: Arc<Shared<P>>,
+    id: SubId,
+    closed: bool,
+}
+
+impl<P: Probe> std::fmt::Debug for Subscription<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription").field("id", &self.id).finish()
+    }
+}
+
+impl<P: Probe> Subscription<P> {
+    /// A live stream of this subscriber's periodic samples, as they are
+    /// taken (before any thinning). Calling it again replaces the previous
+    /// stream, which then ends.
+    pub fn stream(&self) -> SampleStream<P::Sample> {
+        let (tx, rx) = mpsc::unbounded();
+        lock(&self.shared.streams).insert(self.id, tx);
+        SampleStream { rx }
+    }
+
+    /// The samples collected so far (not thinned), e.g. for a progress view.
+    #[must_use]
+    pub fn snapshot(&self) -> Vec<Timed<P::Sample>> {
+        lock(&self.shared.schedule).samples(self.id).map(<[_]>::to_vec).unwrap_or_default()
+    }
+
+    /// Closes the subscription: waits for a read in flight, thins the
+    /// samples to the final interval and, with `capture_last`, appends one
+    /// final sample read now.
+    pub async fn close(mut self, capture_last: bool) -> Vec<Timed<P::Sample>> {
+        self.closed = true;
+        let shared = Arc::clone(&self.shared);
+        let mut probe = shared.probe.lock().await;
+        let mut samples = lock(&shared.schedule).close(self.id).unwrap_or_default();
+        lock(&shared.streams).remove(&self.id);
+        if capture_last {
+            let tick = shared.tick();
+            samples.push(Timed { at: tick.mono, sample: probe.sample(tick) });
+        }
+        drop(probe);
+        shared.changed.notify(usize::MAX);
+        samples
+    }
+
+    /// [`Subscription::close`] for callers without an executor.
+    pub fn close_blocking(self, capture_last: bool) -> Vec<Timed<P::Sample>> {
+        async_io::block_on(self.close(capture_last))
+    }
+}
+
+impl<P: Probe> Drop for Subscription<P> {
+    fn drop(&mut self) {
+        if !self.closed {
+            lock(&self.shared.schedule).close(self.id);
+            lock(&self.shared.streams).remove(&self.id);
+            self.shared.changed.notify(usize::MAX);
+        }
+    }
+}
+
+/// Live samples of one subscriber; see [`Subscription::stream`]. Ends when
+/// the subscription closes.
+#[derive(Debug)]
+pub struct SampleStream<S> {
+    rx: mpsc::UnboundedReceiver<Timed<S>>,
+}
+
+impl<S> Stream for SampleStream<S> {
+    type Item = Timed<S>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Timed<S>>> {
+        self.rx.poll_next_unpin(cx)
+    }
+}
