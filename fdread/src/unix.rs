@@ -1,0 +1,179 @@
+//! The Unix implementation (rustix).
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+/// First allocation of a read buffer; most pseudo-files fit.
+const INITIAL_CAPACITY: usize = 4096;
+
+/// Runs a syscall again while a signal interrupts it (`EINTR`).
+pub fn retry_eintr<T>(mut call: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
+    loop {
+        match call() {
+            Err(Errno::INTR) => {}
+            other => return other.map_err(io::Error::from),
+        }
+    }
+}
+
+/// A directory held open (`O_PATH`) so files in it can be opened relative to
+/// it, even after the directory was renamed, and without re-resolving its path.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+impl Dir {
+    /// Opens a directory.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Dir> {
+        let path = path.as_ref();
+        let fd =
+            retry_eintr(|| rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))?;
+        Ok(Dir { fd })
+    }
+
+    /// Opens a subdirectory relative to this one.
+    pub fn open_dir_at(&self, name: impl AsRef<Path>) -> io::Result<Dir> {
+        let name = name.as_ref();
+        let fd = retry_eintr(|| {
+            rustix::fs::openat(&self.fd, name, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        })?;
+        Ok(Dir { fd })
+    }
+}
+
+impl AsFd for Dir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// A file opened once for reading and re-read from offset 0 on each
+/// [`HeldFile::read`].
+#[derive(Debug)]
+pub struct HeldFile {
+    fd: OwnedFd,
+}
+
+impl HeldFile {
+    /// Opens `path` read-only.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<HeldFile> {
+        let path = path.as_ref();
+        let fd = retry_eintr(|| rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
+        Ok(HeldFile { fd })
+    }
+
+    /// Opens `name` relative to a held directory.
+    pub fn open_at(dir: &Dir, name: impl AsRef<Path>) -> io::Result<HeldFile> {
+        let name = name.as_ref();
+        let fd = retry_eintr(|| rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
+        Ok(HeldFile { fd })
+    }
+
+    /// Wraps an already open fd (e.g. one opened inside another namespace).
+    #[must_use]
+    pub fn from_fd(fd: OwnedFd) -> HeldFile {
+        HeldFile { fd }
+    }
+
+    /// Reads the whole file from offset 0 into `buf` (cleared first) and
+    /// returns it. The buffer keeps its capacity for the next read.
+    pub fn read<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        pread_to_end(&self.fd, buf)?;
+        Ok(buf.as_slice())
+    }
+}
+
+impl AsFd for HeldFile {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// `pread` from offset 0 until EOF into `buf` (cleared first).
+fn pread_to_end(fd: &OwnedFd, buf: &mut Vec<u8>) -> io::Result<()> {
+    buf.clear();
+    loop {
+        if buf.capacity() == buf.len() {
+            buf.reserve(INITIAL_CAPACITY.max(buf.len()));
+        }
+        let offset = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        // `spare_capacity` appends what was read to `buf`'s length.
+        let filled = retry_eintr(|| rustix::io::pread(fd, rustix::buffer::spare_capacity(&mut *buf), offset))?;
+        if filled == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// Opens, reads to EOF and closes `name` relative to `dir`: the
+/// open/read/close strategy, kept for comparison in benchmarks and for files
+/// read only once.
+pub fn read_once<'b>(dir: &Dir, name: impl AsRef<Path>, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+    let file = HeldFile::open_at(dir, name)?;
+    file.read(buf)
+}
+
+/// Whether an error means the file (or the cgroup holding it) is gone:
+/// `ENOENT` before open, `ENODEV` when a cgroup was removed while its file
+/// was open (kernel-formats.md §2 rule 7).
+#[must_use]
+pub fn is_gone(error: &io::Error) -> bool {
+    matches!(error.raw_os_error().map(Errno::from_raw_os_error), Some(Errno::NOENT | Errno::NODEV))
+}
+
+/// Whether an error means the kernel does not support the operation on this
+/// file: `EOPNOTSUPP`, e.g. PSI files when PSI is compiled in but disabled
+/// (BuildKit #3997), `cgroup.procs` in a threaded cgroup.
+#[must_use]
+pub fn is_unsupported(error: &io::Error) -> bool {
+    error.raw_os_error().map(Errno::from_raw_os_error) == Some(Errno::OPNOTSUPP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rereads_fresh_content_through_one_fd() {
+        let dir = std::env::temp_dir().join(format!("stepmon-fdread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f"), b"one\n").unwrap();
+        let held_dir = Dir::open(&dir).unwrap();
+        let file = HeldFile::open_at(&held_dir, "f").unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(file.read(&mut buf).unwrap(), b"one\n");
+        std::fs::write(dir.join("f"), b"two, longer than before\n").unwrap();
+        assert_eq!(file.read(&mut buf).unwrap(), b"two, longer than before\n");
+        assert_eq!(read_once(&held_dir, "f", &mut buf).unwrap(), b"two, longer than before\n");
+        let missing = HeldFile::open_at(&held_dir, "nope").unwrap_err();
+        assert!(is_gone(&missing) && !is_unsupported(&missing));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reads_files_larger_than_the_first_buffer() {
+        // /proc/self/mountinfo or /proc/stat may be small here; build a big file.
+        let path = std::env::temp_dir().join(format!("stepmon-fdread-big-{}", std::process::id()));
+        let content: Vec<u8> = (0..20_000u32).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+        std::fs::write(&path, &content).unwrap();
+        let file = HeldFile::open(&path).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(file.read(&mut buf).unwrap(), content.as_slice());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn procfs_seq_files_reread_from_zero() {
+        let file = HeldFile::open("/proc/self/stat").unwrap();
+        let mut buf = Vec::new();
+        let a = file.read(&mut buf).unwrap().to_vec();
+        let b = file.read(&mut buf).unwrap();
+        assert!(!a.is_empty() && !b.is_empty());
+        assert_eq!(a.split(|&c| c == b' ').next(), b.split(|&c| c == b' ').next(), "same pid field");
+    }
+}
