@@ -1,0 +1,16 @@
+//! Owned readings and BuildKit's `NetworkSample` (feature `std`).
+//!
+//! * [`Snapshot`]: every interface of one reading, owned.
+//! * [`Totals`]: the counters of the selected interfaces summed; loopback
+//!   is left out unless [`TotalsOptions::include_loopback`].
+//! * [`NetworkSampler`]: turns successive snapshots into a
+//!   [`NetworkSample`] relative to the first one, surviving interfaces that
+//!   appear, vanish or are recreated.
+
+mod sample;
+mod sampler;
+mod snapshot;
+
+pub use sample::NetworkSample;
+pub use sampler::{NetworkSampler, SampleOutcome};
+pub use snapshot::{InterfaceCounters, Snapshot, Totals, TotalsOptions};

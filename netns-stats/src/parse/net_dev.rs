@@ -1,0 +1,288 @@
+//! `/proc/net/dev`: <https://docs.kernel.org/filesystems/proc.html#networking-info-in-proc-net>.
+//!
+//! Two header lines, then one line per device of the reader's network
+//! namespace, printed by `dev_seq_printf_stats()` (`net/core/net-procfs.c`)
+//! as `"%6s: %7llu %7llu ..."`:
+//!
+//! ```text
+//! Inter-|   Receive                                                |  Transmit
+//!  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+//!     lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0
+//! ```
+//!
+//! * The header text is not a contract (a 2021 change that renamed and widened
+//!   it was reverted before release), so only the presence of two non-blank
+//!   header lines is checked.
+//! * Names are right-aligned in 6 columns; longer names (up to 15 bytes)
+//!   push the line right and leave no leading blank.
+//! * Very old kernels printed `"%6s:%8lu"`, so a long counter touches the
+//!   colon (`ppp0:15475140`): the line is split at the **first** `:` (names
+//!   cannot contain one) and then on runs of blanks.
+//! * Columns after the 16th are ignored (none exist today; a future kernel
+//!   adding some should not break readers).
+
+use stepmon_cgroupfs_parse::lines::{Fields, Line, Lines, is_blank};
+use stepmon_cgroupfs_parse::number::parse_u64;
+use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
+
+use super::counters::DevCounters;
+use super::ifname::validate_name;
+
+/// One device line: the name (borrowed from the input) and its counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Interface<'a> {
+    /// Interface name without the alignment blanks and the `:`. Valid per
+    /// the kernel's `dev_valid_name()` (see [`validate_name`]) but not
+    /// necessarily UTF-8: the kernel accepts any other byte.
+    pub name: &'a [u8],
+    /// The 16 counters.
+    pub counters: DevCounters,
+}
+
+impl<'a> Interface<'a> {
+    /// The name as `&str`, or `None` if it is not UTF-8.
+    #[must_use]
+    pub fn name_str(&self) -> Option<&'a str> {
+        core::str::from_utf8(self.name).ok()
+    }
+
+    /// Whether this is the loopback device. Every network namespace has one
+    /// and the kernel names it `lo` (`loopback_net_init()`); it can be
+    /// renamed, which nobody does in practice, so the name is what we go by.
+    #[must_use]
+    pub fn is_loopback(&self) -> bool {
+        self.name == b"lo"
+    }
+}
+
+/// Lazy, fallible iteration over the device lines of `/proc/net/dev`, spec:
+/// <https://docs.kernel.org/filesystems/proc.html#networking-info-in-proc-net>.
+///
+/// [`NetDevLines::new`] checks the two header lines; each item is then one
+/// device line or the first error (after which the iterator ends). Nothing
+/// is allocated. Use [`NetDev::parse`] to validate everything up front.
+///
+/// ```
+/// use stepmon_netns_stats::NetDevLines;
+/// let input = b"h1\nh2\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n  bad:\n";
+/// let mut lines = NetDevLines::new(input)?;
+/// assert_eq!(lines.next().unwrap()?.counters.tx_compressed, 16);
+/// let err = lines.next().unwrap().unwrap_err();
+/// assert_eq!((err.kind, err.line), (stepmon_netns_stats::ErrorKind::MissingField, 4));
+/// assert!(lines.next().is_none());
+/// # Ok::<(), stepmon_netns_stats::ParseError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct NetDevLines<'a> {
+    lines: Lines<'a>,
+}
+
+impl<'a> NetDevLines<'a> {
+    /// Checks that `input` starts with two non-blank header lines.
+    ///
+    /// An empty input is [`ErrorKind::Empty`]; fewer than two header lines,
+    /// or a blank one, is [`ErrorKind::MissingHeader`] (a file cut short
+    /// inside its header).
+    pub fn new(input: &'a [u8]) -> Result<Self> {
+        if input.is_empty() {
+            return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+        }
+        let mut lines = Lines::new(input);
+        for number in 1..=2 {
+            let line = lines.next().ok_or(ParseError::new(ErrorKind::MissingHeader, number, input.len()))?;
+            if line.bytes.iter().all(|&b| is_blank(b)) {
+                return Err(line.error(ErrorKind::MissingHeader));
+            }
+        }
+        Ok(NetDevLines { lines })
+    }
+}
+
+impl<'a> Iterator for NetDevLines<'a> {
+    type Item = Result<Interface<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let line = self.lines.next()?;
+        let parsed = parse_line(&line);
+        if parsed.is_err() {
+            self.lines.finish();
+        }
+        Some(parsed)
+    }
+}
+
+impl core::iter::FusedIterator for NetDevLines<'_> {}
+
+/// Parses one device line: `NAME: c1 c2 ... c16`.
+fn parse_line<'a>(line: &Line<'a>) -> Result<Interface<'a>> {
+    if line.bytes.is_empty() {
+        return Err(line.error(ErrorKind::EmptyLine));
+    }
+    let (head, tail, tail_at) = line.split_once(b':').ok_or(line.error(ErrorKind::MissingSeparator))?;
+    // Right-aligned name: skip the padding.
+    let pad = head.iter().take_while(|&&b| is_blank(b)).count();
+    let name = head.get(pad..).unwrap_or_default();
+    validate_name(name).map_err(|(kind, at)| line.error_at(kind, pad.saturating_add(at)))?;
+
+    let mut columns = [0u64; DevCounters::COLUMNS];
+    let mut fields = Fields::new(tail);
+    for column in &mut columns {
+        let (at, token) = fields.next().ok_or(line.error_at(ErrorKind::MissingField, line.bytes.len()))?;
+        *column = parse_u64(token).map_err(|kind| line.error_at(kind, tail_at.saturating_add(at)))?;
+    }
+    Ok(Interface { name, counters: DevCounters::from_array(columns) })
+}
+
+/// A validated `/proc/net/dev`, spec:
+/// <https://docs.kernel.org/filesystems/proc.html#networking-info-in-proc-net>.
+///
+/// [`NetDev::parse`] checks every line (headers present, names valid per
+/// `dev_valid_name()`, 16 decimal `u64` counters); afterwards
+/// [`NetDev::interfaces`] walks the lines again, borrowing the input, without
+/// any error to handle. Never allocates.
+///
+/// ```
+/// use stepmon_netns_stats::NetDev;
+/// // A 15-byte name pushes the line; an old kernel left no blank after ':'.
+/// let dev = NetDev::parse(
+///     b"Inter-|\n face |\nverylongname015: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n  ppp0:15475140 1 0 0 0 0 0 0 9 1 0 0 0 0 0 0\n",
+/// )?;
+/// let names: Vec<_> = dev.interfaces().map(|i| i.name_str().unwrap()).collect();
+/// assert_eq!(names, ["verylongname015", "ppp0"]);
+/// assert_eq!(dev.get(b"ppp0").unwrap().rx_bytes, 15_475_140);
+/// # Ok::<(), stepmon_netns_stats::ParseError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetDev<'a> {
+    input: &'a [u8],
+    count: usize,
+}
+
+impl<'a> NetDev<'a> {
+    /// Parses and validates the whole file.
+    pub fn parse(input: &'a [u8]) -> Result<NetDev<'a>> {
+        let mut count = 0usize;
+        for interface in NetDevLines::new(input)? {
+            interface?;
+            count = count.saturating_add(1);
+        }
+        Ok(NetDev { input, count })
+    }
+
+    /// Number of device lines.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there is no device line (never the case for a real file: every
+    /// namespace has `lo`).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The device lines in file order (the kernel's device list order).
+    #[must_use]
+    pub fn interfaces(&self) -> Interfaces<'a> {
+        Interfaces { lines: NetDevLines::new(self.input).ok() }
+    }
+
+    /// The counters of the first device named `name`.
+    #[must_use]
+    pub fn get(&self, name: &[u8]) -> Option<DevCounters> {
+        self.interfaces().find(|i| i.name == name).map(|i| i.counters)
+    }
+
+    /// The input this was parsed from.
+    #[must_use]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.input
+    }
+}
+
+/// Iterator over the devices of a validated [`NetDev`].
+#[derive(Debug, Clone)]
+pub struct Interfaces<'a> {
+    lines: Option<NetDevLines<'a>>,
+}
+
+impl<'a> Iterator for Interfaces<'a> {
+    type Item = Interface<'a>;
+
+    fn next(&mut self) -> Option<Interface<'a>> {
+        // Validated by `NetDev::parse`, so no line can fail; stop if one did.
+        self.lines.as_mut()?.next()?.ok()
+    }
+}
+
+impl core::iter::FusedIterator for Interfaces<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n";
+
+    fn err(input: &[u8]) -> (ErrorKind, u32, u32) {
+        let e = NetDev::parse(input).unwrap_err();
+        (e.kind, e.line, e.offset)
+    }
+
+    #[test]
+    fn kernel_layout() {
+        let input = format!(
+            "{HEADER}    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0\n"
+        );
+        let dev = NetDev::parse(input.as_bytes()).unwrap();
+        let lo = dev.interfaces().next().unwrap();
+        assert!(lo.is_loopback());
+        assert_eq!(lo.counters.to_array(), [3193, 29, 0, 0, 0, 0, 0, 0, 3193, 29, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn header_errors() {
+        assert_eq!(err(b""), (ErrorKind::Empty, 1, 0));
+        assert_eq!(err(b"Inter-|   Rece"), (ErrorKind::MissingHeader, 2, 14));
+        assert_eq!(err(b"Inter-|\n"), (ErrorKind::MissingHeader, 2, 8));
+        assert_eq!(err(b"Inter-|\n  \n"), (ErrorKind::MissingHeader, 2, 8));
+        assert_eq!(err(b"\nface\n"), (ErrorKind::MissingHeader, 1, 0));
+        assert_eq!(NetDev::parse(b"h1\nh2").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn line_errors_carry_positions() {
+        let h = HEADER.len() as u32;
+        let body = |s: &str| format!("{HEADER}{s}");
+        assert_eq!(err(body("  eth0: 4746").as_bytes()), (ErrorKind::MissingField, 3, h + 12));
+        assert_eq!(err(body("  et").as_bytes()), (ErrorKind::MissingSeparator, 3, h));
+        assert_eq!(err(body("\n").as_bytes()), (ErrorKind::EmptyLine, 3, h));
+        assert_eq!(err(body("  e/0: 1").as_bytes()), (ErrorKind::InvalidKey, 3, h + 3));
+        assert_eq!(err(body("    : 1").as_bytes()), (ErrorKind::InvalidKey, 3, h + 4));
+        assert_eq!(
+            err(body("  a b: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16").as_bytes()),
+            (ErrorKind::InvalidKey, 3, h + 3)
+        );
+        assert_eq!(
+            err(body("  a: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 -1").as_bytes()),
+            (ErrorKind::InvalidNumber, 3, h + 41)
+        );
+        assert_eq!(
+            err(body("  a: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 18446744073709551616").as_bytes()),
+            (ErrorKind::Overflow, 3, h + 41)
+        );
+        assert_eq!(
+            err(body("  a: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\r\n").as_bytes()),
+            (ErrorKind::InvalidNumber, 3, h + 41)
+        );
+    }
+
+    #[test]
+    fn extra_columns_are_ignored_and_lines_fuse() {
+        let dev = NetDev::parse(b"h\nh\n a: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 x\n").unwrap();
+        assert_eq!(dev.get(b"a").unwrap().tx_compressed, 16);
+        let mut lines = NetDevLines::new(b"h\nh\nbad\n a: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n").unwrap();
+        assert!(lines.next().unwrap().is_err());
+        assert!(lines.next().is_none());
+    }
+}
