@@ -1,0 +1,242 @@
+//! [`SysProbe`]: held file descriptors below a procfs root, re-read with `pread`.
+
+use std::io;
+use std::num::NonZeroU64;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use super::file::ProcFile;
+use super::missing::{Missing, MissingKind};
+use super::reading::{StatSnapshot, SysReading};
+use crate::parse::{KernelStat, LoadAvg, MemInfo, Pressure};
+
+/// USER_HZ when the aux vector does not tell (100 on every mainstream architecture).
+pub const DEFAULT_USER_HZ: u64 = 100;
+
+/// First buffer size of a file; buffers grow by doubling and are kept.
+const INITIAL_BUFFER: usize = 4096;
+/// Refuse to read more than this from one file (a replay directory could
+/// point `stat` at `/dev/zero`; real procfs files are far smaller).
+const MAX_FILE: usize = 64 << 20;
+
+/// How [`SysProbe`] gets the bytes of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ReadStrategy {
+    /// Open every file once and re-read it with `pread` from offset 0 on
+    /// each reading (the default). A file that failed to open or read is
+    /// re-opened on the next reading.
+    #[default]
+    HeldPread,
+    /// `openat` + `read` until EOF + `close` on every reading. Use it for
+    /// replay directories whose files are replaced between readings (a held
+    /// descriptor would keep reading the old file), or to compare costs.
+    OpenReadClose,
+}
+
+/// A file's descriptor (when held) and its reusable buffer.
+#[derive(Debug, Default)]
+struct Slot {
+    fd: Option<OwnedFd>,
+    buf: Vec<u8>,
+}
+
+/// Reads `/proc/{stat,meminfo,loadavg,pressure/*}` below a configurable
+/// procfs root (default `/proc`; tests and replay use a directory of captured
+/// files with the same layout).
+///
+/// ```no_run
+/// use stepmon_sysusage::{model::SysSample, probe::SysProbe};
+/// let mut probe = SysProbe::open("/proc")?;
+/// let first = probe.read();
+/// std::thread::sleep(std::time::Duration::from_secs(2));
+/// let second = probe.read();
+/// for m in &second.missing {
+///     eprintln!("no {}: {}", m.field, m.reason); // e.g. irqPressure without IRQ time accounting
+/// }
+/// let sample = SysSample::from_reading(&second, Some(&first));
+/// println!("{}", serde_json::to_string(&sample).unwrap());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SysProbe {
+    root: PathBuf,
+    dir: OwnedFd,
+    strategy: ReadStrategy,
+    user_hz: NonZeroU64,
+    slots: [Slot; ProcFile::ALL.len()],
+}
+
+impl SysProbe {
+    /// Opens the procfs root `root` and, with the default
+    /// [`ReadStrategy::HeldPread`], every file below it. Fails only if `root`
+    /// cannot be opened as a directory; missing files show up in each
+    /// reading's [`missing`](SysReading::missing) list.
+    pub fn open(root: impl AsRef<Path>) -> io::Result<Self> {
+        Self::open_with(root, ReadStrategy::default())
+    }
+
+    /// [`open`](Self::open) with an explicit [`ReadStrategy`].
+    pub fn open_with(root: impl AsRef<Path>, strategy: ReadStrategy) -> io::Result<Self> {
+        let root = root.as_ref().to_path_buf();
+        let dir = rustix::fs::open(&root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let hz = NonZeroU64::new(rustix::param::clock_ticks_per_second())
+            .or(NonZeroU64::new(DEFAULT_USER_HZ))
+            .unwrap_or(NonZeroU64::MIN);
+        let mut probe = SysProbe { root, dir, strategy, user_hz: hz, slots: Default::default() };
+        if strategy == ReadStrategy::HeldPread {
+            for file in ProcFile::ALL {
+                // A failure here is reported by the first `read`, which retries.
+                let fd = open_file(probe.dir.as_fd(), file).ok();
+                if let Some(slot) = probe.slots.get_mut(file.index()) {
+                    slot.fd = fd;
+                }
+            }
+        }
+        Ok(probe)
+    }
+
+    /// The procfs root this probe reads.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How files are read.
+    #[must_use]
+    pub fn strategy(&self) -> ReadStrategy {
+        self.strategy
+    }
+
+    /// Clock ticks per second used to turn `/proc/stat` ticks into seconds:
+    /// `AT_CLKTCK` from the aux vector (what `sysconf(_SC_CLK_TCK)` returns).
+    #[must_use]
+    pub fn user_hz(&self) -> NonZeroU64 {
+        self.user_hz
+    }
+
+    /// Overrides USER_HZ, for captures taken on a machine with another value.
+    pub fn set_user_hz(&mut self, user_hz: NonZeroU64) {
+        self.user_hz = user_hz;
+    }
+
+    /// The whole content of one file, read until EOF. The bytes live in a
+    /// buffer the probe keeps: once it has grown to fit, reading with
+    /// [`ReadStrategy::HeldPread`] makes no allocation.
+    pub fn read_file(&mut self, file: ProcFile) -> io::Result<&[u8]> {
+        let dir = self.dir.as_fd();
+        let slot = self.slots.get_mut(file.index()).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        match self.strategy {
+            ReadStrategy::HeldPread => {
+                if slot.fd.is_none() {
+                    slot.fd = Some(open_file(dir, file)?);
+                }
+                let result = match &slot.fd {
+                    Some(fd) => read_to_end(fd.as_fd(), &mut slot.buf, Access::Pread),
+                    None => Err(io::Error::from(io::ErrorKind::NotFound)),
+                };
+                if result.is_err() {
+                    // Re-open next time: the file may have been replaced or come back.
+                    slot.fd = None;
+                }
+                result?;
+            }
+            ReadStrategy::OpenReadClose => {
+                let fd = open_file(dir, file)?;
+                read_to_end(fd.as_fd(), &mut slot.buf, Access::Read)?;
+            }
+        }
+        Ok(&slot.buf)
+    }
+
+    /// Reads and parses every file. Never fails as a whole: parts that could
+    /// not be read or parsed are `None` and listed in
+    /// [`missing`](SysReading::missing).
+    pub fn read(&mut self) -> SysReading {
+        let mut reading = SysReading::new(jiff::Timestamp::now(), self.user_hz);
+        for file in ProcFile::ALL {
+            match self.read_file(file) {
+                Ok(bytes) => parse_into(file, bytes, &mut reading),
+                Err(e) => {
+                    let missing = Missing::new(file.field(), file.path(), Missing::kind_of(&e), e.to_string());
+                    reading.missing.push(missing);
+                }
+            }
+        }
+        reading
+    }
+}
+
+/// Parses the bytes of `file` into its part of `reading`, or records why not.
+fn parse_into(file: ProcFile, bytes: &[u8], reading: &mut SysReading) {
+    let parse_error =
+        |e: crate::parse::ParseError| Missing::new(file.field(), file.path(), MissingKind::Parse, e.to_string());
+    let result = match file {
+        ProcFile::Stat => KernelStat::parse(bytes).map(|s| reading.stat = Some(StatSnapshot::from(&s))),
+        ProcFile::Meminfo => MemInfo::parse(bytes).map(|m| reading.meminfo = Some(m)),
+        ProcFile::Loadavg => LoadAvg::parse(bytes).map(|l| reading.loadavg = Some(l)),
+        ProcFile::PressureCpu | ProcFile::PressureMemory | ProcFile::PressureIo | ProcFile::PressureIrq => {
+            match Pressure::parse(bytes) {
+                Ok(p) if p.some.is_none() && p.full.is_none() => {
+                    let reason = "no `some` or `full` line";
+                    reading.missing.push(Missing::new(file.field(), file.path(), MissingKind::Parse, reason));
+                    Ok(())
+                }
+                Ok(p) => {
+                    let slot = match file {
+                        ProcFile::PressureCpu => &mut reading.cpu_pressure,
+                        ProcFile::PressureMemory => &mut reading.memory_pressure,
+                        ProcFile::PressureIo => &mut reading.io_pressure,
+                        _ => &mut reading.irq_pressure,
+                    };
+                    *slot = Some(p);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        }
+    };
+    if let Err(e) = result {
+        reading.missing.push(parse_error(e));
+    }
+}
+
+fn open_file(dir: BorrowedFd<'_>, file: ProcFile) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::openat(dir, file.path(), OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY, Mode::empty())?)
+}
+
+#[derive(Clone, Copy)]
+enum Access {
+    /// `pread` at increasing offsets starting at 0 (held descriptors).
+    Pread,
+    /// Plain `read` (a freshly opened descriptor).
+    Read,
+}
+
+/// Reads `fd` until EOF into `buf` (cleared first), growing it as needed.
+fn read_to_end(fd: BorrowedFd<'_>, buf: &mut Vec<u8>, access: Access) -> io::Result<()> {
+    buf.clear();
+    loop {
+        if buf.spare_capacity_mut().len() < INITIAL_BUFFER / 4 {
+            if buf.len() >= MAX_FILE {
+                return Err(io::Error::new(io::ErrorKind::FileTooLarge, "procfs file larger than 64 MiB"));
+            }
+            buf.reserve(buf.capacity().max(INITIAL_BUFFER));
+        }
+        let result = match access {
+            Access::Pread => {
+                let offset = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+                rustix::io::pread(fd, rustix::buffer::spare_capacity(buf), offset)
+            }
+            Access::Read => rustix::io::read(fd, rustix::buffer::spare_capacity(buf)),
+        };
+        match result {
+            Ok(0) => return Ok(()),
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
