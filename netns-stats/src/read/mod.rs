@@ -8,7 +8,6 @@
 //!   `setns` does not change what it shows.
 
 mod error;
-mod fd;
 mod netns;
 mod sysfs;
 

@@ -34,10 +34,11 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Mode, OFlags};
 use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+use stepmon_fdread::{HeldFile, retry_eintr};
 
 use super::error::Error;
-use super::fd::{open_read, pread_to_end, same_inode};
 use crate::model::Snapshot;
 use crate::parse::NetDev;
 
@@ -69,7 +70,7 @@ pub struct NetnsCounters {
     /// ([`NetnsCounters::from_pid`] without ptrace access).
     ns: Option<OwnedFd>,
     /// `net/dev` opened inside the namespace.
-    dev: OwnedFd,
+    dev: HeldFile,
     /// What the caller named, for error messages.
     source: PathBuf,
     buf: Vec<u8>,
@@ -124,8 +125,7 @@ impl NetnsCounters {
 
     /// Reads the file again and returns its raw bytes (valid until the next read).
     pub fn read_raw(&mut self) -> Result<&[u8], Error> {
-        pread_to_end(&self.dev, &mut self.buf).map_err(|source| Error::Read { path: self.source.clone(), source })?;
-        Ok(&self.buf)
+        self.dev.read(&mut self.buf).map_err(|source| Error::Read { path: self.source.clone(), source })
     }
 
     /// Reads and parses the file, handing the borrowed view to `f`. After the
@@ -142,12 +142,23 @@ impl NetnsCounters {
     }
 }
 
-fn open_dev(path: &str) -> Result<OwnedFd, Error> {
-    open_read(Path::new(path)).map_err(|source| Error::Open { path: path.into(), source })
+/// `open(path, O_RDONLY | O_CLOEXEC)`.
+fn open_read(path: &Path) -> io::Result<OwnedFd> {
+    retry_eintr(|| rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))
+}
+
+/// Whether two fds refer to the same inode (here: the same namespace).
+fn same_inode(a: impl AsFd, b: impl AsFd) -> io::Result<bool> {
+    let (a, b) = (rustix::fs::fstat(a)?, rustix::fs::fstat(b)?);
+    Ok(a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+}
+
+fn open_dev(path: &str) -> Result<HeldFile, Error> {
+    HeldFile::open(path).map_err(|source| Error::Open { path: path.into(), source })
 }
 
 /// Opens `net/dev` on a helper thread that first enters the namespace `ns`.
-fn open_dev_inside(ns: &OwnedFd, path: &Path) -> Result<OwnedFd, Error> {
+fn open_dev_inside(ns: &OwnedFd, path: &Path) -> Result<HeldFile, Error> {
     std::thread::scope(|scope| {
         let helper = std::thread::Builder::new()
             .name("stepmon-netns".into())

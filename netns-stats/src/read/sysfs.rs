@@ -6,25 +6,20 @@
 //! still sees the mount's devices, so this reader is for the host's (or the
 //! container's own) namespace; use [`NetnsCounters`](crate::NetnsCounters)
 //! for a step's namespace. Like BuildKit's reader it opens each file anew per
-//! reading (`openat` on the directory fd), because a statistics file of a
-//! device being unregistered fails with `EINVAL` and must not be cached.
+//! reading (`openat` relative to the held directory) instead of holding up to
+//! 24 fds per interface; a device that went away then fails the next reading
+//! (`ENOENT`, or `EINVAL` while it is being unregistered).
 
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-use stepmon_cgroupfs_parse::{ErrorKind, ParseError};
+use stepmon_fdread::{Dir, read_once};
 
 use super::error::Error;
-use super::fd::retry;
 use crate::parse::{StatFile, SysfsStatistics, validate_name};
 
 /// Where sysfs lists network devices.
 const CLASS_NET: &str = "/sys/class/net";
-
-/// A sysfs value is one `u64` and `\n`: at most 21 bytes.
-const VALUE_MAX: usize = 64;
 
 /// The `statistics` directory of one interface, spec:
 /// <https://docs.kernel.org/admin-guide/abi-testing.html> (`sysfs-class-net-statistics`).
@@ -38,7 +33,7 @@ const VALUE_MAX: usize = 64;
 /// ```
 #[derive(Debug)]
 pub struct SysfsInterface {
-    dir: OwnedFd,
+    dir: Dir,
     path: PathBuf,
 }
 
@@ -54,9 +49,7 @@ impl SysfsInterface {
     pub fn open_in(class_net: &Path, name: &str) -> Result<Self, Error> {
         validate_name(name.as_bytes()).map_err(|_| Error::InvalidName { name: name.into() })?;
         let path = class_net.join(name).join("statistics");
-        let dir =
-            retry(|| rustix::fs::open(&path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))
-                .map_err(|source| Error::Open { path: path.clone(), source })?;
+        let dir = Dir::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
         Ok(SysfsInterface { dir, path })
     }
 
@@ -76,24 +69,21 @@ impl SysfsInterface {
         Ok(names)
     }
 
-    /// Reads `files`. A file that does not exist (e.g. `rx_nohandler`
-    /// before 4.6) stays `None`; any other failure is an error.
+    /// Reads `files`. `rx_nohandler` (added in 4.6) stays `None` when the
+    /// kernel lacks it; any other missing file is an error (the device is
+    /// gone), as is a read failure (`EINVAL` while it is being unregistered).
     pub fn read(&self, files: &[StatFile]) -> Result<SysfsStatistics, Error> {
         let mut stats = SysfsStatistics::default();
-        let mut buf = [0u8; VALUE_MAX];
+        let mut buf = Vec::with_capacity(32);
         for &file in files {
             let path = || self.path.join(file.name());
-            let fd = match retry(|| {
-                rustix::fs::openat(&self.dir, file.name(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            }) {
-                Ok(fd) => fd,
-                Err(e) if e.raw_os_error() == Some(Errno::NOENT.raw_os_error()) => continue,
-                Err(source) => return Err(Error::Open { path: path(), source }),
+            let content = match read_once(&self.dir, file.name(), &mut buf) {
+                Ok(content) => content,
+                Err(e) if file == StatFile::RxNohandler && e.raw_os_error() == Some(Errno::NOENT.raw_os_error()) => {
+                    continue;
+                }
+                Err(source) => return Err(Error::Read { path: path(), source }),
             };
-            let len = read_value(&fd, &mut buf).map_err(|source| Error::Read { path: path(), source })?;
-            let content = buf
-                .get(..len)
-                .ok_or(Error::Parse { path: path(), source: ParseError::new(ErrorKind::TrailingData, 1, VALUE_MAX) })?;
             stats.set(file, content).map_err(|source| Error::Parse { path: path(), source })?;
         }
         Ok(stats)
@@ -102,24 +92,5 @@ impl SysfsInterface {
     /// Reads all 24 files.
     pub fn read_all(&self) -> Result<SysfsStatistics, Error> {
         self.read(StatFile::ALL)
-    }
-}
-
-/// Reads a whole (small) file; a file longer than `buf` returns
-/// `buf.len() + 1` so the caller reports it as malformed.
-fn read_value(fd: impl AsFd, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut len = 0usize;
-    loop {
-        let Some(rest) = buf.get_mut(len..) else { return Ok(len) };
-        if rest.is_empty() {
-            let mut probe = [0u8; 1];
-            let more = retry(|| rustix::io::read(fd.as_fd(), &mut probe[..]))?;
-            return Ok(if more == 0 { len } else { len.saturating_add(1) });
-        }
-        let n = retry(|| rustix::io::read(fd.as_fd(), &mut *rest))?;
-        if n == 0 {
-            return Ok(len);
-        }
-        len = len.saturating_add(n);
     }
 }
