@@ -22,6 +22,7 @@ pub use cpu::{CpuTimes, PerCpuTimes};
 pub use loadavg::LoadAvg;
 pub use meminfo::{MemInfo, MemInfoEntries, MemInfoEntry, MemUnit};
 pub use stat::{KernelStat, PerCpu, Softirqs, StatCounters};
+pub use stepmon_cgroupfs_parse::number::Hundredths;
 pub use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 pub use stepmon_psi::{Pressure, PressureLine};
 

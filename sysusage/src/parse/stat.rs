@@ -153,10 +153,9 @@ fn parse_softirq(line: &Line<'_>, mut fields: Fields<'_>, key_end: usize) -> Res
 }
 
 impl<'a> KernelStat<'a> {
-    /// Parses the whole file. An empty input is [`ErrorKind::Empty`]; a known
-    /// line without its value(s) (a truncated read) is
-    /// [`ErrorKind::MissingField`]; a CPU line with fewer than four columns
-    /// too. Never allocates.
+    /// Parses the whole file. An empty input is [`ErrorKind::Empty`]; a line
+    /// that is only a key (a truncated read), or a CPU line with fewer than
+    /// four columns, is [`ErrorKind::MissingField`]. Never allocates.
     pub fn parse(input: &'a [u8]) -> Result<Self> {
         if input.is_empty() {
             return Err(ParseError::new(ErrorKind::Empty, 1, 0));
@@ -190,6 +189,9 @@ impl<'a> KernelStat<'a> {
                     *slot(&mut out.counters) = Some(value);
                 }
                 Key::Softirq => out.softirq = Some(parse_softirq(&line, fields, key_end)?),
+                // Every /proc/stat line, old or new, is a key and at least one
+                // value: a lone token is a read cut short (`cp`, `ctx`).
+                Key::Unknown if fields.next().is_none() => return Err(line.error_at(ErrorKind::MissingField, key_end)),
                 Key::Unknown => {}
             }
         }
@@ -303,6 +305,7 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
         assert_eq!(err(b"cpu99999999999 1 2 3 4\n"), (ErrorKind::Overflow, 1, 0));
         assert_eq!(err(b"intr x 1 2\n"), (ErrorKind::InvalidNumber, 1, 5));
         assert_eq!(err(b"softirq\n"), (ErrorKind::MissingField, 1, 7));
+        assert_eq!(err(b"ctxt 1\npag"), (ErrorKind::MissingField, 2, 10));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum MissingKind {
-    /// The file does not exist (`ENOENT`), e.g. `/proc/pressure` without PSI,
+    /// The file does not exist (`ENOENT`, or `ENODEV` for a removed cgroup), e.g. `/proc/pressure` without PSI,
     /// `/proc/pressure/irq` without IRQ time accounting.
     NotFound,
     /// The file exists but reading it is not supported (`EOPNOTSUPP`), e.g.
@@ -57,11 +57,12 @@ impl Missing {
     /// The category of an I/O error.
     #[must_use]
     pub fn kind_of(error: &std::io::Error) -> MissingKind {
-        match error.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
-            Some(rustix::io::Errno::NOENT) => MissingKind::NotFound,
-            Some(rustix::io::Errno::OPNOTSUPP) => MissingKind::NotSupported,
-            _ if error.kind() == std::io::ErrorKind::NotFound => MissingKind::NotFound,
-            _ => MissingKind::Io,
+        if stepmon_fdread::is_gone(error) || error.kind() == std::io::ErrorKind::NotFound {
+            MissingKind::NotFound
+        } else if stepmon_fdread::is_unsupported(error) {
+            MissingKind::NotSupported
+        } else {
+            MissingKind::Io
         }
     }
 }

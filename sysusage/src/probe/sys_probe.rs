@@ -2,11 +2,9 @@
 
 use std::io;
 use std::num::NonZeroU64;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags};
-use rustix::io::Errno;
+use stepmon_fdread::{Dir, HeldFile, read_once};
 
 use super::file::ProcFile;
 use super::missing::{Missing, MissingKind};
@@ -15,12 +13,6 @@ use crate::parse::{KernelStat, LoadAvg, MemInfo, Pressure};
 
 /// USER_HZ when the aux vector does not tell (100 on every mainstream architecture).
 pub const DEFAULT_USER_HZ: u64 = 100;
-
-/// First buffer size of a file; buffers grow by doubling and are kept.
-const INITIAL_BUFFER: usize = 4096;
-/// Refuse to read more than this from one file (a replay directory could
-/// point `stat` at `/dev/zero`; real procfs files are far smaller).
-const MAX_FILE: usize = 64 << 20;
 
 /// How [`SysProbe`] gets the bytes of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -40,7 +32,7 @@ pub enum ReadStrategy {
 /// A file's descriptor (when held) and its reusable buffer.
 #[derive(Debug, Default)]
 struct Slot {
-    fd: Option<OwnedFd>,
+    file: Option<HeldFile>,
     buf: Vec<u8>,
 }
 
@@ -64,7 +56,7 @@ struct Slot {
 #[derive(Debug)]
 pub struct SysProbe {
     root: PathBuf,
-    dir: OwnedFd,
+    dir: Dir,
     strategy: ReadStrategy,
     user_hz: NonZeroU64,
     slots: [Slot; ProcFile::ALL.len()],
@@ -82,7 +74,7 @@ impl SysProbe {
     /// [`open`](Self::open) with an explicit [`ReadStrategy`].
     pub fn open_with(root: impl AsRef<Path>, strategy: ReadStrategy) -> io::Result<Self> {
         let root = root.as_ref().to_path_buf();
-        let dir = rustix::fs::open(&root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let dir = Dir::open(&root)?;
         let hz = NonZeroU64::new(rustix::param::clock_ticks_per_second())
             .or(NonZeroU64::new(DEFAULT_USER_HZ))
             .unwrap_or(NonZeroU64::MIN);
@@ -90,9 +82,9 @@ impl SysProbe {
         if strategy == ReadStrategy::HeldPread {
             for file in ProcFile::ALL {
                 // A failure here is reported by the first `read`, which retries.
-                let fd = open_file(probe.dir.as_fd(), file).ok();
+                let held = HeldFile::open_at(&probe.dir, file.path()).ok();
                 if let Some(slot) = probe.slots.get_mut(file.index()) {
-                    slot.fd = fd;
+                    slot.file = held;
                 }
             }
         }
@@ -127,26 +119,20 @@ impl SysProbe {
     /// buffer the probe keeps: once it has grown to fit, reading with
     /// [`ReadStrategy::HeldPread`] makes no allocation.
     pub fn read_file(&mut self, file: ProcFile) -> io::Result<&[u8]> {
-        let dir = self.dir.as_fd();
         let slot = self.slots.get_mut(file.index()).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
         match self.strategy {
             ReadStrategy::HeldPread => {
-                if slot.fd.is_none() {
-                    slot.fd = Some(open_file(dir, file)?);
-                }
-                let result = match &slot.fd {
-                    Some(fd) => read_to_end(fd.as_fd(), &mut slot.buf, Access::Pread),
-                    None => Err(io::Error::from(io::ErrorKind::NotFound)),
+                let held = match slot.file.take() {
+                    Some(held) => held,
+                    None => HeldFile::open_at(&self.dir, file.path())?,
                 };
-                if result.is_err() {
-                    // Re-open next time: the file may have been replaced or come back.
-                    slot.fd = None;
-                }
-                result?;
+                held.read(&mut slot.buf)?;
+                // Kept only after a good read: after an error the next reading
+                // re-opens (the file may have been replaced or come back).
+                slot.file = Some(held);
             }
             ReadStrategy::OpenReadClose => {
-                let fd = open_file(dir, file)?;
-                read_to_end(fd.as_fd(), &mut slot.buf, Access::Read)?;
+                read_once(&self.dir, file.path(), &mut slot.buf)?;
             }
         }
         Ok(&slot.buf)
@@ -201,42 +187,5 @@ fn parse_into(file: ProcFile, bytes: &[u8], reading: &mut SysReading) {
     };
     if let Err(e) = result {
         reading.missing.push(parse_error(e));
-    }
-}
-
-fn open_file(dir: BorrowedFd<'_>, file: ProcFile) -> io::Result<OwnedFd> {
-    Ok(rustix::fs::openat(dir, file.path(), OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY, Mode::empty())?)
-}
-
-#[derive(Clone, Copy)]
-enum Access {
-    /// `pread` at increasing offsets starting at 0 (held descriptors).
-    Pread,
-    /// Plain `read` (a freshly opened descriptor).
-    Read,
-}
-
-/// Reads `fd` until EOF into `buf` (cleared first), growing it as needed.
-fn read_to_end(fd: BorrowedFd<'_>, buf: &mut Vec<u8>, access: Access) -> io::Result<()> {
-    buf.clear();
-    loop {
-        if buf.spare_capacity_mut().len() < INITIAL_BUFFER / 4 {
-            if buf.len() >= MAX_FILE {
-                return Err(io::Error::new(io::ErrorKind::FileTooLarge, "procfs file larger than 64 MiB"));
-            }
-            buf.reserve(buf.capacity().max(INITIAL_BUFFER));
-        }
-        let result = match access {
-            Access::Pread => {
-                let offset = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-                rustix::io::pread(fd, rustix::buffer::spare_capacity(buf), offset)
-            }
-            Access::Read => rustix::io::read(fd, rustix::buffer::spare_capacity(buf)),
-        };
-        match result {
-            Ok(0) => return Ok(()),
-            Ok(_) | Err(Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
     }
 }
