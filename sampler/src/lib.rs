@@ -1,7 +1,10 @@
 //! A generic, throttled, async-runtime-agnostic sampler (work in progress).
 #![deny(missing_docs)]
 
+#[cfg(target_os = "linux")]
+pub mod cgroup;
 pub mod clock;
+pub mod model;
 pub mod policy;
 pub mod probe;
 mod sampler;

@@ -1,0 +1,306 @@
+//! Reads one cgroup directory into a [`StepSample`].
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use stepmon_cgroupfs_parse::{
+    CgroupEvents, ControllerList, CpuMax, CpuStat as RawCpuStat, IoStat as RawIoStat, Limit, MemoryEvents,
+    MemoryStat as RawMemoryStat, ParseError, single,
+};
+use stepmon_fdread::{Dir, HeldFile, is_gone, is_unsupported};
+use stepmon_psi::Pressure;
+use stepmon_sysusage::model::PressureJson;
+
+use super::files::{CgroupFile, Context};
+use crate::model::{
+    CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, Missing, MissingReason, PidsStat, StepSample,
+};
+use crate::probe::{Probe, Tick};
+
+/// Samples one cgroup v2 directory: every file is opened once (relative to
+/// the held directory) and re-read with `pread` at offset 0 on each sample.
+///
+/// Never fails once open: files that do not exist, cannot be read or do not
+/// parse leave their fields absent and add a [`Missing`] entry with the
+/// reason (controller not enabled, bound to cgroup v1, kernel too old, PSI
+/// disabled, cgroup removed, ...).
+#[derive(Debug)]
+pub struct CgroupProbe {
+    path: PathBuf,
+    files: Vec<(CgroupFile, Result<HeldFile, io::Error>)>,
+    context: Context,
+    buf: Vec<u8>,
+}
+
+/// Microseconds to nanoseconds, as BuildKit converts `*_usec`.
+fn nanos(usec: Option<u64>) -> Option<u64> {
+    usec.map(|u| u.saturating_mul(1000))
+}
+
+fn limit(value: Limit) -> LimitJson {
+    LimitJson::from(value)
+}
+
+/// Reads `/proc/cgroups` (v1 hierarchies) to tell "bound to v1" from
+/// "not enabled". A missing or odd file just means "don't know".
+fn controllers_on_v1(proc_root: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(proc_root.join("cgroups")) else { return Vec::new() };
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let name = fields.next()?;
+            let hierarchy: u32 = fields.next()?.parse().ok()?;
+            (hierarchy != 0).then(|| name.to_owned())
+        })
+        .collect()
+}
+
+impl CgroupProbe {
+    /// Opens the cgroup directory `path` and its files. Fails only if the
+    /// directory itself cannot be opened or is not a cgroup v2 directory
+    /// (no `cgroup.controllers`).
+    pub fn open(path: impl AsRef<Path>) -> io::Result<CgroupProbe> {
+        let path = path.as_ref().to_path_buf();
+        let dir = Dir::open(&path)?;
+        let mut buf = Vec::new();
+        let controllers = HeldFile::open_at(&dir, "cgroup.controllers")?;
+        let enabled = {
+            let bytes = controllers.read(&mut buf)?;
+            let list = ControllerList::parse(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            list.iter().map(str::to_owned).collect()
+        };
+        let files: Vec<_> =
+            CgroupFile::ALL.iter().map(|&file| (file, HeldFile::open_at(&dir, file.info().name))).collect();
+        let is_root =
+            files.iter().any(|(file, opened)| *file == CgroupFile::CgroupEvents && opened.as_ref().is_err_and(is_gone));
+        let context = Context { enabled, on_v1: controllers_on_v1(Path::new("/proc")), is_root };
+        Ok(CgroupProbe { path, files, context, buf })
+    }
+
+    /// The cgroup directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads one sample now.
+    pub fn read(&mut self, timestamp: Timestamp) -> StepSample {
+        let mut sample = StepSample::empty(timestamp);
+        let mut reader = Reader { probe: self, missing: Vec::new() };
+
+        // cpu
+        let cpu_stat = reader.parse(CgroupFile::CpuStat, RawCpuStat::parse);
+        let cpu_pressure = reader.pressure(CgroupFile::CpuPressure);
+        if cpu_stat.is_some() || cpu_pressure.is_some() {
+            let raw = cpu_stat.unwrap_or_default();
+            sample.cpu_stat = Some(CpuStat {
+                usage_nanos: nanos(raw.usage_usec),
+                user_nanos: nanos(raw.user_usec),
+                system_nanos: nanos(raw.system_usec),
+                nr_periods: raw.nr_periods.and_then(|v| u32::try_from(v).ok()),
+                nr_throttled: raw.nr_throttled.and_then(|v| u32::try_from(v).ok()),
+                throttled_nanos: nanos(raw.throttled_usec),
+                pressure: cpu_pressure,
+            });
+            if cpu_stat.is_some() && raw.nr_periods.is_none() {
+                reader.note_cpu_bandwidth_absent();
+            }
+        }
+        if let Some(raw) = cpu_stat {
+            sample.stepmon.nice_nanos = nanos(raw.nice_usec);
+            sample.stepmon.nr_bursts = raw.nr_bursts;
+            sample.stepmon.burst_nanos = nanos(raw.burst_usec);
+        }
+        if let Some(max) = reader.parse(CgroupFile::CpuMax, CpuMax::parse) {
+            sample.stepmon.cpu_max_quota_usec = Some(limit(max.quota_usec));
+            sample.stepmon.cpu_max_period_usec = Some(max.period_usec);
+        }
+
+        // memory
+        let memory_stat = reader.parse(CgroupFile::MemoryStat, RawMemoryStat::parse);
+        let events = reader.parse(CgroupFile::MemoryEvents, MemoryEvents::parse);
+        let peak = reader.parse(CgroupFile::MemoryPeak, single::parse_u64);
+        let swap = reader.parse(CgroupFile::MemorySwapCurrent, single::parse_u64);
+        let memory_pressure = reader.pressure(CgroupFile::MemoryPressure);
+        sample.stepmon.memory_current = reader.parse(CgroupFile::MemoryCurrent, single::parse_u64);
+        sample.stepmon.memory_swap_peak = reader.parse(CgroupFile::MemorySwapPeak, single::parse_u64);
+        sample.stepmon.memory_max = reader.parse(CgroupFile::MemoryMax, Limit::parse).map(limit);
+        sample.stepmon.memory_high = reader.parse(CgroupFile::MemoryHigh, Limit::parse).map(limit);
+        if memory_stat.is_some() || memory_pressure.is_some() || events.is_some() || peak.is_some() {
+            let m = memory_stat.unwrap_or_default();
+            let e = events.unwrap_or_default();
+            sample.memory_stat = Some(MemoryStat {
+                swap_bytes: swap,
+                anon: m.anon,
+                file: m.file,
+                kernel: m.kernel,
+                kernel_stack: m.kernel_stack,
+                page_tables: m.pagetables,
+                sock: m.sock,
+                vmalloc: m.vmalloc,
+                shmem: m.shmem,
+                file_mapped: m.file_mapped,
+                file_dirty: m.file_dirty,
+                file_writeback: m.file_writeback,
+                slab: m.slab,
+                pgscan: m.pgscan,
+                pgsteal: m.pgsteal,
+                pgfault: m.pgfault,
+                pgmajfault: m.pgmajfault,
+                peak,
+                low_events: e.low.unwrap_or(0),
+                high_events: e.high.unwrap_or(0),
+                max_events: e.max.unwrap_or(0),
+                oom_events: e.oom.unwrap_or(0),
+                oom_kill_events: e.oom_kill.unwrap_or(0),
+                pressure: memory_pressure,
+            });
+        }
+        sample.stepmon.memory_events = events.map(|e| MemoryEventsJson {
+            low: e.low,
+            high: e.high,
+            max: e.max,
+            oom: e.oom,
+            oom_kill: e.oom_kill,
+            oom_group_kill: e.oom_group_kill,
+            sock_throttled: e.sock_throttled,
+        });
+
+        // io
+        let io_pressure = reader.pressure(CgroupFile::IoPressure);
+        let io = reader.with(CgroupFile::IoStat, |bytes| {
+            let io = RawIoStat::parse(bytes)?;
+            let devices = io
+                .devices()
+                .map(|d| IoDevice {
+                    device: d.device.to_string(),
+                    read_bytes: d.rbytes,
+                    write_bytes: d.wbytes,
+                    discard_bytes: d.dbytes,
+                    read_ios: d.rios,
+                    write_ios: d.wios,
+                    discard_ios: d.dios,
+                    cost_usage_usec: d.cost_usage_usec,
+                })
+                .collect::<Vec<_>>();
+            Ok((io.totals(), devices))
+        });
+        if io.is_some() || io_pressure.is_some() {
+            let totals = io.as_ref().map(|(t, _)| *t).unwrap_or_default();
+            sample.io_stat = Some(IoStat {
+                read_bytes: totals.rbytes,
+                write_bytes: totals.wbytes,
+                discard_bytes: totals.dbytes,
+                read_ios: totals.rios,
+                write_ios: totals.wios,
+                discard_ios: totals.dios,
+                pressure: io_pressure,
+            });
+        }
+        if let Some((_, devices)) = io {
+            sample.stepmon.io_devices = devices;
+        }
+
+        // pids
+        sample.pids_stat = PidsStat { current: reader.parse(CgroupFile::PidsCurrent, single::parse_u64) };
+        sample.stepmon.pids_peak = reader.parse(CgroupFile::PidsPeak, single::parse_u64);
+        sample.stepmon.pids_max = reader.parse(CgroupFile::PidsMax, Limit::parse).map(limit);
+
+        // core
+        sample.stepmon.irq_pressure = reader.pressure(CgroupFile::IrqPressure);
+        sample.stepmon.populated =
+            reader.parse(CgroupFile::CgroupEvents, CgroupEvents::parse).and_then(|e| e.populated);
+
+        sample.stepmon.missing = reader.missing;
+        sample
+    }
+}
+
+impl Probe for CgroupProbe {
+    type Sample = StepSample;
+
+    fn sample(&mut self, tick: Tick) -> StepSample {
+        self.read(tick.wall)
+    }
+}
+
+/// One sample's reads: collects a [`Missing`] entry per absent field, once
+/// per field.
+struct Reader<'p> {
+    probe: &'p mut CgroupProbe,
+    missing: Vec<Missing>,
+}
+
+impl Reader<'_> {
+    fn note(&mut self, field: &str, reason: MissingReason, detail: String) {
+        if !self.missing.iter().any(|m| m.field == field) {
+            self.missing.push(Missing::new(field, reason, detail));
+        }
+    }
+
+    fn note_cpu_bandwidth_absent(&mut self) {
+        let cpu_enabled = self.probe.context.enabled.iter().any(|c| c == "cpu");
+        let (reason, detail) = if self.probe.context.on_v1.iter().any(|c| c == "cpu") && !cpu_enabled {
+            (
+                MissingReason::ControllerOnCgroupV1,
+                "the cpu controller is bound to a cgroup v1 hierarchy on this host (hybrid layout); cpu.stat has only the core usage keys",
+            )
+        } else if !cpu_enabled {
+            (
+                MissingReason::ControllerNotEnabled,
+                "the cpu controller is not enabled for this cgroup; cpu.stat has only the core usage keys",
+            )
+        } else {
+            (MissingReason::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
+        };
+        for field in ["cpuStat.nrPeriods", "cpuStat.nrThrottled", "cpuStat.throttledNanos"] {
+            self.note(field, reason, detail.to_owned());
+        }
+    }
+
+    /// Reads `file` and hands its bytes to `parse`; `None` (and a missing
+    /// entry) if the file is absent, unreadable or malformed.
+    fn with<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
+        let info = file.info();
+        let (_, opened) = self.probe.files.iter().find(|(f, _)| *f == file)?;
+        let outcome = match opened {
+            Err(error) if is_gone(error) => Err(None),
+            Err(error) => Err(Some((MissingReason::ReadFailed, format!("cannot open {}: {error}", info.name)))),
+            Ok(held) => match held.read(&mut self.probe.buf) {
+                Ok(bytes) => parse(bytes)
+                    .map_err(|e| Some((MissingReason::ParseFailed, format!("cannot parse {}: {e}", info.name)))),
+                Err(error) if is_gone(&error) => Err(Some((
+                    MissingReason::CgroupRemoved,
+                    format!("{} could not be read: the cgroup was removed ({error})", info.name),
+                ))),
+                Err(error) if is_unsupported(&error) && info.name.ends_with(".pressure") => Err(Some((
+                    MissingReason::PsiDisabled,
+                    format!("reading {} fails with EOPNOTSUPP: pressure stall information is disabled", info.name),
+                ))),
+                Err(error) => Err(Some((MissingReason::ReadFailed, format!("cannot read {}: {error}", info.name)))),
+            },
+        };
+        match outcome {
+            Ok(value) => Some(value),
+            Err(None) => {
+                let (field, reason, detail) = self.probe.context.absent(file);
+                self.note(field, reason, detail);
+                None
+            }
+            Err(Some((reason, detail))) => {
+                self.note(info.field, reason, detail);
+                None
+            }
+        }
+    }
+
+    fn parse<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
+        self.with(file, parse)
+    }
+
+    fn pressure(&mut self, file: CgroupFile) -> Option<PressureJson> {
+        self.with(file, |bytes| Pressure::parse(bytes).map(|p| PressureJson::from(&p)))
+    }
+}
