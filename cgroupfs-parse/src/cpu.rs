@@ -1,6 +1,6 @@
 //! CPU controller files: <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>.
 
-use crate::error::{ErrorKind, ParseError, Result};
+use crate::error::{ErrorKind, Result};
 use crate::format::flat::flat_u64_struct;
 use crate::format::single::Limit;
 use crate::number::{parse_c_int_counter, parse_u64};
@@ -70,11 +70,7 @@ pub struct CpuMax {
 impl CpuMax {
     /// Parses `cpu.max`.
     pub fn parse(input: &[u8]) -> Result<CpuMax> {
-        let mut lines = crate::lines::Lines::new(input);
-        let line = lines.next().ok_or(ParseError::new(ErrorKind::Empty, 1, 0))?;
-        if let Some(extra) = lines.next() {
-            return Err(extra.error(ErrorKind::TrailingData));
-        }
+        let line = crate::format::single::only_line(input)?;
         let (quota, period, period_at) = line.split_once(b' ').ok_or(line.error(ErrorKind::MissingField))?;
         Ok(CpuMax {
             quota_usec: Limit::parse_token(quota).map_err(|k| line.error(k))?,

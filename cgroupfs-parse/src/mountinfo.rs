@@ -106,9 +106,12 @@ impl MountEntry<'_> {
     }
 }
 
-/// Printable ASCII, single spaces allowed (optional fields are joined).
+/// Text without control characters, single spaces allowed (optional fields
+/// are joined). Options and types are printed raw apart from the octal
+/// escapes of `,= \t\n\\` (e.g. an overlay's `lowerdir=/home/jürgen/...`), so
+/// any UTF-8 is accepted; bytes that are not UTF-8 are an error for that line.
 fn text(bytes: &[u8]) -> core::result::Result<&str, ErrorKind> {
-    if !bytes.iter().all(|&b| b.is_ascii_graphic() || b == b' ') {
+    if bytes.iter().any(|&b| b < b' ' || b == 0x7f) {
         return Err(ErrorKind::InvalidKey);
     }
     core::str::from_utf8(bytes).map_err(|_| ErrorKind::InvalidKey)

@@ -10,7 +10,7 @@ use crate::lines::{Line, Lines};
 
 /// The one line of a single-value file, or the error for an empty file or
 /// one with more lines.
-fn only_line(input: &[u8]) -> Result<Line<'_>> {
+pub(crate) fn only_line(input: &[u8]) -> Result<Line<'_>> {
     let mut lines = Lines::new(input);
     let line = lines.next().ok_or(ParseError::new(ErrorKind::Empty, 1, 0))?;
     if let Some(extra) = lines.next() {
