@@ -35,11 +35,13 @@ pub fn root_test_blocker() -> Option<String> {
 }
 
 /// Prints a loud skip message and returns true when the test must skip.
+/// Written straight to the stderr handle: libtest captures only the
+/// `print!` family, so this shows up in a plain `cargo test` run.
 pub fn skip_unless_root(test: &str) -> bool {
     match root_test_blocker() {
         Some(why) => {
-            eprintln!("SKIPPED {test}: {why}");
-            println!("SKIPPED {test}: {why}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
             true
         }
         None => false,
