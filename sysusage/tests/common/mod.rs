@@ -156,7 +156,7 @@ pub(crate) fn meminfo_text(with_unknown: bool) -> impl Strategy<Value = MemText>
         }
         for (i, (key, value, kb)) in entries.iter().enumerate() {
             let pad = 1 + (i * 7 + key.len()) % 12;
-            write!(text, "{key}:{:pad$}{value}{}\n", "", if *kb { " kB" } else { "" }).unwrap();
+            writeln!(text, "{key}:{:pad$}{value}{}", "", if *kb { " kB" } else { "" }).unwrap();
         }
         MemText { text, entries }
     })
