@@ -28,7 +28,9 @@ use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 use super::counters::DevCounters;
 use super::ifname::validate_name;
 
-/// One device line: the name (borrowed from the input) and its counters.
+/// One device line of `/proc/net/dev`
+/// (<https://docs.kernel.org/filesystems/proc.html#networking-info-in-proc-net>):
+/// the name (borrowed from the input) and its counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Interface<'a> {
     /// Interface name without the alignment blanks and the `:`. Valid per
