@@ -2,8 +2,10 @@
 
 mod missing;
 mod step;
+mod usage;
 
 pub use missing::{Missing, MissingReason};
 pub use step::{
     CpuStat, IoDevice, IoStat, LimitJson, MaxToken, MemoryEventsJson, MemoryStat, PidsStat, StepSample, StepSampleExt,
 };
+pub use usage::{Samples, SamplesExt, StepUsage};

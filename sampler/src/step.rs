@@ -1,0 +1,92 @@
+//! A step as a [`Probe`]: its cgroup plus, optionally, its own network namespace.
+
+use std::io;
+use std::path::Path;
+
+use stepmon_netns_stats::{NetnsCounters, NetworkSampler, TotalsOptions};
+
+use crate::cgroup::CgroupProbe;
+use crate::model::{Missing, MissingReason, StepSample};
+use crate::probe::{Probe, Tick};
+
+/// How a step's network traffic is counted.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum NetworkSource {
+    /// Not counted: the step shares a namespace with other processes (e.g.
+    /// the host's), so its counters would not be the step's own. Every
+    /// sample's `missing` says so.
+    #[default]
+    SharedNamespace,
+    /// The step has its own network namespace, named by a path such as
+    /// `/proc/<pid>/ns/net` or `/run/netns/<name>`.
+    Namespace {
+        /// The namespace file.
+        path: std::path::PathBuf,
+        /// Count loopback traffic too.
+        include_loopback: bool,
+    },
+}
+
+/// Samples one step: its cgroup directory and its network.
+#[derive(Debug)]
+pub struct StepProbe {
+    cgroup: CgroupProbe,
+    net: Result<(NetnsCounters, NetworkSampler), Missing>,
+}
+
+impl StepProbe {
+    /// Opens the step's cgroup directory and network namespace.
+    pub fn open(cgroup_dir: impl AsRef<Path>, network: &NetworkSource) -> io::Result<StepProbe> {
+        let cgroup = CgroupProbe::open(cgroup_dir)?;
+        let net = match network {
+            NetworkSource::SharedNamespace => Err(Missing::new(
+                "netStat",
+                MissingReason::NotMeasured,
+                "the step shares its network namespace, so interface counters would include others' traffic (use an isolated namespace to count it)",
+            )),
+            NetworkSource::Namespace { path, include_loopback } => match NetnsCounters::open(path) {
+                Ok(counters) => {
+                    let options = TotalsOptions { include_loopback: *include_loopback, ..TotalsOptions::default() };
+                    Ok((counters, NetworkSampler::new(options)))
+                }
+                Err(e) => Err(Missing::new("netStat", MissingReason::ReadFailed, e.to_string())),
+            },
+        };
+        Ok(StepProbe { cgroup, net })
+    }
+
+    /// The step's cgroup probe.
+    #[must_use]
+    pub fn cgroup(&self) -> &CgroupProbe {
+        &self.cgroup
+    }
+}
+
+impl Probe for StepProbe {
+    type Sample = StepSample;
+
+    fn sample(&mut self, tick: Tick) -> StepSample {
+        let mut sample = self.cgroup.read(tick.wall);
+        match &mut self.net {
+            Err(missing) => sample.stepmon.missing.push(missing.clone()),
+            Ok((counters, sampler)) => match counters.read() {
+                Ok(snapshot) => {
+                    let outcome = sampler.observe(&snapshot);
+                    sample.net_stat = Some(outcome.sample);
+                    if outcome.counters_went_backwards || outcome.interfaces_vanished {
+                        sample.stepmon.missing.push(Missing::new(
+                            "netStat",
+                            MissingReason::ReadFailed,
+                            "an interface was recreated or removed during the step; traffic between two samples may be missing",
+                        ));
+                    }
+                }
+                Err(e) => {
+                    sample.stepmon.missing.push(Missing::new("netStat", MissingReason::ReadFailed, e.to_string()))
+                }
+            },
+        }
+        sample
+    }
+}
