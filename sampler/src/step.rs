@@ -47,7 +47,8 @@ impl StepProbe {
             )),
             NetworkSource::Namespace { path, include_loopback } => match NetnsCounters::open(path) {
                 Ok(counters) => {
-                    let options = TotalsOptions { include_loopback: *include_loopback, ..TotalsOptions::default() };
+                    let mut options = TotalsOptions::default();
+                    options.include_loopback = *include_loopback;
                     Ok((counters, NetworkSampler::new(options)))
                 }
                 Err(e) => Err(Missing::new("netStat", MissingReason::ReadFailed, e.to_string())),
