@@ -47,8 +47,7 @@ impl StepProbe {
             )),
             NetworkSource::Namespace { path, include_loopback } => match NetnsCounters::open(path) {
                 Ok(counters) => {
-                    let mut options = TotalsOptions::default();
-                    options.include_loopback = *include_loopback;
+                    let options = TotalsOptions { include_loopback: *include_loopback };
                     Ok((counters, NetworkSampler::new(options)))
                 }
                 Err(e) => Err(Missing::new("netStat", MissingReason::ReadFailed, e.to_string())),
