@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
         (Ok(list), Ok(items)) => {
             let names: Vec<&str> = list.iter().collect();
             assert_eq!(names.len(), list.len(), "iter().count() != len()");
-            assert_eq!(list.is_empty(), list.len() == 0);
+            assert_eq!(list.is_empty(), list.iter().next().is_none());
             assert_eq!(names, items);
             for name in &names {
                 assert!(!name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && b != b'='));

@@ -10,10 +10,12 @@ use stepmon_cgroupfs_parse::{ParseError, PidList};
 use stepmon_fuzz::check_error;
 
 fn model(data: &[u8]) -> Result<Vec<u32>, ParseError> {
-    NewlineList::new(data).map(|line| {
-        let line = line?;
-        parse_u32(line.bytes).map_err(|kind| line.error(kind))
-    }).collect()
+    NewlineList::new(data)
+        .map(|line| {
+            let line = line?;
+            parse_u32(line.bytes).map_err(|kind| line.error(kind))
+        })
+        .collect()
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -21,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         (Ok(list), Ok(pids)) => {
             let listed: Vec<u32> = list.iter().collect();
             assert_eq!(listed.len(), list.len(), "iter().count() != len()");
-            assert_eq!(list.is_empty(), list.len() == 0);
+            assert_eq!(list.is_empty(), list.iter().next().is_none());
             assert_eq!(listed, pids);
             // Printing the PIDs back gives an equal list.
             let printed: String = listed.iter().map(|p| format!("{p}\n")).collect();

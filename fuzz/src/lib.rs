@@ -169,3 +169,61 @@ pub fn split_nul(data: &[u8]) -> (&[u8], &[u8]) {
         None => (data, data),
     }
 }
+
+/// Independent model of mountinfo unescaping (proc(5), `show_mountinfo`):
+/// `\` plus three octal digits whose value fits a byte is that byte; any
+/// other byte, including a lone backslash, stands for itself.
+#[must_use]
+pub fn unescape_model(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i] == b'\\'
+            && let Some(digits) = raw.get(i + 1..i + 4)
+            && digits.iter().all(|d| (b'0'..=b'7').contains(d))
+        {
+            let value = digits.iter().fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+            if let Ok(byte) = u8::try_from(value) {
+                out.push(byte);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(raw[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Exercises every accessor of an `Escaped` and checks they agree with each
+/// other and with [`unescape_model`]. Returns the unescaped bytes.
+pub fn check_escaped(e: stepmon_cgroupfs_parse::mountinfo::Escaped<'_>) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    use stepmon_cgroupfs_parse::mountinfo::Escaped;
+
+    let bytes: Vec<u8> = e.bytes().collect();
+    assert_eq!(bytes, unescape_model(e.raw()), "unescaping differs from the model for {:?}", e.raw());
+    assert_eq!(Escaped::new(e.raw()), e);
+    assert_eq!(e.unescaped_len(), bytes.len());
+    assert!(bytes.len() <= e.raw().len());
+    assert!(e.eq_unescaped(&bytes));
+    let mut longer = bytes.clone();
+    longer.push(b'x');
+    assert!(!e.eq_unescaped(&longer));
+    assert!(!e.starts_with_unescaped(&longer));
+    for cut in [0, bytes.len() / 2, bytes.len()] {
+        assert!(e.starts_with_unescaped(&bytes[..cut]));
+    }
+    let mut buf = vec![0u8; bytes.len() + 8];
+    let filled = e.unescape_into(&mut buf).expect("a big enough buffer is filled");
+    assert_eq!(filled.len(), e.unescaped_len());
+    assert_eq!(filled, &bytes[..]);
+    if !bytes.is_empty() {
+        let mut small = vec![0u8; bytes.len() - 1];
+        assert_eq!(e.unescape_into(&mut small), None, "a too small buffer must give None");
+    }
+    let mut exact = vec![0u8; bytes.len()];
+    assert_eq!(e.unescape_into(&mut exact), Some(&bytes[..]));
+    assert_eq!(e.to_path_buf().as_os_str().as_bytes(), &bytes[..]);
+    bytes
+}
