@@ -47,3 +47,8 @@ pub mod parse;
 pub mod model;
 #[cfg(feature = "std")]
 pub mod probe;
+
+/// The README's code blocks, compiled as doctests so they cannot rot.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
