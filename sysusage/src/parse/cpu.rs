@@ -53,7 +53,8 @@ pub struct CpuTimes {
     pub columns: usize,
 }
 
-/// One `cpuN` line: the CPU number and its times.
+/// One `cpuN` line of `/proc/stat`: the CPU number and its times, spec:
+/// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PerCpuTimes {
     /// The CPU number `N` of `cpuN` (online CPUs only; numbering can have gaps).

@@ -6,7 +6,8 @@ use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::ascii_key;
 
-/// The unit printed after a `/proc/meminfo` value.
+/// The unit printed after a `/proc/meminfo` value, spec:
+/// <https://docs.kernel.org/filesystems/proc.html#meminfo>.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MemUnit {
     /// ` kB`: kibibytes (×1024 bytes, despite the spelling).
@@ -15,7 +16,8 @@ pub enum MemUnit {
     Count,
 }
 
-/// One `Key: value [kB]` line of `/proc/meminfo`, borrowed from the input.
+/// One `Key: value [kB]` line of `/proc/meminfo`, borrowed from the input, spec:
+/// <https://docs.kernel.org/filesystems/proc.html#meminfo>.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemInfoEntry<'a> {
     /// The key, without the `:` (may hold `(`, `)`, `_`: `Active(anon)`).

@@ -221,7 +221,8 @@ impl<'a> KernelStat<'a> {
     }
 }
 
-/// Iterator over the per-CPU lines of a [`KernelStat`], borrowing its input.
+/// Iterator over the per-CPU lines of a [`KernelStat`], borrowing its input, spec:
+/// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
 /// The lines were validated by [`KernelStat::parse`], so it yields exactly
 /// [`KernelStat::cpu_count`] items.
 #[derive(Debug, Clone)]
