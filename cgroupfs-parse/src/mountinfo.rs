@@ -197,9 +197,10 @@ fn root_serves(root: Escaped<'_>, path: &[u8]) -> bool {
     if root.eq_unescaped(b"/") {
         return true;
     }
+    // The root is escaped (mountinfo), the cgroup path is not (/proc/self/cgroup).
     let len = root.unescaped_len();
     root.starts_with_unescaped(b"/")
-        && Escaped::new(path).bytes().take(len).eq(root.bytes())
+        && path.iter().copied().take(len).eq(root.bytes())
         && matches!(path.get(len), None | Some(b'/'))
 }
 
@@ -245,5 +246,8 @@ mod tests {
         assert!(find_cgroup2_mount(container, b"/kubepods/pod1/c").unwrap().is_some());
         assert!(find_cgroup2_mount(container, b"/kubepods/pod10").unwrap().is_none());
         assert!(find_cgroup2_mount(b"22 27 0:21 / /proc rw - proc proc rw\n", b"/").unwrap().is_none());
+        // A cgroup literally named `a\040b`: escaped in mountinfo, raw in /proc/self/cgroup (found by fuzzing).
+        let odd = b"5 1 0:30 /a\\134040b /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(find_cgroup2_mount(odd, b"/a\\040b/c").unwrap().map(|m| m.mount_id), Some(5));
     }
 }

@@ -8,25 +8,7 @@ use stepmon_netns_stats::{NetnsCounters, NetworkSampler, TotalsOptions};
 use crate::cgroup::CgroupProbe;
 use crate::model::{Missing, MissingReason, StepSample};
 use crate::probe::{Probe, Tick};
-
-/// How a step's network traffic is counted.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub enum NetworkSource {
-    /// Not counted: the step shares a namespace with other processes (e.g.
-    /// the host's), so its counters would not be the step's own. Every
-    /// sample's `missing` says so.
-    #[default]
-    SharedNamespace,
-    /// The step has its own network namespace, named by a path such as
-    /// `/proc/<pid>/ns/net` or `/run/netns/<name>`.
-    Namespace {
-        /// The namespace file.
-        path: std::path::PathBuf,
-        /// Count loopback traffic too.
-        include_loopback: bool,
-    },
-}
+use crate::recorder::NetworkSource;
 
 /// Samples one step: its cgroup directory and its network.
 #[derive(Debug)]

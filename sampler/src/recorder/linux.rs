@@ -1,16 +1,8 @@
-//! Per-step recording on top of the samplers, and the monitor that owns
-//! every recording of a process.
-//!
-//! Semantics follow BuildKit's `executor/resources/monitor.go` (stepmon's
-//! `buildkit-usage-model.md` §5, §9) and fix what its users hit: failed steps
-//! keep their usage (BuildKit #4081 lost it), a read error never erases the
-//! samples (§8), and [`Monitor::shutdown`] waits until every registered
-//! release action has run — the guarantee BuildKit's review asked for and its
-//! merged code lost.
+//! The Linux backend of [`super::Monitor`] and [`super::Recorder`].
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -18,56 +10,14 @@ use futures::channel::oneshot;
 use stepmon_sysusage::model::SysCpuDelta;
 use stepmon_sysusage::probe::SysReading;
 
+use super::{LiveSamples, MonitorError, MonitorOptions, NetworkSource};
 use crate::model::{Missing, MissingReason, Samples, SamplesExt, StepUsage};
-use crate::policy::Policy;
-use crate::sampler::{SampleStream, Sampler, StartError, Subscription};
-use crate::step::{NetworkSource, StepProbe};
+use crate::sampler::{Sampler, Subscription};
+use crate::step::StepProbe;
 use crate::system::SystemProbe;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// How a [`Monitor`] samples.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct MonitorOptions {
-    /// Policy of each step's samples (default [`Policy::step`]).
-    pub step_policy: Policy,
-    /// Policy of the machine's samples (default [`Policy::system`]).
-    pub system_policy: Policy,
-    /// procfs root (default `/proc`).
-    pub proc_root: PathBuf,
-}
-
-impl Default for MonitorOptions {
-    fn default() -> Self {
-        MonitorOptions {
-            step_policy: Policy::step(),
-            system_policy: Policy::system(),
-            proc_root: PathBuf::from("/proc"),
-        }
-    }
-}
-
-/// Why a monitor or recording could not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MonitorError {
-    /// Opening `/proc` or the step's cgroup directory failed.
-    #[error("cannot open {path}: {source}")]
-    Open {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
-    /// A sampler could not start.
-    #[error(transparent)]
-    Start(#[from] StartError),
-    /// The monitor was shut down.
-    #[error("the monitor is shut down")]
-    Closed,
 }
 
 struct Open {
@@ -131,39 +81,27 @@ impl Inner {
     }
 }
 
-/// Owns the machine's sampler and every step recording of this process.
-///
-/// ```no_run
-/// # async fn example() -> Result<(), stepmon_sampler::MonitorError> {
-/// use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
-/// let monitor = Monitor::new(MonitorOptions::default())?;
-/// let recorder = monitor.record("/sys/fs/cgroup/stepmon/step-1", &NetworkSource::SharedNamespace)?;
-/// // ... run the step in that cgroup; after its processes exited:
-/// let usage = recorder.close().await;
-/// println!("{}", usage.resource_usage.samples.len());
-/// monitor.shutdown().await;
-/// # Ok(()) }
-/// ```
+/// The Linux monitor.
 #[derive(Clone)]
-pub struct Monitor {
+pub(super) struct MonitorBackend {
     inner: Arc<Inner>,
 }
 
-impl std::fmt::Debug for Monitor {
+impl std::fmt::Debug for MonitorBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Monitor").field("open_recordings", &lock(&self.inner.records).len()).finish()
     }
 }
 
-impl Monitor {
+impl MonitorBackend {
     /// Opens `/proc` and starts the machine's sampler (its own thread).
-    pub fn new(options: MonitorOptions) -> Result<Monitor, MonitorError> {
+    pub(super) fn new(options: MonitorOptions) -> Result<MonitorBackend, MonitorError> {
         let open = |root: &Path| {
             SystemProbe::open(root).map_err(|source| MonitorError::Open { path: root.to_path_buf(), source })
         };
         let system = Sampler::start(open(&options.proc_root)?, options.system_policy)?;
         let readings = Mutex::new(open(&options.proc_root)?);
-        Ok(Monitor {
+        Ok(MonitorBackend {
             inner: Arc::new(Inner {
                 options,
                 system,
@@ -180,11 +118,10 @@ impl Monitor {
     /// baseline `/proc/stat` reading, the step's own sampler (baseline sample
     /// first with the default policy), and a subscription to the machine's
     /// samples.
-    pub fn record(&self, cgroup_dir: impl AsRef<Path>, network: &NetworkSource) -> Result<Recorder, MonitorError> {
+    pub(super) fn record(&self, cgroup_dir: &Path, network: &NetworkSource) -> Result<RecorderBackend, MonitorError> {
         if self.inner.closed.load(Ordering::Acquire) {
             return Err(MonitorError::Closed);
         }
-        let cgroup_dir = cgroup_dir.as_ref();
         let probe = StepProbe::open(cgroup_dir, network)
             .map_err(|source| MonitorError::Open { path: cgroup_dir.to_path_buf(), source })?;
         let baseline = lock(&self.inner.readings).reading();
@@ -198,20 +135,20 @@ impl Monitor {
         });
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         lock(&self.inner.records).insert(id, Arc::clone(&record));
-        Ok(Recorder { monitor: Arc::clone(&self.inner), id, record })
+        Ok(RecorderBackend { monitor: Arc::clone(&self.inner), id, record })
     }
 
     /// Number of recordings not finalised yet.
     #[must_use]
-    pub fn open_recordings(&self) -> usize {
+    pub(super) fn open_recordings(&self) -> usize {
         lock(&self.inner.records).len()
     }
 
     /// Finalises every open recording (their owners' `close` then returns
     /// the stored usage), waits for every release action registered with
-    /// [`Recorder::close_then`], and stops the machine's sampler. New
+    /// [`super::Recorder::close_then`], and stops the machine's sampler. New
     /// recordings are refused from now on.
-    pub async fn shutdown(&self) {
+    pub(super) async fn shutdown(&self) {
         self.inner.closed.store(true, Ordering::Release);
         let open: Vec<(u64, Arc<Record>)> =
             lock(&self.inner.records).iter().map(|(id, r)| (*id, Arc::clone(r))).collect();
@@ -225,54 +162,44 @@ impl Monitor {
         }
         self.inner.system.stop();
     }
-
-    /// [`Monitor::shutdown`] for callers without an executor.
-    pub fn shutdown_blocking(&self) {
-        async_io::block_on(self.shutdown());
-    }
 }
 
-/// One step's recording; see [`Monitor::record`].
-pub struct Recorder {
+/// The Linux recording.
+pub(super) struct RecorderBackend {
     monitor: Arc<Inner>,
     id: u64,
     record: Arc<Record>,
 }
 
-impl std::fmt::Debug for Recorder {
+impl std::fmt::Debug for RecorderBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recorder").field("id", &self.id).finish()
+        f.debug_struct("RecorderBackend").field("id", &self.id).finish()
     }
 }
 
-impl Recorder {
+impl RecorderBackend {
     /// Live periodic samples of the step (empty once finalised).
     #[must_use]
-    pub fn stream(&self) -> Option<SampleStream<crate::model::StepSample>> {
-        lock(&self.record.open).as_ref().map(|open| open.step.stream())
+    pub(super) fn stream(&self) -> LiveSamples {
+        LiveSamples::from(lock(&self.record.open).as_ref().map(|open| open.step.stream()))
     }
 
     /// Finalises the recording — call it after the step's processes exited
     /// and before its cgroup is removed — and returns the usage. Whatever the
     /// step's exit status: failed and OOM-killed steps keep their usage.
-    pub async fn close(self) -> StepUsage {
+    pub(super) async fn close(self) -> StepUsage {
         self.monitor.finalize(self.id, &self.record).await
     }
 
-    /// [`Recorder::close`] for callers without an executor.
-    pub fn close_blocking(self) -> StepUsage {
-        async_io::block_on(self.close())
-    }
-
     /// Finalises on a background thread, then runs `release` with the
-    /// usage (e.g. remove the cgroup, store the result). [`Monitor::shutdown`]
+    /// usage (e.g. remove the cgroup, store the result). [`super::Monitor::shutdown`]
     /// waits for `release` to finish.
-    pub fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
+    pub(super) fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
         let (done, wait) = oneshot::channel();
         let monitor = Arc::clone(&self.monitor);
         lock(&monitor.releases).push(wait);
         std::thread::Builder::new().name("stepmon-release".into()).spawn(move || {
-            let usage = self.close_blocking();
+            let usage = async_io::block_on(self.close());
             release(usage);
             let _ = done.send(());
         })?;
