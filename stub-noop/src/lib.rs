@@ -103,7 +103,6 @@ pub struct NoopRecorder {
 
 impl NoopRecorder {
     /// An empty stream of live samples.
-    #[must_use]
     pub fn stream<T>(&self) -> futures::stream::Empty<T> {
         futures::stream::empty()
     }
