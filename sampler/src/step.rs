@@ -6,7 +6,7 @@ use std::path::Path;
 use stepmon_netns_stats::{NetnsCounters, NetworkSampler, TotalsOptions};
 
 use crate::cgroup::CgroupProbe;
-use crate::model::{Missing, MissingReason, StepSample};
+use crate::model::{Missing, MissingKind, StepSample};
 use crate::probe::{Probe, Tick};
 use crate::recorder::NetworkSource;
 
@@ -24,7 +24,8 @@ impl StepProbe {
         let net = match network {
             NetworkSource::SharedNamespace => Err(Missing::new(
                 "netStat",
-                MissingReason::NotMeasured,
+                "",
+                MissingKind::NotMeasured,
                 "the step shares its network namespace, so interface counters would include others' traffic (use an isolated namespace to count it)",
             )),
             NetworkSource::Namespace { path, include_loopback } => match NetnsCounters::open(path) {
@@ -32,7 +33,7 @@ impl StepProbe {
                     let options = TotalsOptions { include_loopback: *include_loopback };
                     Ok((counters, NetworkSampler::new(options)))
                 }
-                Err(e) => Err(Missing::new("netStat", MissingReason::ReadFailed, e.to_string())),
+                Err(e) => Err(Missing::new("netStat", "net/dev", MissingKind::Io, e.to_string())),
             },
         };
         Ok(StepProbe { cgroup, net })
@@ -59,13 +60,14 @@ impl Probe for StepProbe {
                     if outcome.counters_went_backwards || outcome.interfaces_vanished {
                         sample.stepmon.missing.push(Missing::new(
                             "netStat",
-                            MissingReason::ReadFailed,
+                            "net/dev",
+                            MissingKind::Absent,
                             "an interface was recreated or removed during the step; traffic between two samples may be missing",
                         ));
                     }
                 }
                 Err(e) => {
-                    sample.stepmon.missing.push(Missing::new("netStat", MissingReason::ReadFailed, e.to_string()))
+                    sample.stepmon.missing.push(Missing::new("netStat", "net/dev", MissingKind::Io, e.to_string()))
                 }
             },
         }

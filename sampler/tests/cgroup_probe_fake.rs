@@ -8,7 +8,7 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::{LimitJson, MaxToken, MissingReason};
+use stepmon_sampler::model::{LimitJson, MaxToken, MissingKind};
 
 fn data() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pure-v2-step"))
@@ -53,8 +53,8 @@ fn reads_every_file_with_exact_values() {
     // Only irq.pressure is absent from the fake directory.
     assert_eq!(ext.missing.len(), 1, "{:?}", ext.missing);
     assert_eq!(
-        (ext.missing[0].field.as_str(), ext.missing[0].reason),
-        ("stepmon.irqPressure", MissingReason::KernelFeatureMissing)
+        (ext.missing[0].field.as_ref(), ext.missing[0].kind),
+        ("stepmon.irqPressure", MissingKind::KernelFeatureMissing)
     );
 }
 
@@ -80,9 +80,9 @@ fn removed_files_and_directories_give_reasons_not_errors() {
     let mut probe = CgroupProbe::open(&dir).unwrap();
     let s = probe.read(at());
     assert_eq!(s.memory_stat.unwrap().peak, None);
-    let reason = |field: &str| s.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.reason);
-    assert_eq!(reason("memoryStat.peak"), Some(MissingReason::KernelTooOld));
-    assert_eq!(reason("stepmon.pidsPeak"), Some(MissingReason::KernelTooOld));
+    let reason = |field: &str| s.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.kind);
+    assert_eq!(reason("memoryStat.peak"), Some(MissingKind::KernelTooOld));
+    assert_eq!(reason("stepmon.pidsPeak"), Some(MissingKind::KernelTooOld));
     // A malformed file is a parse failure for its field only.
     std::fs::write(dir.join("io.stat"), b"8:0 rbytes=oops\n").unwrap();
     let s = probe.read(at());
@@ -91,8 +91,8 @@ fn removed_files_and_directories_give_reasons_not_errors() {
     assert_eq!(io.read_bytes, None);
     assert!(io.pressure.is_some());
     let parse = s.stepmon.missing.iter().find(|m| m.field == "ioStat").unwrap();
-    assert_eq!(parse.reason, MissingReason::ParseFailed);
-    assert!(parse.detail.contains("io.stat"), "{}", parse.detail);
+    assert_eq!(parse.kind, MissingKind::Parse);
+    assert!(parse.reason.contains("io.stat") && parse.file == "io.stat", "{parse:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -108,7 +108,7 @@ fn controllers_not_enabled_are_named_once() {
     let s = probe.read(at());
     assert_eq!(s.cpu_stat.unwrap().usage_nanos, Some(10_000));
     assert!(s.memory_stat.is_none() && s.io_stat.is_none());
-    let fields: Vec<&str> = s.stepmon.missing.iter().map(|m| m.field.as_str()).collect();
+    let fields: Vec<&str> = s.stepmon.missing.iter().map(|m| m.field.as_ref()).collect();
     for expected in ["memoryStat", "ioStat", "pidsStat", "cpuStat.nrThrottled", "cpuStat.pressure"] {
         assert!(fields.contains(&expected), "{expected} not in {fields:?}");
     }

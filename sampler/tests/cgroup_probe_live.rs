@@ -15,7 +15,7 @@ use common::{TestCgroup, bound_to_v1, enabled};
 
 use jiff::Timestamp;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::MissingReason;
+use stepmon_sampler::model::MissingKind;
 
 #[test]
 fn busy_process_gets_real_cpu_and_psi_and_absent_controllers_say_why() {
@@ -39,15 +39,15 @@ fn busy_process_gets_real_cpu_and_psi_and_absent_controllers_say_why() {
         assert!(cpu.pressure.is_some(), "PSI is on here, cpu.pressure must be read");
     }
 
-    let missing = |field: &str| busy.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.reason);
+    let missing = |field: &str| busy.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.kind);
     for (controller, object) in [("memory", "memoryStat"), ("io", "ioStat"), ("pids", "pidsStat")] {
         if enabled(&cgroup.leaf, controller) {
             assert_eq!(missing(object), None, "{controller} is enabled, so {object} must be read");
         } else {
             let expected = if bound_to_v1(controller) {
-                MissingReason::ControllerOnCgroupV1
+                MissingKind::ControllerOnCgroupV1
             } else {
-                MissingReason::ControllerNotEnabled
+                MissingKind::ControllerNotEnabled
             };
             assert_eq!(missing(object), Some(expected), "{controller}: {:?}", busy.stepmon.missing);
         }
@@ -71,6 +71,6 @@ fn busy_process_gets_real_cpu_and_psi_and_absent_controllers_say_why() {
     cgroup.remove();
     let gone = probe.read(Timestamp::now());
     assert!(gone.cpu_stat.is_none());
-    let reason = gone.stepmon.missing.iter().find(|m| m.field == "cpuStat").map(|m| m.reason);
-    assert_eq!(reason, Some(MissingReason::CgroupRemoved), "{:?}", gone.stepmon.missing);
+    let reason = gone.stepmon.missing.iter().find(|m| m.field == "cpuStat").map(|m| m.kind);
+    assert_eq!(reason, Some(MissingKind::CgroupRemoved), "{:?}", gone.stepmon.missing);
 }

@@ -1,7 +1,7 @@
 //! The cgroup files a step sample reads, what each belongs to, and why one
 //! can be absent.
 
-use crate::model::MissingReason;
+use crate::model::MissingKind;
 
 /// A controller whose files live in a cgroup only when it is enabled there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,8 +161,9 @@ impl Context {
         self.enabled.iter().any(|c| c == controller.name())
     }
 
-    /// Why a file that does not exist is absent: (field to report, reason, detail).
-    pub(crate) fn absent(&self, file: CgroupFile) -> (&'static str, MissingReason, String) {
+    /// Why a file that does not exist is absent: (field to report, file that
+    /// tells, kind, detail).
+    pub(crate) fn absent(&self, file: CgroupFile) -> (&'static str, &'static str, MissingKind, String) {
         let info = file.info();
         if let Some(controller) = info.controller
             && !self.has(controller)
@@ -171,7 +172,8 @@ impl Context {
             return if self.on_v1.iter().any(|c| c == name) {
                 (
                     controller.object(),
-                    MissingReason::ControllerOnCgroupV1,
+                    "cgroup.controllers",
+                    MissingKind::ControllerOnCgroupV1,
                     format!(
                         "the {name} controller is bound to a cgroup v1 hierarchy on this host (hybrid layout), so cgroup v2 cannot account it"
                     ),
@@ -179,7 +181,8 @@ impl Context {
             } else {
                 (
                     controller.object(),
-                    MissingReason::ControllerNotEnabled,
+                    "cgroup.controllers",
+                    MissingKind::ControllerNotEnabled,
                     format!(
                         "the {name} controller is not enabled for this cgroup (add +{name} to the parent's cgroup.subtree_control)"
                     ),
@@ -189,28 +192,34 @@ impl Context {
         if self.is_root && info.not_on_root {
             return (
                 info.field,
-                MissingReason::NotOnRootCgroup,
+                info.name,
+                MissingKind::NotOnRootCgroup,
                 format!("{} does not exist on the root cgroup", info.name),
             );
         }
         match info.requirement {
             Requirement::Psi => (
                 info.field,
-                MissingReason::PsiDisabled,
+                info.name,
+                MissingKind::PsiDisabled,
                 format!(
                     "{} is absent: pressure stall information is disabled (CONFIG_PSI, boot with psi=1, or cgroup.pressure is 0)",
                     info.name
                 ),
             ),
-            Requirement::Kernel(version) => {
-                (info.field, MissingReason::KernelTooOld, format!("{} needs Linux {version} or newer", info.name))
-            }
+            Requirement::Kernel(version) => (
+                info.field,
+                info.name,
+                MissingKind::KernelTooOld,
+                format!("{} needs Linux {version} or newer", info.name),
+            ),
             Requirement::Feature(feature) => {
-                (info.field, MissingReason::KernelFeatureMissing, format!("{} needs {feature}", info.name))
+                (info.field, info.name, MissingKind::KernelFeatureMissing, format!("{} needs {feature}", info.name))
             }
             Requirement::Core(version) => (
                 info.field,
-                MissingReason::KernelTooOld,
+                info.name,
+                MissingKind::KernelTooOld,
                 format!("{} is absent (a core cgroup file since Linux {version})", info.name),
             ),
         }

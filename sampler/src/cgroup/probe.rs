@@ -14,7 +14,7 @@ use stepmon_sysusage::model::PressureJson;
 
 use super::files::{CgroupFile, Context};
 use crate::model::{
-    CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, Missing, MissingReason, PidsStat, StepSample,
+    CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, Missing, MissingKind, PidsStat, StepSample,
 };
 use crate::probe::{Probe, Tick};
 
@@ -234,9 +234,9 @@ struct Reader<'p> {
 }
 
 impl Reader<'_> {
-    fn note(&mut self, field: &str, reason: MissingReason, detail: String) {
+    fn note(&mut self, field: &'static str, file: &'static str, kind: MissingKind, detail: String) {
         if !self.missing.iter().any(|m| m.field == field) {
-            self.missing.push(Missing::new(field, reason, detail));
+            self.missing.push(Missing::new(field, file, kind, detail));
         }
     }
 
@@ -244,19 +244,19 @@ impl Reader<'_> {
         let cpu_enabled = self.probe.context.enabled.iter().any(|c| c == "cpu");
         let (reason, detail) = if self.probe.context.on_v1.iter().any(|c| c == "cpu") && !cpu_enabled {
             (
-                MissingReason::ControllerOnCgroupV1,
+                MissingKind::ControllerOnCgroupV1,
                 "the cpu controller is bound to a cgroup v1 hierarchy on this host (hybrid layout); cpu.stat has only the core usage keys",
             )
         } else if !cpu_enabled {
             (
-                MissingReason::ControllerNotEnabled,
+                MissingKind::ControllerNotEnabled,
                 "the cpu controller is not enabled for this cgroup; cpu.stat has only the core usage keys",
             )
         } else {
-            (MissingReason::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
+            (MissingKind::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
         };
         for field in ["cpuStat.nrPeriods", "cpuStat.nrThrottled", "cpuStat.throttledNanos"] {
-            self.note(field, reason, detail.to_owned());
+            self.note(field, "cpu.stat", reason, detail.to_owned());
         }
     }
 
@@ -267,30 +267,31 @@ impl Reader<'_> {
         let (_, opened) = self.probe.files.iter().find(|(f, _)| *f == file)?;
         let outcome = match opened {
             Err(error) if is_gone(error) => Err(None),
-            Err(error) => Err(Some((MissingReason::ReadFailed, format!("cannot open {}: {error}", info.name)))),
+            Err(error) => Err(Some((MissingKind::Io, format!("cannot open {}: {error}", info.name)))),
             Ok(held) => match held.read(&mut self.probe.buf) {
-                Ok(bytes) => parse(bytes)
-                    .map_err(|e| Some((MissingReason::ParseFailed, format!("cannot parse {}: {e}", info.name)))),
+                Ok(bytes) => {
+                    parse(bytes).map_err(|e| Some((MissingKind::Parse, format!("cannot parse {}: {e}", info.name))))
+                }
                 Err(error) if is_gone(&error) => Err(Some((
-                    MissingReason::CgroupRemoved,
+                    MissingKind::CgroupRemoved,
                     format!("{} could not be read: the cgroup was removed ({error})", info.name),
                 ))),
                 Err(error) if is_unsupported(&error) && info.name.ends_with(".pressure") => Err(Some((
-                    MissingReason::PsiDisabled,
+                    MissingKind::PsiDisabled,
                     format!("reading {} fails with EOPNOTSUPP: pressure stall information is disabled", info.name),
                 ))),
-                Err(error) => Err(Some((MissingReason::ReadFailed, format!("cannot read {}: {error}", info.name)))),
+                Err(error) => Err(Some((MissingKind::Io, format!("cannot read {}: {error}", info.name)))),
             },
         };
         match outcome {
             Ok(value) => Some(value),
             Err(None) => {
-                let (field, reason, detail) = self.probe.context.absent(file);
-                self.note(field, reason, detail);
+                let (field, file, kind, detail) = self.probe.context.absent(file);
+                self.note(field, file, kind, detail);
                 None
             }
-            Err(Some((reason, detail))) => {
-                self.note(info.field, reason, detail);
+            Err(Some((kind, detail))) => {
+                self.note(info.field, info.name, kind, detail);
                 None
             }
         }

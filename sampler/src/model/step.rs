@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use stepmon_netns_stats::model::NetworkSample;
 use stepmon_sysusage::model::PressureJson;
 
-use super::missing::Missing;
+use super::Missing;
 
 fn is_zero(v: &u64) -> bool {
     *v == 0

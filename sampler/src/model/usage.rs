@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use stepmon_sysusage::model::{SysCPUStat, SysCpuDeltaExt, SysSample};
 
-use super::missing::Missing;
+use super::Missing;
 use super::step::StepSample;
 
 /// BuildKit's `Samples` (the value of a step's `resourceUsage`).

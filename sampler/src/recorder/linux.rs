@@ -11,7 +11,7 @@ use stepmon_sysusage::model::SysCpuDelta;
 use stepmon_sysusage::probe::SysReading;
 
 use super::{LiveSamples, MonitorError, MonitorOptions, NetworkSource};
-use crate::model::{Missing, MissingReason, Samples, SamplesExt, StepUsage};
+use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
 use crate::sampler::{Sampler, Subscription};
 use crate::step::StepProbe;
 use crate::system::SystemProbe;
@@ -66,7 +66,8 @@ impl Inner {
         if delta.is_none() {
             ext.missing.push(Missing::new(
                 "sysCPUStat",
-                MissingReason::ReadFailed,
+                "stat",
+                MissingKind::Io,
                 "/proc/stat could not be read (or had no aggregate cpu line) at the step's start or end",
             ));
         }

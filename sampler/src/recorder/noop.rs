@@ -8,7 +8,7 @@ use std::path::Path;
 use stepmon_stub_noop::{NoopMonitor, NoopRecorder, UNSUPPORTED_PLATFORM};
 
 use super::{LiveSamples, MonitorError, MonitorOptions, NetworkSource};
-use crate::model::{Missing, MissingReason, Samples, SamplesExt, StepUsage};
+use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
 
 fn unsupported() -> StepUsage {
     StepUsage {
@@ -17,7 +17,12 @@ fn unsupported() -> StepUsage {
             sys_cpu_stat: None,
             stepmon: Some(SamplesExt {
                 sys_cpu: None,
-                missing: vec![Missing::new("resourceUsage", MissingReason::UnsupportedPlatform, UNSUPPORTED_PLATFORM)],
+                missing: vec![Missing::new(
+                    "resourceUsage",
+                    "",
+                    MissingKind::UnsupportedPlatform,
+                    UNSUPPORTED_PLATFORM,
+                )],
             }),
         },
         sys_usage: Vec::new(),

@@ -7,8 +7,9 @@ use std::num::NonZeroU64;
 use serde::{Deserialize, Serialize};
 
 use super::float::{go_opt_f64, millis};
+use super::missing::{Missing, MissingKind};
 use crate::parse::{CpuTimes, PerCpuTimes};
-use crate::probe::{Missing, MissingKind, SysReading};
+use crate::probe::SysReading;
 
 /// Ticks to seconds, as prometheus/procfs does for BuildKit (`ticks / USER_HZ`).
 #[allow(clippy::cast_precision_loss)] // exact below 2^53 ticks (2.8 million years at 100 Hz)

@@ -17,6 +17,7 @@
 mod cpu;
 mod float;
 mod memory;
+mod missing;
 mod pressure;
 mod proc_stat;
 mod sample;
@@ -24,6 +25,7 @@ mod sample;
 pub use cpu::{PerCpuStat, SysCPUStat, SysCpuDelta, SysCpuDeltaExt};
 pub use float::round_millis;
 pub use memory::SysMemoryStat;
+pub use missing::{Missing, MissingKind};
 pub use pressure::{PressureJson, PressureValues};
 pub use proc_stat::ProcStat;
 pub use sample::{LoadAvgJson, SysSample, SysSampleExt};

@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 use super::cpu::{PerCpuStat, SysCPUStat, steal_share};
 use super::float::{go_f64, go_opt_f64};
 use super::memory::SysMemoryStat;
+use super::missing::{Missing, MissingKind};
 use super::pressure::PressureJson;
 use super::proc_stat::ProcStat;
 use crate::parse::LoadAvg;
-use crate::probe::{Missing, MissingKind, SysReading};
+use crate::probe::SysReading;
 
 /// `/proc/loadavg` in JSON (stepmon addition `loadAvg`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

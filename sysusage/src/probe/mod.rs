@@ -14,11 +14,12 @@
 //! disabled, a parse error, ...).
 
 mod file;
-mod missing;
 mod reading;
+#[cfg(target_os = "linux")]
 mod sys_probe;
 
+pub use crate::model::{Missing, MissingKind};
 pub use file::ProcFile;
-pub use missing::{Missing, MissingKind};
 pub use reading::{StatSnapshot, SysReading};
+#[cfg(target_os = "linux")]
 pub use sys_probe::{DEFAULT_USER_HZ, ReadStrategy, SysProbe};

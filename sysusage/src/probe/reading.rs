@@ -3,7 +3,7 @@
 use std::num::NonZeroU64;
 use std::time::Instant;
 
-use super::missing::Missing;
+use crate::model::Missing;
 use crate::parse::{CpuTimes, KernelStat, LoadAvg, MemInfo, PerCpuTimes, Pressure, Softirqs, StatCounters};
 
 /// `/proc/stat`, owned (the parser's [`KernelStat`] borrows the read buffer).

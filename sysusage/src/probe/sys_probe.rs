@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use stepmon_fdread::{Dir, HeldFile, read_once};
 
 use super::file::ProcFile;
-use super::missing::{Missing, MissingKind};
 use super::reading::{StatSnapshot, SysReading};
+use crate::model::{Missing, MissingKind};
 use crate::parse::{KernelStat, LoadAvg, MemInfo, Pressure};
 
 /// USER_HZ when the aux vector does not tell (100 on every mainstream architecture).

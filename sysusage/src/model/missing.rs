@@ -1,4 +1,5 @@
-//! What a reading lacks, and why.
+//! What a reading lacks, and why: the one `missing` entry shape of every
+//! stepmon sample (system samples here, step samples in `stepmon-sampler`).
 
 use std::borrow::Cow;
 
@@ -21,20 +22,44 @@ pub enum MissingKind {
     Parse,
     /// The file was parsed but lacks this line, key or column on this kernel.
     Absent,
+    /// A cgroup controller is not enabled for the cgroup (its parent's
+    /// `cgroup.subtree_control` lacks it).
+    ControllerNotEnabled,
+    /// A cgroup controller is bound to a cgroup v1 hierarchy on this host
+    /// (hybrid layout), so cgroup v2 cannot account it.
+    ControllerOnCgroupV1,
+    /// The running kernel is older than the file or key.
+    KernelTooOld,
+    /// A kernel build option or boot setting is missing (e.g. swap accounting).
+    KernelFeatureMissing,
+    /// Pressure stall information is disabled (`CONFIG_PSI`, `psi=1`,
+    /// `cgroup.pressure`).
+    PsiDisabled,
+    /// The file does not exist on the root cgroup.
+    NotOnRootCgroup,
+    /// The cgroup was removed while being sampled (`ENOENT`/`ENODEV`).
+    CgroupRemoved,
+    /// Not measured in this configuration (e.g. the network counters of a
+    /// step that shares the host's network namespace).
+    NotMeasured,
+    /// Not supported on this operating system (no cgroup v2, no procfs).
+    UnsupportedPlatform,
 }
 
 /// One part of a reading that is not there.
 ///
 /// `field` names the part: a reading part (`stat`, `meminfo`, `loadavg`,
 /// `cpuPressure`, `memoryPressure`, `ioPressure`, `irqPressure`) or a JSON
-/// field path (`procStat`, `cpuStat.steal`, ...). `file` is the path below the
-/// procfs root (`stat`, `pressure/irq`, ...).
+/// field path (`procStat`, `cpuStat.steal`, `memoryStat.peak`, ...). `file`
+/// is the kernel file it comes from: relative to the procfs root for system
+/// samples (`stat`, `pressure/irq`), the cgroup file for step samples
+/// (`memory.peak`), empty when no single file is involved.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Missing {
     /// What is missing.
     pub field: Cow<'static, str>,
-    /// The procfs file it comes from, relative to the procfs root.
+    /// The kernel file it comes from (see above); may be empty.
     pub file: Cow<'static, str>,
     /// Why, as a category.
     pub kind: MissingKind,
@@ -55,6 +80,7 @@ impl Missing {
     }
 
     /// The category of an I/O error.
+    #[cfg(target_os = "linux")]
     #[must_use]
     pub fn kind_of(error: &std::io::Error) -> MissingKind {
         if stepmon_fdread::is_gone(error) || error.kind() == std::io::ErrorKind::NotFound {
