@@ -232,7 +232,9 @@ mod tests {
 
     #[test]
     fn kept_samples_stay_bounded_for_long_steps() {
-        for len in [100, 1000, 10_000, 100_000] {
+        // Miri interprets every tick; keep its run short.
+        let lens: &[u64] = if cfg!(miri) { &[100, 1000] } else { &[100, 1000, 10_000, 100_000] };
+        for &len in lens {
             let (_, kept) = run(Policy::buildkit_step(), secs(len));
             assert!(kept.len() <= 11, "{len} s: {}", kept.len());
             let (_, kept) = run(Policy::buildkit_system(), secs(len));
