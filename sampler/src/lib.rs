@@ -57,3 +57,8 @@ pub use schedule::{Schedule, SubId, Timed};
 pub use step::StepProbe;
 #[cfg(target_os = "linux")]
 pub use system::SystemProbe;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
