@@ -125,7 +125,7 @@ run_all() {
         (
             run_target "$t" "$seconds" "$corpus_root/$t" "$work/$t.log" "$work/$t.result" "$nice_level"
             IFS=$'\t' read -r name secs execs result <"$work/$t.result"
-            log "$(printf '%-16s %4ss %12s execs  %s' "$name" "$secs" "$execs" "$result")"
+            log "$(printf '%-20s %4ss %12s execs  %s' "$name" "$secs" "$execs" "$result")"
         ) &
         running=$((running + 1))
     done
@@ -135,15 +135,15 @@ run_all() {
 # Prints the result table of WORK_DIR and returns 1 if any target failed.
 summarize() {
     local work="$1" t failed=0
-    printf '%-16s %8s %14s  %s\n' target seconds executions result
+    printf '%-20s %8s %14s  %s\n' target seconds executions result
     for t in "${TARGETS[@]}"; do
         if [ ! -f "$work/$t.result" ]; then
-            printf '%-16s %8s %14s  %s\n' "$t" - - "FAILED: no result (runner died)"
+            printf '%-20s %8s %14s  %s\n' "$t" - - "FAILED: no result (runner died)"
             failed=1
             continue
         fi
         IFS=$'\t' read -r name secs execs result <"$work/$t.result"
-        printf '%-16s %8s %14s  %s\n' "$name" "$secs" "$execs" "$result"
+        printf '%-20s %8s %14s  %s\n' "$name" "$secs" "$execs" "$result"
         [ "$result" = ok ] || failed=1
     done
     return "$failed"

@@ -134,7 +134,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(line.error(ErrorKind::Empty).offset as usize, line.start);
         assert_eq!(line.error_at(ErrorKind::Empty, line.bytes.len()).offset as usize, line.start + line.bytes.len());
         check_error(data, &line.error_at(ErrorKind::InvalidField, line.bytes.len()));
-        for sep in [b':', b' ', b'='] {
+        for sep in *b": =" {
             if let Some((head, tail, at)) = line.split_once(sep) {
                 assert!(!head.contains(&sep));
                 assert_eq!(at, head.len() + 1);

@@ -227,3 +227,160 @@ pub fn check_escaped(e: stepmon_cgroupfs_parse::mountinfo::Escaped<'_>) -> Vec<u
     assert_eq!(e.to_path_buf().as_os_str().as_bytes(), &bytes[..]);
     bytes
 }
+
+/// Independent model of `number::parse_u64` built on `str::parse`: ASCII
+/// digits only. The parser reads left to right and reports the first
+/// problem, so a run of digits that already exceeds `u64::MAX` is
+/// `Overflow` even if a bad byte follows it.
+pub fn model_u64(token: &[u8]) -> Result<u64, ErrorKind> {
+    let digits = |t: &[u8]| -> Option<String> {
+        (!t.is_empty() && t.iter().all(u8::is_ascii_digit)).then(|| String::from_utf8_lossy(t).into_owned())
+    };
+    let run = token.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits(&token[..run]).is_some_and(|p| p.parse::<u64>().is_err()) {
+        return Err(ErrorKind::Overflow);
+    }
+    let all = digits(token).ok_or(ErrorKind::InvalidNumber)?;
+    all.parse::<u64>().map_err(|_| ErrorKind::Overflow)
+}
+
+/// Independent model of the line split every procfs parser uses: lines end
+/// at `\n`, a last line without `\n` counts, nothing follows a final `\n`,
+/// and an empty input has no line. Returns `(start offset, bytes)` per line.
+#[must_use]
+pub fn model_lines(input: &[u8]) -> Vec<(usize, &[u8])> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for piece in input.split(|&b| b == b'\n') {
+        if start == input.len() && piece.is_empty() {
+            break; // after a final `\n` (or an empty input): no further line
+        }
+        out.push((start, piece));
+        start += piece.len() + 1;
+    }
+    out
+}
+
+/// Independent model of the field split: maximal runs of bytes other than
+/// space and tab, with the index where each starts.
+#[must_use]
+pub fn model_fields(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if blank(&bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let len = bytes[i..].iter().position(blank).unwrap_or(bytes.len() - i);
+        out.push((i, &bytes[i..i + len]));
+        i += len;
+    }
+    out
+}
+
+/// Independent model of `format::single::parse_u64` (one `u64` and an
+/// optional `\n`): an empty file or empty line is `Empty`, a second line
+/// `TrailingData` at its start, a bad number is located at the line start.
+pub fn model_single_u64(input: &[u8]) -> Result<u64, ParseError> {
+    let lines = model_lines(input);
+    let Some(&(_, bytes)) = lines.first() else {
+        return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+    };
+    if let Some(&(start, _)) = lines.get(1) {
+        return Err(ParseError::new(ErrorKind::TrailingData, 2, start));
+    }
+    if bytes.is_empty() {
+        return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+    }
+    model_u64(bytes).map_err(|kind| ParseError::new(kind, 1, 0))
+}
+
+/// Like [`check_error`], but also accepts the one error that names a line
+/// the input does not have: a required line (the `/proc/net/dev` header)
+/// that is missing altogether, located at the end of the input on the line
+/// after the last one.
+pub fn check_error_or_missing_line(input: &[u8], err: &ParseError) {
+    let line = usize::try_from(err.line).expect("u32 fits usize");
+    if line_span(input, line).is_some() {
+        check_error(input, err);
+        return;
+    }
+    assert_eq!(line, model_lines(input).len() + 1, "{err:?} names a line the input does not have");
+    assert_eq!(err.kind, ErrorKind::MissingHeader, "{err:?} names a line the input does not have");
+    assert_eq!(usize::try_from(err.offset).ok(), Some(input.len()), "{err:?}: a missing line is at the end");
+    assert!(!err.to_string().is_empty());
+}
+
+/// Model of the columns of one `/proc/stat` CPU line: the ten known ones
+/// (kernel order) and how many numeric columns the line had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuColumns {
+    /// `user` .. `guest_nice`; `None` past the end of a short line.
+    pub known: [Option<u64>; 10],
+    /// Number of columns, vendor extras past the tenth included.
+    pub columns: usize,
+}
+
+/// Independent model of a CPU line's columns (proc(5) `/proc/stat`):
+/// `fields` are the fields after the key as `(index in line, bytes)`. The
+/// first ten must be decimal `u64` (the first bad one is the error, at
+/// `line_start + index`), later ones are only counted, and fewer than four
+/// is `MissingField` right after the key (`line_start + key_end`).
+pub fn model_cpu_columns(
+    fields: &[(usize, &[u8])],
+    line: usize,
+    line_start: usize,
+    key_end: usize,
+) -> Result<CpuColumns, ParseError> {
+    let mut known = [None; 10];
+    for (slot, &(at, field)) in known.iter_mut().zip(fields) {
+        *slot = Some(model_u64(field).map_err(|kind| ParseError::new(kind, line, line_start + at))?);
+    }
+    if fields.len() < 4 {
+        return Err(ParseError::new(ErrorKind::MissingField, line, line_start + key_end));
+    }
+    Ok(CpuColumns { known, columns: fields.len() })
+}
+
+/// Checks every field and accessor of a parsed `CpuTimes` against the
+/// model: the named fields, `as_array`, `columns`, `total_ticks` (all but
+/// guest and guest_nice, saturating), `busy_ticks`, and `CpuTimes::new`.
+pub fn check_cpu_times(t: &stepmon_sysusage::parse::CpuTimes, model: &CpuColumns) {
+    use stepmon_sysusage::parse::CpuTimes;
+
+    let fields = [
+        Some(t.user),
+        Some(t.nice),
+        Some(t.system),
+        Some(t.idle),
+        t.iowait,
+        t.irq,
+        t.softirq,
+        t.steal,
+        t.guest,
+        t.guest_nice,
+    ];
+    assert_eq!(fields, model.known, "CpuTimes fields differ from the model");
+    assert_eq!(t.columns, model.columns);
+    assert_eq!(t.as_array(), fields, "as_array() differs from the fields");
+    for (i, value) in fields.iter().enumerate() {
+        assert_eq!(value.is_some(), i < t.columns, "column {i} of {}", t.columns);
+    }
+    let total: u128 = fields[..8].iter().flatten().map(|&v| u128::from(v)).sum();
+    let total = u64::try_from(total).unwrap_or(u64::MAX);
+    assert_eq!(t.total_ticks(), total);
+    assert_eq!(t.busy_ticks(), total.saturating_sub(t.idle).saturating_sub(t.iowait.unwrap_or(0)));
+    assert!(t.busy_ticks() <= t.total_ticks());
+    let base = CpuTimes::new(t.user, t.nice, t.system, t.idle);
+    assert_eq!(
+        base.as_array(),
+        [Some(t.user), Some(t.nice), Some(t.system), Some(t.idle), None, None, None, None, None, None]
+    );
+    assert_eq!(base.columns, 4);
+    if t.columns == 4 {
+        assert_eq!(base, *t);
+    }
+    assert_eq!(CpuTimes::COLUMNS.len(), 10);
+}
