@@ -1,10 +1,12 @@
 //! The JSON data model of step samples (BuildKit's `Sample` and stepmon's additions).
 
 mod step;
+mod summary;
 mod usage;
 
 pub use step::{
     CpuStat, IoDevice, IoStat, LimitJson, MaxToken, MemoryEventsJson, MemoryStat, PidsStat, StepSample, StepSampleExt,
 };
 pub use stepmon_sysusage::model::{Missing, MissingKind};
+pub use summary::{CpuSummary, IoSummary, MachineSummary, MemorySummary, StallSummary, UsageSummary};
 pub use usage::{Samples, SamplesExt, StepUsage};

@@ -1,0 +1,82 @@
+//! The small subcommands: `sample`, `sys`, `gc`, `doctor`.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use stepmon_sampler::cgroup::{CgroupProbe, discover};
+use stepmon_sysusage::model::SysSample;
+use stepmon_sysusage::probe::SysProbe;
+
+use crate::error::CliError;
+use crate::placement;
+
+/// Arguments of `stepmon sample`.
+#[derive(Debug, clap::Args)]
+pub struct SampleArgs {
+    /// A cgroup v2 directory (a systemd service, a container, a step).
+    pub cgroup_dir: PathBuf,
+}
+
+/// Arguments of `stepmon sys`.
+#[derive(Debug, clap::Args)]
+pub struct SysArgs {
+    /// Read procfs files from DIR (a directory of captured files laid out
+    /// like /proc) instead of /proc.
+    #[arg(long = "proc", value_name = "DIR", default_value = "/proc")]
+    pub proc_root: PathBuf,
+}
+
+/// Arguments of `stepmon gc`.
+#[derive(Debug, clap::Args)]
+pub struct GcArgs {
+    /// Where runs create their cgroups (default: this process's cgroup).
+    #[arg(long, value_name = "DIR")]
+    pub cgroup_parent: Option<PathBuf>,
+    /// Only list what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| CliError::new(format!("JSON: {e}")))?;
+    println!("{json}");
+    Ok(())
+}
+
+/// One sample of any cgroup, as JSON on stdout.
+pub fn sample(args: &SampleArgs) -> Result<(), CliError> {
+    let mut probe = CgroupProbe::open(&args.cgroup_dir).map_err(|e| {
+        CliError::io(&format!("cannot open {}", args.cgroup_dir.display()), &e)
+            .hint("give a cgroup v2 directory, e.g. /sys/fs/cgroup/system.slice/ssh.service")
+    })?;
+    print_json(&probe.read(Timestamp::now()))
+}
+
+/// One system sample, as JSON on stdout.
+pub fn sys(args: &SysArgs) -> Result<(), CliError> {
+    let mut probe = SysProbe::open(&args.proc_root)
+        .map_err(|e| CliError::io(&format!("cannot open {}", args.proc_root.display()), &e))?;
+    print_json(&SysSample::from_reading(&probe.read(), None))
+}
+
+fn base(cgroup_parent: Option<&Path>) -> Result<PathBuf, CliError> {
+    match cgroup_parent {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => discover::locate().map(|l| l.own_dir).map_err(|e| CliError::new(e.to_string())),
+    }
+}
+
+/// Removes cgroups of runs whose stepmon died.
+pub fn gc(args: &GcArgs) -> Result<(), CliError> {
+    let base = base(args.cgroup_parent.as_deref())?;
+    let removed = placement::collect_garbage(&base, args.dry_run)
+        .map_err(|e| CliError::io(&format!("cannot clean up under {}", base.display()), &e))?;
+    let verb = if args.dry_run { "would remove" } else { "removed" };
+    for dir in &removed {
+        eprintln!("stepmon: {verb} {}", dir.display());
+    }
+    if removed.is_empty() {
+        eprintln!("stepmon: nothing to clean up under {}", base.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! `stepmon`: run a command as a monitored step in its own cgroup and
+//! report what it cost. All measurement lives in the library crates
+//! (`stepmon-sampler` and below); this binary places, spawns, cleans up and
+//! prints.
+#![forbid(unsafe_code)]
+// A binary: `pub` marks what a module offers the rest of the crate.
+#![allow(unreachable_pub)]
+
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    eprintln!("stepmon: error: stepmon runs steps in Linux cgroups; this platform has none");
+    std::process::exit(125);
+}
+
+#[cfg(target_os = "linux")]
+mod commands;
+#[cfg(target_os = "linux")]
+mod error;
+#[cfg(target_os = "linux")]
+mod netns;
+#[cfg(target_os = "linux")]
+mod placement;
+#[cfg(target_os = "linux")]
+mod report;
+#[cfg(target_os = "linux")]
+mod run;
+#[cfg(target_os = "linux")]
+mod summary;
+#[cfg(target_os = "linux")]
+mod trampoline;
+#[cfg(target_os = "linux")]
+mod units;
+
+#[cfg(target_os = "linux")]
+mod cli {
+    use clap::{Parser, Subcommand};
+
+    /// Measure what a build or CI step costs: CPU, memory, IO, pids, network
+    /// and pressure stall, from the kernel's cgroup v2 counters, beside what
+    /// the whole machine did meanwhile.
+    #[derive(Debug, Parser)]
+    #[command(name = "stepmon", version, propagate_version = true)]
+    pub(crate) struct Cli {
+        #[command(subcommand)]
+        pub(crate) command: Cmd,
+    }
+
+    #[derive(Debug, Subcommand)]
+    pub(crate) enum Cmd {
+        /// Run a command as a monitored step and report its usage.
+        Run(crate::run::RunArgs),
+        /// One sample of an existing cgroup (JSON on stdout).
+        Sample(crate::commands::SampleArgs),
+        /// One sample of the whole machine (JSON on stdout).
+        Sys(crate::commands::SysArgs),
+        /// Remove cgroups left behind by runs whose stepmon was killed.
+        Gc(crate::commands::GcArgs),
+        #[command(name = "__exec", hide = true)]
+        Exec(crate::trampoline::ExecArgs),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn main() {
+    use clap::Parser;
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Cmd::Run(args) => run::run(args),
+        cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
+        cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
+        cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),
+        cli::Cmd::Exec(args) => Ok(trampoline::exec(args)),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("{error}");
+            std::process::exit(run::INTERNAL_ERROR);
+        }
+    }
+}

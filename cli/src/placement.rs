@@ -1,0 +1,226 @@
+//! Where a run's cgroups go: a per-run parent with one leaf per step, under
+//! this process's cgroup or `--cgroup-parent`, respecting the
+//! no-internal-process rule
+//! (<https://docs.kernel.org/admin-guide/cgroup-v2.html#no-internal-process-constraint>).
+//! Names are generated; nothing outside the created subtree is written,
+//! except `cgroup.procs` of a delegated parent the user named (to move this
+//! process into a leaf of it, see [`RunCgroups::create`]).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use stepmon_cgroupfs_parse::{CgroupEvents, ControllerList};
+
+/// The controllers stepmon enables for its steps.
+pub const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
+
+/// Prefix of every run parent; `gc` only ever touches directories named so.
+pub const RUN_PREFIX: &str = "stepmon-run.";
+
+/// A controller that could not be enabled, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NotEnabled {
+    /// Controller name.
+    pub controller: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// The cgroups of one run.
+#[derive(Debug)]
+pub struct RunCgroups {
+    /// `<base>/stepmon-run.<pid>.<start>`.
+    pub parent: PathBuf,
+    /// `<parent>/step` — where the step's processes run.
+    pub leaf: PathBuf,
+    /// Controllers enabled for the leaf.
+    pub enabled: Vec<&'static str>,
+    /// Controllers that are not, with the reason.
+    pub not_enabled: Vec<NotEnabled>,
+}
+
+/// This process's start time in clock ticks since boot (field 22 of
+/// `/proc/<pid>/stat`): with the PID it identifies a process across PID reuse.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may contain spaces and parentheses: fields
+    // after it start behind the last ')'.
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The owner (pid, start time) encoded in a run parent's name.
+pub fn owner_of(name: &str) -> Option<(u32, u64)> {
+    let rest = name.strip_prefix(RUN_PREFIX)?;
+    let (pid, start) = rest.split_once('.')?;
+    Some((pid.parse().ok()?, start.parse().ok()?))
+}
+
+fn controllers(dir: &Path) -> io::Result<Vec<String>> {
+    let bytes = fs::read(dir.join("cgroup.controllers"))?;
+    let list = ControllerList::parse(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    Ok(list.iter().map(str::to_owned).collect())
+}
+
+/// Whether a controller is bound to a cgroup v1 hierarchy (`/proc/cgroups`
+/// hierarchy column ≠ 0). The v1 name of `io` is `blkio`.
+fn bound_to_v1(controller: &str) -> bool {
+    let v1_name = if controller == "io" { "blkio" } else { controller };
+    fs::read_to_string("/proc/cgroups").unwrap_or_default().lines().any(|l| {
+        let mut f = l.split_whitespace();
+        f.next() == Some(v1_name) && f.next().is_some_and(|h| h != "0")
+    })
+}
+
+impl RunCgroups {
+    /// Creates `<base>/stepmon-run.<pid>.<start>/step` and enables every
+    /// controller of [`CONTROLLERS`] that the run parent may enable.
+    ///
+    /// With `delegated` (the user named this process's own cgroup with
+    /// `--cgroup-parent`, e.g. inside `systemd-run --scope -p Delegate=yes`),
+    /// this process first moves into `<base>/stepmon-supervisor` so that
+    /// `base` holds no process and may enable controllers for its children —
+    /// the no-internal-process rule. Otherwise nothing outside the run's own
+    /// subtree is written.
+    pub fn create(base: &Path, delegated: bool) -> io::Result<RunCgroups> {
+        let pid = std::process::id();
+        let start = start_time(pid).unwrap_or(0);
+        if delegated {
+            let supervisor = base.join("stepmon-supervisor");
+            match fs::create_dir(&supervisor) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+            fs::write(supervisor.join("cgroup.procs"), "0")?;
+            // Enable in the delegated base what it may enable (it is ours now).
+            let available = controllers(base)?;
+            for c in CONTROLLERS.iter().filter(|c| available.iter().any(|a| a == *c)) {
+                let _ = fs::write(base.join("cgroup.subtree_control"), format!("+{c}"));
+            }
+        }
+        let parent = base.join(format!("{RUN_PREFIX}{pid}.{start}"));
+        fs::create_dir(&parent)?;
+        let mut run = RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new() };
+        let available = controllers(&run.parent)?;
+        for controller in CONTROLLERS {
+            if !available.iter().any(|a| a == controller) {
+                let reason = if bound_to_v1(controller) {
+                    "bound to a cgroup v1 hierarchy on this host (hybrid layout)".to_owned()
+                } else {
+                    format!(
+                        "not enabled in {} (its cgroup.subtree_control lacks it; delegate a subtree with it enabled)",
+                        base.display()
+                    )
+                };
+                run.not_enabled.push(NotEnabled { controller, reason });
+                continue;
+            }
+            match fs::write(run.parent.join("cgroup.subtree_control"), format!("+{controller}")) {
+                Ok(()) => run.enabled.push(controller),
+                Err(e) => run.not_enabled.push(NotEnabled { controller, reason: format!("enabling it failed: {e}") }),
+            }
+        }
+        if let Err(e) = fs::create_dir(&run.leaf) {
+            let _ = fs::remove_dir(&run.parent);
+            return Err(e);
+        }
+        Ok(run)
+    }
+
+    /// Kills everything left in the leaf (`cgroup.kill`, Linux 5.14+; older
+    /// kernels: SIGKILL to each member until empty) and waits until it is
+    /// unpopulated, at most `timeout`.
+    pub fn kill_and_wait(&self, timeout: Duration) -> io::Result<()> {
+        kill_and_wait(&self.leaf, timeout)
+    }
+
+    /// Removes the leaf and the parent (depth first).
+    pub fn remove(&self) -> io::Result<()> {
+        remove_tree(&self.parent)
+    }
+}
+
+/// Whether a cgroup still has live processes (`cgroup.events` `populated`).
+pub fn populated(dir: &Path) -> io::Result<bool> {
+    let bytes = fs::read(dir.join("cgroup.events"))?;
+    let events = CgroupEvents::parse(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    Ok(events.populated.unwrap_or(false))
+}
+
+/// Waits until `dir` has no live process, polling `cgroup.events`.
+pub fn wait_unpopulated(dir: &Path, timeout: Option<Duration>) -> io::Result<()> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    while populated(dir)? {
+        if timeout.is_some_and(|t| start.elapsed() > t) {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{} is still populated", dir.display())));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {
+    if !populated(leaf)? {
+        return Ok(());
+    }
+    match fs::write(leaf.join("cgroup.kill"), "1") {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // Before 5.14: signal every member until the cgroup is empty.
+            let start = Instant::now();
+            while populated(leaf)? && start.elapsed() < timeout {
+                for pid in fs::read_to_string(leaf.join("cgroup.procs"))?.lines() {
+                    if let Some(pid) = pid.trim().parse().ok().and_then(rustix::process::Pid::from_raw) {
+                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        Err(e) => return Err(e),
+    }
+    wait_unpopulated(leaf, Some(timeout))
+}
+
+/// Removes a cgroup directory tree bottom-up (cgroup directories are removed
+/// with `rmdir`; their files go with them).
+pub fn remove_tree(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            remove_tree(&entry.path())?;
+        }
+    }
+    fs::remove_dir(dir)
+}
+
+/// Finds run parents under `base` whose owner is gone (killed with SIGKILL,
+/// crashed) and removes them: kills what is left in them, waits, rmdirs.
+/// Returns the removed directories. Directories of live owners are kept.
+pub fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for entry in fs::read_dir(base)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some((pid, start)) = name.to_str().and_then(owner_of) else { continue };
+        if start_time(pid) == Some(start) {
+            continue; // the owner is alive
+        }
+        let dir = entry.path();
+        if !dry_run {
+            for child in fs::read_dir(&dir)? {
+                let child = child?;
+                if child.file_type()?.is_dir() {
+                    kill_and_wait(&child.path(), Duration::from_secs(5))?;
+                }
+            }
+            remove_tree(&dir)?;
+        }
+        removed.push(dir);
+    }
+    Ok(removed)
+}

@@ -1,0 +1,301 @@
+//! `stepmon run`: the step's whole life — cgroups, network, sampling, the
+//! process, leftovers, the final sample, cleanup, output.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use stepmon_sampler::cgroup::discover;
+use stepmon_sampler::model::{StepUsage, UsageSummary};
+use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
+
+use crate::error::CliError;
+use crate::netns::HeldNamespace;
+use crate::placement::{self, RunCgroups};
+use crate::report::{Collector, Host, RunInfo, RunReport};
+
+/// How the step's network is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetMode {
+    /// Share the host's namespace (not counted).
+    Host,
+    /// A new namespace with only loopback up.
+    Isolated,
+    /// Join an existing namespace.
+    Namespace(PathBuf),
+}
+
+impl std::str::FromStr for NetMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "host" => Ok(NetMode::Host),
+            "isolated" => Ok(NetMode::Isolated),
+            _ => s
+                .strip_prefix("ns:")
+                .filter(|p| !p.is_empty())
+                .map(|p| NetMode::Namespace(PathBuf::from(p)))
+                .ok_or_else(|| format!("expected host, isolated or ns:PATH, got {s:?}")),
+        }
+    }
+}
+
+/// Arguments of `stepmon run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Write the JSON report to FILE (`-` for stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Create the run's cgroups under DIR instead of this process's own
+    /// cgroup (e.g. a delegated subtree).
+    #[arg(long, value_name = "DIR")]
+    pub cgroup_parent: Option<PathBuf>,
+    /// After the main process exits, wait for every process of the step
+    /// instead of killing what it left behind.
+    #[arg(long)]
+    pub wait_all: bool,
+    /// Network of the step: host (default; not counted), isolated (a new
+    /// namespace with only loopback) or ns:PATH (join a namespace such as
+    /// /run/netns/NAME and count its interfaces).
+    #[arg(long, default_value = "host", value_name = "MODE")]
+    pub net: NetMode,
+    /// Count loopback traffic too (isolated or ns:PATH only).
+    #[arg(long)]
+    pub include_loopback: bool,
+    /// Do not print the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The command and its arguments (executed directly, never through a shell).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// Exit status of stepmon when it fails itself (not the step), as `env` and
+/// container runners do.
+pub const INTERNAL_ERROR: i32 = 125;
+
+/// Finds `program` like `execvp` would, to report "not found" before any
+/// cgroup is created.
+fn resolve(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return program.exists().then(|| program.to_path_buf());
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).map(|dir| dir.join(program)).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .find(|candidate| candidate.is_file())
+}
+
+/// Removes the run's cgroups whatever happens (kill leftovers first).
+struct Cleanup<'a> {
+    cgroups: &'a RunCgroups,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        let _ = self.cgroups.kill_and_wait(Duration::from_secs(10));
+        // rmdir can briefly fail with EBUSY right after the last task exits.
+        for attempt in 0..50 {
+            match self.cgroups.remove() {
+                Ok(()) => return,
+                Err(e) if attempt == 49 => {
+                    eprintln!(
+                        "stepmon: warning: could not remove {}: {e} (`stepmon gc` will)",
+                        self.cgroups.parent.display()
+                    );
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+}
+
+fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (Some(code), None, code),
+        (None, Some(signal)) => (None, Some(signal), 128 + signal),
+        (None, None) => (None, None, INTERNAL_ERROR),
+    }
+}
+
+/// Forwards SIGINT, SIGTERM and SIGHUP to the step until dropped.
+struct Forwarder {
+    handle: signal_hook::iterator::Handle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Forwarder {
+    /// Takes over SIGINT, SIGTERM and SIGHUP (before the step starts, so a
+    /// signal in between is queued, not fatal to stepmon).
+    fn catch() -> Result<signal_hook::iterator::Signals, CliError> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| CliError::io("signals", &e))
+    }
+
+    fn start(mut signals: signal_hook::iterator::Signals, child: &Child) -> Forwarder {
+        let handle = signals.handle();
+        let pid = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
+        let thread = std::thread::spawn(move || {
+            for signal in signals.forever() {
+                if let (Some(pid), Some(signal)) = (pid, rustix::process::Signal::from_named_raw(signal)) {
+                    let _ = rustix::process::kill_process(pid, signal);
+                }
+            }
+        });
+        Forwarder { handle, thread: Some(thread) }
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        self.handle.close();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn host(mount: &Path, pure_v2: bool) -> Host {
+    Host {
+        kernel: rustix::system::uname().release().to_string_lossy().into_owned(),
+        cgroup2_mount: mount.display().to_string(),
+        cgroup_layout: if pure_v2 { "unified" } else { "hybrid" },
+        psi: Path::new("/proc/pressure").exists(),
+    }
+}
+
+/// Runs the step; returns the exit status stepmon should exit with.
+pub fn run(args: RunArgs) -> Result<i32, CliError> {
+    let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
+    if resolve(Path::new(program)).is_none() {
+        eprintln!("stepmon: error: cannot run {}: command not found", program.to_string_lossy());
+        return Ok(crate::trampoline::NOT_FOUND);
+    }
+    let location = discover::locate().map_err(|e| {
+        CliError::new(e.to_string())
+            .hint("stepmon needs cgroup v2 (mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified)")
+    })?;
+    let base = args.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
+    if let Err(e) = placement::collect_garbage(&base, false) {
+        eprintln!("stepmon: warning: cleaning up earlier runs under {}: {e}", base.display());
+    }
+    // Naming one's own cgroup as the parent means "it is delegated to me".
+    let delegated = args.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+    let cgroups = RunCgroups::create(&base, delegated)
+        .map_err(|e| CliError::io(&format!("cannot create a cgroup under {}", base.display()), &e))?;
+    let cleanup = Cleanup { cgroups: &cgroups };
+
+    let namespace = match &args.net {
+        NetMode::Host => None,
+        NetMode::Isolated => {
+            Some(HeldNamespace::isolated().map_err(|e| CliError::io("cannot create a network namespace", &e))?)
+        }
+        NetMode::Namespace(path) => Some(
+            HeldNamespace::existing(path)
+                .map_err(|e| CliError::io(&format!("cannot use the network namespace {}", path.display()), &e))?,
+        ),
+    };
+    let network = match &namespace {
+        None => NetworkSource::SharedNamespace,
+        Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: args.include_loopback },
+    };
+
+    let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| CliError::new(e.to_string()))?;
+    let recorder = monitor.record(&cgroups.leaf, &network).map_err(|e| CliError::new(e.to_string()))?;
+
+    let exe = std::env::current_exe().map_err(|e| CliError::io("cannot find the stepmon binary", &e))?;
+    let mut trampoline = Command::new(exe);
+    trampoline.arg("__exec").arg("--cgroup").arg(&cgroups.leaf);
+    if let Some(ns) = &namespace {
+        trampoline.arg("--netns").arg(ns.path());
+    }
+    trampoline.arg("--").args(&args.command);
+
+    let start = Timestamp::now();
+    let started = Instant::now();
+    let signals = Forwarder::catch()?;
+    let mut child = trampoline.spawn().map_err(|e| CliError::io("cannot start the step", &e))?;
+    let forwarder = Forwarder::start(signals, &child);
+    let status = child.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
+    if args.wait_all {
+        placement::wait_unpopulated(&cgroups.leaf, None)
+            .map_err(|e| CliError::io("waiting for the step's processes", &e))?;
+    } else if let Err(e) = cgroups.kill_and_wait(Duration::from_secs(10)) {
+        eprintln!("stepmon: warning: killing what the step left behind: {e}");
+    }
+    let wall = started.elapsed();
+    let end = Timestamp::now();
+    drop(forwarder);
+
+    let usage: StepUsage = recorder.close_blocking();
+    monitor.shutdown_blocking();
+    drop(cleanup);
+
+    let (exit, signal, code) = exit_code(status);
+    let summary = UsageSummary::of(&usage, wall.as_secs_f64());
+    let (cpu_seconds, max_rss_bytes) = crate::report::own_usage();
+    let mut not_measured: Vec<String> = Vec::new();
+    let mut by_reason: Vec<(String, Vec<&str>)> = Vec::new();
+    for missing in &cgroups.not_enabled {
+        match by_reason.iter_mut().find(|(reason, _)| *reason == missing.reason) {
+            Some((_, controllers)) => controllers.push(missing.controller),
+            None => by_reason.push((missing.reason.clone(), vec![missing.controller])),
+        }
+    }
+    for (reason, controllers) in by_reason {
+        let names: Vec<&str> =
+            controllers.iter().map(|c| if *c == "cpu" { "cpu throttling (cpu controller)" } else { c }).collect();
+        not_measured.push(format!("{}: {reason}", names.join(", ")));
+    }
+    if namespace.is_none() {
+        not_measured.push(
+            "network: the step shares the host's network namespace (use --net isolated or --net ns:PATH to count it)"
+                .to_owned(),
+        );
+    }
+    if !Path::new("/proc/pressure").exists() {
+        not_measured.push("stall: pressure stall information is disabled on this kernel (boot with psi=1)".to_owned());
+    }
+    let report = RunReport {
+        stepmon: RunInfo {
+            command,
+            exit_code: exit,
+            signal,
+            start: Some(start),
+            end: Some(end),
+            cgroup: cgroups.leaf.display().to_string(),
+            controllers: cgroups.enabled.clone(),
+            controllers_not_enabled: cgroups.not_enabled.clone(),
+            host: host(&location.mount_point, location.pure_v2),
+            collector: Collector {
+                cpu_seconds,
+                max_rss_bytes,
+                samples: usage.resource_usage.samples.len(),
+                sys_samples: usage.sys_usage.len(),
+            },
+            summary: summary.clone(),
+            not_measured,
+        },
+        resource_usage: usage.resource_usage,
+        sys_usage: usage.sys_usage,
+    };
+    if !args.quiet {
+        eprint!("{}", crate::summary::render(&report, &summary));
+    }
+    if let Some(path) = &args.output {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))?;
+        if path == Path::new("-") {
+            println!("{json}");
+        } else {
+            std::fs::write(path, json + "\n")
+                .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?;
+        }
+    }
+    Ok(code)
+}

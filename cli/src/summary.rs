@@ -1,0 +1,86 @@
+//! The human summary printed on stderr when a step ends.
+
+use std::fmt::Write as _;
+
+use stepmon_sampler::model::{StallSummary, UsageSummary};
+
+use crate::report::RunReport;
+use crate::units::{bytes, percent, seconds};
+
+fn or_dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
+    value.map_or_else(|| "—".to_owned(), show)
+}
+
+fn stall(name: &str, s: &StallSummary) -> Option<String> {
+    let some = s.some_seconds?;
+    Some(format!("{name} {} ({})", seconds(some), s.some_share.map_or_else(String::new, percent)))
+}
+
+/// Renders the summary (plain text, one fact per line).
+pub fn render(report: &RunReport, summary: &UsageSummary) -> String {
+    let mut out = String::new();
+    let step = &report.stepmon;
+    let status = match (step.exit_code, step.signal) {
+        (Some(code), _) => format!("exited {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "did not start".to_owned(),
+    };
+    let _ = writeln!(out, "stepmon: `{}` {status} after {}", step.command.join(" "), seconds(summary.wall_seconds));
+    let c = &summary.cpu;
+    let mut cpu = format!(
+        "  cpu      user {}  system {}  = {} cores on average",
+        or_dash(c.user_seconds, seconds),
+        or_dash(c.system_seconds, seconds),
+        or_dash(c.average_cores, |v| format!("{v:.2}"))
+    );
+    if let Some(t) = c.throttled_seconds {
+        let _ = write!(cpu, "  throttled {} ({} periods)", seconds(t), c.throttled_periods.unwrap_or(0));
+    }
+    let _ = writeln!(out, "{cpu}");
+    let m = &summary.memory;
+    if m.peak_bytes.is_some() || m.anon_at_peak_bytes.is_some() {
+        let _ = writeln!(
+            out,
+            "  memory   peak {} (anon {}, file {})  oom kills {}",
+            or_dash(m.peak_bytes, bytes),
+            or_dash(m.anon_at_peak_bytes, bytes),
+            or_dash(m.file_at_peak_bytes, bytes),
+            or_dash(m.oom_kills, |k| k.to_string())
+        );
+    }
+    if summary.io.read_bytes.is_some() || summary.io.write_bytes.is_some() {
+        let _ = writeln!(
+            out,
+            "  io       read {}  write {}",
+            or_dash(summary.io.read_bytes, bytes),
+            or_dash(summary.io.write_bytes, bytes)
+        );
+    }
+    if let Some(peak) = summary.pids_peak {
+        let _ = writeln!(out, "  pids     peak {peak}");
+    }
+    let stalls: Vec<String> =
+        [("cpu", &summary.cpu_stall), ("memory", &summary.memory_stall), ("io", &summary.io_stall)]
+            .into_iter()
+            .filter_map(|(name, s)| stall(name, s))
+            .collect();
+    if !stalls.is_empty() {
+        let _ = writeln!(out, "  stall    {}", stalls.join("  "));
+    }
+    if summary.net_rx_bytes.is_some() || summary.net_tx_bytes.is_some() {
+        let _ = writeln!(
+            out,
+            "  network  rx {}  tx {}",
+            or_dash(summary.net_rx_bytes, bytes),
+            or_dash(summary.net_tx_bytes, bytes)
+        );
+    }
+    if let Some(busy) = summary.machine.cpu_busy_share {
+        let others = summary.machine.others_busy_share.map_or_else(String::new, |o| format!(", others {}", percent(o)));
+        let _ = writeln!(out, "  machine  cpu busy {}{others} during the step", percent(busy));
+    }
+    for missing in &step.not_measured {
+        let _ = writeln!(out, "  not measured: {missing}");
+    }
+    out
+}

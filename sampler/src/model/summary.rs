@@ -1,0 +1,220 @@
+//! The numbers a person reads first, computed from a recorded [`StepUsage`]:
+//! totals over the step, peaks, stall time and share of wall time, and how
+//! busy the machine was. Every value is `None` when the samples do not hold
+//! what it needs (the samples' `missing` lists say why).
+
+use serde::{Deserialize, Serialize};
+
+use super::step::StepSample;
+use super::usage::StepUsage;
+
+/// Nanoseconds to seconds.
+#[allow(clippy::cast_precision_loss)] // ns counts far below 2^53 (104 days)
+fn secs(nanos: u64) -> f64 {
+    nanos as f64 / 1e9
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn ratio(part: u64, whole: f64) -> Option<f64> {
+    (whole > 0.0).then(|| part as f64 / whole)
+}
+
+/// CPU of the step.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CpuSummary {
+    /// User time, s.
+    pub user_seconds: Option<f64>,
+    /// System time, s.
+    pub system_seconds: Option<f64>,
+    /// Total CPU time, s.
+    pub usage_seconds: Option<f64>,
+    /// Average cores in use: CPU time / wall time.
+    pub average_cores: Option<f64>,
+    /// Time throttled by the step's own `cpu.max`, s.
+    pub throttled_seconds: Option<f64>,
+    /// Periods in which it was throttled.
+    pub throttled_periods: Option<u32>,
+}
+
+/// Memory of the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct MemorySummary {
+    /// `memory.peak` (high-water mark of `memory.current`), bytes.
+    pub peak_bytes: Option<u64>,
+    /// Anonymous memory in the sample with the most memory, bytes.
+    pub anon_at_peak_bytes: Option<u64>,
+    /// Page cache in the sample with the most memory, bytes.
+    pub file_at_peak_bytes: Option<u64>,
+    /// Processes killed by the OOM killer during the step.
+    pub oom_kills: Option<u64>,
+    /// Group OOM kills during the step.
+    pub oom_group_kills: Option<u64>,
+    /// Times `memory.max` was hit.
+    pub max_hits: Option<u64>,
+    /// Times `memory.high` throttled the step.
+    pub high_hits: Option<u64>,
+}
+
+/// Block IO of the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct IoSummary {
+    /// Bytes read.
+    pub read_bytes: Option<u64>,
+    /// Bytes written.
+    pub write_bytes: Option<u64>,
+}
+
+/// Stall time of one resource (PSI) over the step.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct StallSummary {
+    /// Time some task of the step was stalled, s.
+    pub some_seconds: Option<f64>,
+    /// Share of wall time with some task stalled.
+    pub some_share: Option<f64>,
+    /// Time all its tasks were stalled, s.
+    pub full_seconds: Option<f64>,
+}
+
+/// The machine during the step (from `sysCPUStat`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct MachineSummary {
+    /// Share of all CPUs' time spent busy (not idle, not iowait).
+    pub cpu_busy_share: Option<f64>,
+    /// Share of all CPUs' time busy with work other than the step's.
+    pub others_busy_share: Option<f64>,
+    /// Share of CPU time taken by the hypervisor (steal).
+    pub steal_share: Option<f64>,
+}
+
+/// The summary of one step.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UsageSummary {
+    /// Wall time of the step, s.
+    pub wall_seconds: f64,
+    /// CPU.
+    pub cpu: CpuSummary,
+    /// Memory.
+    pub memory: MemorySummary,
+    /// Block IO.
+    pub io: IoSummary,
+    /// Peak number of tasks (`pids.peak`, else the highest `pids.current` seen).
+    pub pids_peak: Option<u64>,
+    /// CPU pressure.
+    pub cpu_stall: StallSummary,
+    /// Memory pressure.
+    pub memory_stall: StallSummary,
+    /// IO pressure.
+    pub io_stall: StallSummary,
+    /// Bytes received by the step (its own network namespace only).
+    pub net_rx_bytes: Option<u64>,
+    /// Bytes sent by the step.
+    pub net_tx_bytes: Option<u64>,
+    /// The machine.
+    pub machine: MachineSummary,
+}
+
+fn delta(first: Option<u64>, last: Option<u64>) -> Option<u64> {
+    Some(last?.saturating_sub(first.unwrap_or(0)))
+}
+
+fn stall(
+    samples: &[StepSample],
+    pick: impl Fn(&StepSample) -> Option<stepmon_sysusage::model::PressureJson>,
+    wall: f64,
+) -> StallSummary {
+    let total = |s: &StepSample, full: bool| {
+        let p = pick(s)?;
+        if full { p.full?.total } else { p.some?.total }
+    };
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else { return StallSummary::default() };
+    let some = delta(total(first, false), total(last, false));
+    let full = delta(total(first, true), total(last, true));
+    StallSummary {
+        some_seconds: some.map(|us| secs(us.saturating_mul(1000))),
+        some_share: some.and_then(|us| ratio(us, wall * 1e6)),
+        full_seconds: full.map(|us| secs(us.saturating_mul(1000))),
+    }
+}
+
+impl UsageSummary {
+    /// Summarises `usage` of a step that ran for `wall_seconds`.
+    #[must_use]
+    pub fn of(usage: &StepUsage, wall_seconds: f64) -> UsageSummary {
+        let samples = &usage.resource_usage.samples;
+        let (first, last) = (samples.first(), samples.last());
+        let cpu_of = |s: Option<&StepSample>| s.and_then(|s| s.cpu_stat);
+        let (c0, c1) = (cpu_of(first), cpu_of(last));
+        let usage_ns = delta(c0.and_then(|c| c.usage_nanos), c1.and_then(|c| c.usage_nanos));
+        let cpu = CpuSummary {
+            user_seconds: delta(c0.and_then(|c| c.user_nanos), c1.and_then(|c| c.user_nanos)).map(secs),
+            system_seconds: delta(c0.and_then(|c| c.system_nanos), c1.and_then(|c| c.system_nanos)).map(secs),
+            usage_seconds: usage_ns.map(secs),
+            average_cores: usage_ns.and_then(|ns| ratio(ns, wall_seconds * 1e9)),
+            throttled_seconds: delta(c0.and_then(|c| c.throttled_nanos), c1.and_then(|c| c.throttled_nanos)).map(secs),
+            throttled_periods: c1.and_then(|c| c.nr_throttled),
+        };
+        let fullest = samples
+            .iter()
+            .filter_map(|s| s.memory_stat)
+            .filter(|m| m.anon.is_some() || m.file.is_some())
+            .max_by_key(|m| m.anon.unwrap_or(0).saturating_add(m.file.unwrap_or(0)));
+        let events = |s: Option<&StepSample>| s.and_then(|s| s.stepmon.memory_events);
+        let (e0, e1) = (events(first), events(last));
+        let memory = MemorySummary {
+            peak_bytes: samples.iter().filter_map(|s| s.memory_stat.and_then(|m| m.peak)).max(),
+            anon_at_peak_bytes: fullest.and_then(|m| m.anon),
+            file_at_peak_bytes: fullest.and_then(|m| m.file),
+            oom_kills: delta(e0.and_then(|e| e.oom_kill), e1.and_then(|e| e.oom_kill)),
+            oom_group_kills: delta(e0.and_then(|e| e.oom_group_kill), e1.and_then(|e| e.oom_group_kill)),
+            max_hits: delta(e0.and_then(|e| e.max), e1.and_then(|e| e.max)),
+            high_hits: delta(e0.and_then(|e| e.high), e1.and_then(|e| e.high)),
+        };
+        let io_of = |s: Option<&StepSample>| s.and_then(|s| s.io_stat);
+        let (i0, i1) = (io_of(first), io_of(last));
+        let io = IoSummary {
+            read_bytes: delta(i0.and_then(|i| i.read_bytes), i1.and_then(|i| i.read_bytes)),
+            write_bytes: delta(i0.and_then(|i| i.write_bytes), i1.and_then(|i| i.write_bytes)),
+        };
+        let pids_peak = samples
+            .iter()
+            .filter_map(|s| s.stepmon.pids_peak)
+            .max()
+            .or_else(|| samples.iter().filter_map(|s| s.pids_stat.current).max());
+        let net = last.and_then(|s| s.net_stat);
+        let machine = usage.resource_usage.sys_cpu_stat.map(|c| {
+            let total = c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal;
+            let busy = total - c.idle - c.iowait;
+            let step = usage_ns.map(secs);
+            MachineSummary {
+                cpu_busy_share: (total > 0.0).then(|| busy / total),
+                others_busy_share: step.filter(|_| total > 0.0).map(|s| ((busy - s) / total).max(0.0)),
+                steal_share: (total > 0.0).then(|| c.steal / total),
+            }
+        });
+        UsageSummary {
+            wall_seconds,
+            cpu,
+            memory,
+            io,
+            pids_peak,
+            cpu_stall: stall(samples, |s| s.cpu_stat.and_then(|c| c.pressure), wall_seconds),
+            memory_stall: stall(samples, |s| s.memory_stat.and_then(|m| m.pressure), wall_seconds),
+            io_stall: stall(samples, |s| s.io_stat.and_then(|i| i.pressure), wall_seconds),
+            net_rx_bytes: net.and_then(|n| u64::try_from(n.rx_bytes).ok()),
+            net_tx_bytes: net.and_then(|n| u64::try_from(n.tx_bytes).ok()),
+            machine: machine.unwrap_or_default(),
+        }
+    }
+}
