@@ -65,12 +65,65 @@ pub struct RunArgs {
     /// Count loopback traffic too (isolated or ns:PATH only).
     #[arg(long)]
     pub include_loopback: bool,
+    /// Limit the step's memory (`memory.max` of its cgroup), e.g. 512M, 2G.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub memory_max: Option<u64>,
+    /// Limit the step's CPU (`cpu.max` of its cgroup) to this many cores, e.g. 1.5.
+    #[arg(long, value_name = "CORES")]
+    pub cpus: Option<f64>,
+    /// Limit the step's number of tasks (`pids.max` of its cgroup).
+    #[arg(long, value_name = "N")]
+    pub pids_max: Option<u64>,
     /// Do not print the summary.
     #[arg(short, long)]
     pub quiet: bool,
     /// The command and its arguments (executed directly, never through a shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+/// `512M`, `2G`, `1048576` → bytes (binary units).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let value: u64 = digits.parse().map_err(|_| format!("not a size: {text:?}"))?;
+    let shift = match unit.to_ascii_uppercase().trim_end_matches('B').trim_end_matches('I') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("unknown unit in {text:?} (use K, M, G or T)")),
+    };
+    value.checked_mul(1 << shift).ok_or_else(|| format!("too large: {text:?}"))
+}
+
+/// Writes the requested limits into the step's cgroup (which stepmon owns).
+fn apply_limits(args: &RunArgs, cgroups: &RunCgroups) -> Result<(), CliError> {
+    let mut limits: Vec<(&str, &str, String)> = Vec::new();
+    if let Some(bytes) = args.memory_max {
+        limits.push(("memory", "memory.max", bytes.to_string()));
+    }
+    if let Some(cores) = args.cpus {
+        if !(cores > 0.0 && cores.is_finite()) {
+            return Err(CliError::new(format!("--cpus must be a positive number, got {cores}")));
+        }
+        // The kernel's default period is 100 ms; quota = cores × period.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let quota = (cores * 100_000.0).round().max(1000.0) as u64;
+        limits.push(("cpu", "cpu.max", format!("{quota} 100000")));
+    }
+    if let Some(n) = args.pids_max {
+        limits.push(("pids", "pids.max", n.to_string()));
+    }
+    for (controller, file, value) in limits {
+        if !cgroups.enabled.contains(&controller) {
+            let why = cgroups.not_enabled.iter().find(|n| n.controller == controller).map_or("", |n| n.reason.as_str());
+            return Err(CliError::new(format!("cannot set {file}: the {controller} controller is not available ({why})")));
+        }
+        std::fs::write(cgroups.leaf.join(file), &value)
+            .map_err(|e| CliError::io(&format!("cannot set {file} to {value}"), &e))?;
+    }
+    Ok(())
 }
 
 /// Exit status of stepmon when it fails itself (not the step), as `env` and
@@ -190,6 +243,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let cgroups = RunCgroups::create(&base, delegated)
         .map_err(|e| CliError::io(&format!("cannot create a cgroup under {}", base.display()), &e))?;
     let cleanup = Cleanup { cgroups: &cgroups };
+    apply_limits(&args, &cgroups)?;
 
     let namespace = match &args.net {
         NetMode::Host => None,
@@ -298,4 +352,21 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
     }
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_net_modes() {
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_bytes("16m"), Ok(16 << 20));
+        assert!(parse_bytes("12X").is_err() && parse_bytes("M").is_err());
+        assert_eq!("isolated".parse::<NetMode>(), Ok(NetMode::Isolated));
+        assert_eq!("ns:/run/netns/x".parse::<NetMode>(), Ok(NetMode::Namespace(PathBuf::from("/run/netns/x"))));
+        assert!("ns:".parse::<NetMode>().is_err() && "bridge".parse::<NetMode>().is_err());
+    }
 }
