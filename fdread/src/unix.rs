@@ -10,6 +10,15 @@ use rustix::io::Errno;
 /// First allocation of a read buffer; most pseudo-files fit.
 const INITIAL_CAPACITY: usize = 4096;
 
+/// How a [`Dir`] is opened. On Linux `O_PATH`: the fd only anchors `openat`,
+/// needs no read permission on the directory and cannot be read itself.
+#[cfg(target_os = "linux")]
+const DIR_FLAGS: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+/// How a [`Dir`] is opened. `O_PATH` is Linux-only; elsewhere a read-only
+/// directory fd anchors `openat` just as well (it needs read permission).
+#[cfg(not(target_os = "linux"))]
+const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
 /// Runs a syscall again while a signal interrupts it (`EINTR`).
 pub fn retry_eintr<T>(mut call: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
     loop {
@@ -20,7 +29,7 @@ pub fn retry_eintr<T>(mut call: impl FnMut() -> rustix::io::Result<T>) -> io::Re
     }
 }
 
-/// A directory held open (`O_PATH`) so files in it can be opened relative to
+/// A directory held open (`O_PATH` on Linux) so files in it can be opened relative to
 /// it, even after the directory was renamed, and without re-resolving its path.
 #[derive(Debug)]
 pub struct Dir {
@@ -31,17 +40,14 @@ impl Dir {
     /// Opens a directory.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Dir> {
         let path = path.as_ref();
-        let fd =
-            retry_eintr(|| rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))?;
+        let fd = retry_eintr(|| rustix::fs::open(path, DIR_FLAGS, Mode::empty()))?;
         Ok(Dir { fd })
     }
 
     /// Opens a subdirectory relative to this one.
     pub fn open_dir_at(&self, name: impl AsRef<Path>) -> io::Result<Dir> {
         let name = name.as_ref();
-        let fd = retry_eintr(|| {
-            rustix::fs::openat(&self.fd, name, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        })?;
+        let fd = retry_eintr(|| rustix::fs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()))?;
         Ok(Dir { fd })
     }
 }
@@ -168,6 +174,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn procfs_seq_files_reread_from_zero() {
         let file = HeldFile::open("/proc/self/stat").unwrap();
         let mut buf = Vec::new();

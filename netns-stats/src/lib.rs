@@ -3,7 +3,7 @@
 //! * [`parse`] — zero-copy, allocation-free, `no_std` parsers for
 //!   `/proc/net/dev` ([`NetDev`]) and the single-value files of
 //!   `/sys/class/net/<if>/statistics/` ([`SysfsStatistics`]).
-//! * [`read`] (feature `std`) — [`NetnsCounters`] reads `/proc/net/dev` *as
+//! * [`read`] (feature `std`, Linux only) — [`NetnsCounters`] reads `/proc/net/dev` *as
 //!   seen from inside* a namespace named by a path (`/proc/<pid>/ns/net`,
 //!   `/run/netns/<name>`), by opening it on a short-lived thread that
 //!   `setns`-ed into that namespace; [`SysfsInterface`] reads the sysfs
@@ -49,17 +49,19 @@ pub mod parse;
 
 #[cfg(feature = "std")]
 pub mod model;
-#[cfg(feature = "std")]
+// The reader needs procfs, setns and rustix's Linux APIs; the parsers and the
+// model build on every platform (the sampler's API is cross-platform).
+#[cfg(all(feature = "std", target_os = "linux"))]
 pub mod read;
 
 #[cfg(feature = "std")]
 pub use model::{InterfaceCounters, NetworkSample, NetworkSampler, SampleOutcome, Snapshot, Totals, TotalsOptions};
 pub use parse::{DevCounters, Interface, NetDev, NetDevLines, StatFile, SysfsStatistics};
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_os = "linux"))]
 pub use read::{Error, NetnsCounters, SysfsInterface};
 pub use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 /// The README's example, compiled and run as a doctest.
-#[cfg(all(doctest, feature = "std"))]
+#[cfg(all(doctest, feature = "std", target_os = "linux"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
