@@ -151,49 +151,20 @@ pub(crate) fn steal_share(earlier: &CpuTimes, later: &CpuTimes) -> Option<f64> {
 /// One CPU's times, in the [`SysCPUStat`] shape plus its number (stepmon
 /// addition `perCpu`; absolute seconds in a sample, a difference in a delta).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct PerCpuStat {
     /// The CPU number `N` of `cpuN`.
     pub cpu: u32,
-    /// `user`, s.
-    #[serde(serialize_with = "millis")]
-    pub user: f64,
-    /// `nice`, s.
-    #[serde(serialize_with = "millis")]
-    pub nice: f64,
-    /// `system`, s.
-    #[serde(serialize_with = "millis")]
-    pub system: f64,
-    /// `idle`, s.
-    #[serde(serialize_with = "millis")]
-    pub idle: f64,
-    /// `iowait`, s.
-    #[serde(serialize_with = "millis")]
-    pub iowait: f64,
-    /// `irq`, s.
-    #[serde(serialize_with = "millis")]
-    pub irq: f64,
-    /// `softirq`, s.
-    #[serde(serialize_with = "millis")]
-    pub softirq: f64,
-    /// `steal`, s.
-    #[serde(serialize_with = "millis")]
-    pub steal: f64,
-    /// `guest`, s.
-    #[serde(serialize_with = "millis")]
-    pub guest: f64,
-    /// `guest_nice`, s.
-    #[serde(serialize_with = "millis")]
-    pub guest_nice: f64,
+    /// Its times, serialized inline (`{"cpu":0,"user":...}`).
+    #[serde(flatten)]
+    pub times: SysCPUStat,
 }
 
 impl PerCpuStat {
     /// CPU `cpu` with the values of `stat`.
     #[must_use]
     pub fn new(cpu: u32, stat: &SysCPUStat) -> Self {
-        let SysCPUStat { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice } = *stat;
-        PerCpuStat { cpu, user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice }
+        PerCpuStat { cpu, times: *stat }
     }
 
     /// Absolute seconds of every CPU line.
@@ -305,7 +276,7 @@ mod tests {
     fn per_cpu_delta_matches_by_number() {
         let t = |cpu, user| PerCpuTimes { cpu, times: CpuTimes::new(user, 0, 0, 0) };
         let d = PerCpuStat::delta(&[t(0, 10), t(2, 10)], &[t(0, 30), t(1, 5), t(2, 20)], HZ);
-        let got: Vec<_> = d.iter().map(|c| (c.cpu, c.user)).collect();
+        let got: Vec<_> = d.iter().map(|c| (c.cpu, c.times.user)).collect();
         assert_eq!(got, [(0, 0.2), (2, 0.1)]);
     }
 }
