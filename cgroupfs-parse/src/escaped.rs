@@ -68,11 +68,21 @@ impl<'a> Escaped<'a> {
     }
 
     /// The unescaped value as a path.
+    ///
+    /// Off Unix a path is not arbitrary bytes: invalid UTF-8 becomes U+FFFD
+    /// there (mountinfo only exists on Linux anyway).
     #[cfg(feature = "std")]
     #[must_use]
     pub fn to_path_buf(&self) -> std::path::PathBuf {
-        use std::os::unix::ffi::OsStringExt;
-        std::path::PathBuf::from(std::ffi::OsString::from_vec(self.bytes().collect()))
+        let bytes: std::vec::Vec<u8> = self.bytes().collect();
+        #[cfg(unix)]
+        let path = {
+            use std::os::unix::ffi::OsStringExt;
+            std::ffi::OsString::from_vec(bytes)
+        };
+        #[cfg(not(unix))]
+        let path = std::string::String::from_utf8_lossy(&bytes).into_owned();
+        std::path::PathBuf::from(path)
     }
 }
 

@@ -1,9 +1,11 @@
 //! `io.stat`: <https://docs.kernel.org/admin-guide/cgroup-v2.html#io-interface-files>.
 
-use crate::error::{ErrorKind, Result};
+use crate::error::{ErrorKind, ParseError, Result};
+use crate::format::is_key_byte;
 use crate::format::nested::{NestedKeyed, NestedLine};
 use crate::format::single::Limit;
-use crate::number::{Hundredths, parse_i64, parse_u32};
+use crate::lines::{find_byte, split_line};
+use crate::number::{Hundredths, parse_i64, parse_u32, parse_u64};
 
 /// A block device number, `MAJ:MIN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -17,7 +19,7 @@ pub struct DeviceId {
 impl DeviceId {
     /// Parses `MAJ:MIN`.
     pub fn parse(token: &[u8]) -> core::result::Result<DeviceId, ErrorKind> {
-        let colon = memchr::memchr(b':', token).ok_or(ErrorKind::InvalidField)?;
+        let colon = crate::lines::find_byte(b':', token).ok_or(ErrorKind::InvalidField)?;
         let (major, minor) =
             (token.get(..colon).unwrap_or_default(), token.get(colon.saturating_add(1)..).unwrap_or_default());
         Ok(DeviceId { major: parse_u32(major)?, minor: parse_u32(minor)? })
@@ -109,29 +111,71 @@ impl IoDeviceStat {
         let mut out = IoDeviceStat::empty(device);
         for pair in line.pairs() {
             let pair = pair?;
-            match pair.key {
-                "rbytes" => out.rbytes = Some(pair.value_u64()?),
-                "wbytes" => out.wbytes = Some(pair.value_u64()?),
-                "rios" => out.rios = Some(pair.value_u64()?),
-                "wios" => out.wios = Some(pair.value_u64()?),
-                "dbytes" => out.dbytes = Some(pair.value_u64()?),
-                "dios" => out.dios = Some(pair.value_u64()?),
-                "cost.vrate" => out.cost_vrate = Some(pair.convert(Hundredths::parse)?),
-                "cost.usage" => out.cost_usage_usec = Some(pair.value_u64()?),
-                "cost.wait" => out.cost_wait_usec = Some(pair.value_u64()?),
-                "cost.indebt" => out.cost_indebt_usec = Some(pair.value_u64()?),
-                "cost.indelay" => out.cost_indelay_usec = Some(pair.value_u64()?),
-                "use_delay" => out.use_delay = Some(pair.convert(parse_i64)?),
-                "delay_nsec" => out.delay_nsec = Some(pair.value_u64()?),
-                "depth" => out.iolat_depth = Some(pair.convert(Limit::parse_token)?),
-                "avg_lat" => out.iolat_avg_lat_usec = Some(pair.value_u64()?),
-                "win" => out.iolat_win_msec = Some(pair.value_u64()?),
-                "missed" => out.iolat_missed = Some(pair.value_u64()?),
-                "total" => out.iolat_total = Some(pair.value_u64()?),
-                _ => {}
-            }
+            out.set(pair.key.as_bytes(), pair.value)
+                .map_err(|kind| ParseError::new(kind, pair.line, pair.value_offset))?;
         }
         Ok(out)
+    }
+
+    /// `parse_line` without error positions, for `IoStat::parse_fast`:
+    /// `MAJ:MIN` then `KEY=VALUE` tokens separated by runs of spaces, split
+    /// and checked as [`NestedKeyed`] does, so `None` exactly where
+    /// `parse_line` (or `NestedKeyed`) fails and the same value otherwise.
+    #[inline]
+    fn parse_line_fast(line: &[u8]) -> Option<IoDeviceStat> {
+        let (key, mut pairs) = match find_byte(b' ', line) {
+            Some(at) => (line.get(..at)?, line.get(at.saturating_add(1)..)?),
+            None => (line, &[][..]),
+        };
+        // A `DeviceId` is digits and a colon, so also a valid line key (an
+        // empty line is no `DeviceId` either).
+        let mut out = IoDeviceStat::empty(DeviceId::parse(key).ok()?);
+        loop {
+            while let Some((b' ', rest)) = pairs.split_first() {
+                pairs = rest;
+            }
+            if pairs.is_empty() {
+                return Some(out);
+            }
+            let end = find_byte(b' ', pairs).unwrap_or(pairs.len());
+            let (token, rest) = pairs.split_at_checked(end)?;
+            let eq = find_byte(b'=', token)?;
+            let (key, value) = (token.get(..eq)?, token.get(eq.saturating_add(1)..)?);
+            if key.is_empty() || !key.iter().all(|&b| is_key_byte(b)) {
+                return None;
+            }
+            out.set(key, value).ok()?;
+            pairs = rest;
+        }
+    }
+
+    /// Sets the field of sub-key `key` from `value`; unknown keys are
+    /// ignored. Shared by the general and the fast path, so both convert
+    /// every value the same way.
+    #[inline]
+    fn set(&mut self, key: &[u8], value: &[u8]) -> core::result::Result<(), ErrorKind> {
+        match key {
+            b"rbytes" => self.rbytes = Some(parse_u64(value)?),
+            b"wbytes" => self.wbytes = Some(parse_u64(value)?),
+            b"rios" => self.rios = Some(parse_u64(value)?),
+            b"wios" => self.wios = Some(parse_u64(value)?),
+            b"dbytes" => self.dbytes = Some(parse_u64(value)?),
+            b"dios" => self.dios = Some(parse_u64(value)?),
+            b"cost.vrate" => self.cost_vrate = Some(Hundredths::parse(value)?),
+            b"cost.usage" => self.cost_usage_usec = Some(parse_u64(value)?),
+            b"cost.wait" => self.cost_wait_usec = Some(parse_u64(value)?),
+            b"cost.indebt" => self.cost_indebt_usec = Some(parse_u64(value)?),
+            b"cost.indelay" => self.cost_indelay_usec = Some(parse_u64(value)?),
+            b"use_delay" => self.use_delay = Some(parse_i64(value)?),
+            b"delay_nsec" => self.delay_nsec = Some(parse_u64(value)?),
+            b"depth" => self.iolat_depth = Some(Limit::parse_token(value)?),
+            b"avg_lat" => self.iolat_avg_lat_usec = Some(parse_u64(value)?),
+            b"win" => self.iolat_win_msec = Some(parse_u64(value)?),
+            b"missed" => self.iolat_missed = Some(parse_u64(value)?),
+            b"total" => self.iolat_total = Some(parse_u64(value)?),
+            _ => {}
+        }
+        Ok(())
     }
 }
 
@@ -155,12 +199,23 @@ pub struct IoTotals {
     pub dios: Option<u64>,
 }
 
-fn add(total: &mut Option<u64>, value: Option<u64>, line: &NestedLine<'_>) -> Result<()> {
-    if let Some(value) = value {
-        let sum = total.unwrap_or(0).checked_add(value).ok_or(line.error(ErrorKind::Overflow))?;
-        *total = Some(sum);
+impl IoTotals {
+    /// Adds the standard counters of one device; `None` on overflow.
+    #[inline]
+    fn add(&mut self, d: &IoDeviceStat) -> Option<()> {
+        fn add(total: &mut Option<u64>, value: Option<u64>) -> Option<()> {
+            if let Some(value) = value {
+                *total = Some(total.unwrap_or(0).checked_add(value)?);
+            }
+            Some(())
+        }
+        add(&mut self.rbytes, d.rbytes)?;
+        add(&mut self.wbytes, d.wbytes)?;
+        add(&mut self.rios, d.rios)?;
+        add(&mut self.wios, d.wios)?;
+        add(&mut self.dbytes, d.dbytes)?;
+        add(&mut self.dios, d.dios)
     }
-    Ok(())
 }
 
 /// `io.stat` (nested keyed by `MAJ:MIN`), spec:
@@ -190,17 +245,37 @@ pub struct IoStat<'a> {
 impl<'a> IoStat<'a> {
     /// Parses and validates the whole file.
     pub fn parse(input: &'a [u8]) -> Result<IoStat<'a>> {
+        // The fast path takes every well-formed file; on an error the
+        // general parser runs and says what is wrong where.
+        match IoStat::parse_fast(input) {
+            Some(io) => Ok(io),
+            None => IoStat::parse_general(input),
+        }
+    }
+
+    /// `parse` without error positions: `None` where `parse_general` fails,
+    /// the same value where it succeeds.
+    #[inline]
+    fn parse_fast(input: &'a [u8]) -> Option<IoStat<'a>> {
+        let mut totals = IoTotals::default();
+        let mut devices = 0usize;
+        let mut rest = input;
+        while !rest.is_empty() {
+            let (line, next) = split_line(rest);
+            totals.add(&IoDeviceStat::parse_line_fast(line)?)?;
+            devices = devices.saturating_add(1);
+            rest = next;
+        }
+        Some(IoStat { input, totals, devices })
+    }
+
+    /// The general parser, the one that reports errors.
+    fn parse_general(input: &'a [u8]) -> Result<IoStat<'a>> {
         let mut totals = IoTotals::default();
         let mut devices = 0usize;
         for line in NestedKeyed::new(input) {
             let line = line?;
-            let d = IoDeviceStat::parse_line(&line)?;
-            add(&mut totals.rbytes, d.rbytes, &line)?;
-            add(&mut totals.wbytes, d.wbytes, &line)?;
-            add(&mut totals.rios, d.rios, &line)?;
-            add(&mut totals.wios, d.wios, &line)?;
-            add(&mut totals.dbytes, d.dbytes, &line)?;
-            add(&mut totals.dios, d.dios, &line)?;
+            totals.add(&IoDeviceStat::parse_line(&line)?).ok_or(line.error(ErrorKind::Overflow))?;
             devices = devices.saturating_add(1);
         }
         Ok(IoStat { input, totals, devices })

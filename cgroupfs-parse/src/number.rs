@@ -19,16 +19,23 @@ pub fn parse_u64(token: &[u8]) -> Result<u64, ErrorKind> {
     if token.is_empty() {
         return Err(ErrorKind::InvalidNumber);
     }
+    // 19 digits are at most 10^19 - 1 < u64::MAX, so the first 19 need no
+    // overflow check (nearly every kernel counter is shorter); checking each
+    // of them cost more than the digit loop itself.
+    let (short, long) = token.split_at_checked(MAX_SAFE_DIGITS).unwrap_or((token, &[]));
     let mut value: u64 = 0;
-    for &b in token {
-        let digit = b.wrapping_sub(b'0');
-        if digit > 9 {
-            return Err(ErrorKind::InvalidNumber);
-        }
+    for &b in short {
+        value = value.wrapping_mul(10).wrapping_add(u64::from(digit(b)?));
+    }
+    for &b in long {
+        let digit = digit(b)?;
         value = value.checked_mul(10).and_then(|v| v.checked_add(u64::from(digit))).ok_or(ErrorKind::Overflow)?;
     }
     Ok(value)
 }
+
+/// The most decimal digits that always fit a `u64` (`u64::MAX` has 20).
+const MAX_SAFE_DIGITS: usize = 19;
 
 /// Parses an unsigned decimal that must fit a `u32` (PIDs, device numbers).
 #[inline]
@@ -112,8 +119,30 @@ impl Hundredths {
     /// Parses `INT.DD` (the kernel always prints two decimals; `INT` and
     /// `INT.D` are accepted too). More than two decimals would not be exact
     /// and is [`ErrorKind::InvalidNumber`].
+    #[inline]
     pub fn parse(token: &[u8]) -> Result<Hundredths, ErrorKind> {
-        let (int, frac) = match memchr::memchr(b'.', token) {
+        // Fast path for the kernel's `%lu.%02lu`. When the part before the
+        // last three bytes is a plain number it holds no `.`, so this is the
+        // same split as the general path below makes; anything else goes
+        // there, which decides the error.
+        if let [int @ .., b'.', d1, d2] = token
+            && let (Ok(d1), Ok(d2)) = (digit(*d1), digit(*d2))
+            && let Ok(int) = parse_u64(int)
+        {
+            let frac = d1.wrapping_mul(10).wrapping_add(d2);
+            return int
+                .checked_mul(100)
+                .and_then(|v| v.checked_add(u64::from(frac)))
+                .map(Hundredths)
+                .ok_or(ErrorKind::Overflow);
+        }
+        Hundredths::parse_general(token)
+    }
+
+    /// `INT`, `INT.D` or `INT.DD`: splits at the first `.`, checks the
+    /// decimals, then the integer part.
+    fn parse_general(token: &[u8]) -> Result<Hundredths, ErrorKind> {
+        let (int, frac) = match crate::lines::find_byte(b'.', token) {
             Some(dot) => (token.get(..dot).unwrap_or_default(), token.get(dot.saturating_add(1)..).unwrap_or_default()),
             None => (token, &b""[..]),
         };

@@ -2,6 +2,7 @@
 
 use stepmon_cgroupfs_parse::Result;
 use stepmon_cgroupfs_parse::format::nested::NestedKeyed;
+use stepmon_cgroupfs_parse::lines::split_line;
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
 
 /// One `some` or `full` line, spec:
@@ -54,6 +55,42 @@ impl Pressure {
 
     /// Parses a PSI file. Never allocates.
     pub fn parse(input: &[u8]) -> Result<Pressure> {
+        // The fast path takes files exactly as the kernel prints them; on
+        // anything else (every error included) the general parser runs and
+        // says what is wrong where.
+        match Pressure::parse_kernel_layout(input) {
+            Some(out) => Ok(out),
+            None => Pressure::parse_general(input),
+        }
+    }
+
+    /// `parse` for the layout the kernel prints (`psi_show()` in
+    /// `kernel/sched/psi.c`): lines of exactly
+    /// `some|full avg10=A avg60=A avg300=A total=N`, single spaces, ending
+    /// in `\n` or the end of the input. `None` on any deviation, even a
+    /// valid one (other keys, order or spacing); the general parser then
+    /// decides. Where it returns a value, the general parser returns the
+    /// same: each value is the whole token between `=` and the next space
+    /// (or line end) and goes through the same conversion.
+    #[inline]
+    fn parse_kernel_layout(input: &[u8]) -> Option<Pressure> {
+        let mut out = Pressure::default();
+        let mut rest = input;
+        while !rest.is_empty() {
+            let (line, next) = split_line(rest);
+            let (slot, pairs) = if let Some(pairs) = line.strip_prefix(b"some ") {
+                (&mut out.some, pairs)
+            } else {
+                (&mut out.full, line.strip_prefix(b"full ")?)
+            };
+            *slot = Some(kernel_layout_line(pairs)?);
+            rest = next;
+        }
+        Some(out)
+    }
+
+    /// The general parser, the one that reports errors.
+    fn parse_general(input: &[u8]) -> Result<Pressure> {
         let mut out = Pressure::default();
         for line in NestedKeyed::new(input) {
             let line = line?;
@@ -77,6 +114,30 @@ impl Pressure {
         }
         Ok(out)
     }
+}
+
+/// The pairs of a kernel-printed line: `avg10=A avg60=A avg300=A total=N`.
+#[inline]
+fn kernel_layout_line(pairs: &[u8]) -> Option<PressureLine> {
+    let (avg10, rest) = value_of(pairs, b"avg10=")?;
+    let (avg60, rest) = value_of(rest, b"avg60=")?;
+    let (avg300, rest) = value_of(rest, b"avg300=")?;
+    let total = rest.strip_prefix(b"total=")?;
+    Some(PressureLine::new(
+        Hundredths::parse(avg10).ok()?,
+        Hundredths::parse(avg60).ok()?,
+        Hundredths::parse(avg300).ok()?,
+        parse_u64(total).ok()?,
+    ))
+}
+
+/// Strips `key` (with its `=`) from `pairs` and returns the value up to the
+/// next space, and what follows that space.
+#[inline]
+fn value_of<'a>(pairs: &'a [u8], key: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
+    let rest = pairs.strip_prefix(key)?;
+    let space = rest.iter().position(|&b| b == b' ')?;
+    Some((rest.get(..space)?, rest.get(space.saturating_add(1)..)?))
 }
 
 #[cfg(test)]

@@ -25,10 +25,16 @@ use crate::error::ErrorKind;
 /// non-ASCII garbage.
 #[inline]
 pub(crate) fn ascii_key(bytes: &[u8]) -> Result<&str, ErrorKind> {
-    if bytes.is_empty() || !bytes.iter().all(|&b| b.is_ascii_graphic() && b != b'=') {
+    if bytes.is_empty() || !bytes.iter().all(|&b| is_key_byte(b)) {
         return Err(ErrorKind::InvalidKey);
     }
     core::str::from_utf8(bytes).map_err(|_| ErrorKind::InvalidKey)
+}
+
+/// A byte [`ascii_key`] accepts: printable ASCII other than `=`.
+#[inline]
+pub(crate) fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_graphic() && b != b'='
 }
 
 /// Validates printable ASCII text that may contain single spaces (e.g.

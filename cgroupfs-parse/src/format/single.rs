@@ -8,6 +8,16 @@
 use crate::error::{ErrorKind, ParseError, Result};
 use crate::lines::{Line, Lines};
 
+/// The value of a single-value file for the fast paths below: the input
+/// without its one trailing `\n`. `parse(sole_token(input))` succeeding
+/// means the token holds no `\n` (no parser here accepts one), so the input
+/// was one non-empty line and the general path would give the same value;
+/// when it fails, the general path runs and locates the error.
+#[inline]
+fn sole_token(input: &[u8]) -> &[u8] {
+    input.strip_suffix(b"\n").unwrap_or(input)
+}
+
 /// The one line of a single-value file, or the error for an empty file or
 /// one with more lines.
 pub(crate) fn only_line(input: &[u8]) -> Result<Line<'_>> {
@@ -31,7 +41,11 @@ pub(crate) fn only_line(input: &[u8]) -> Result<Line<'_>> {
 /// assert!(parse_u64(b"").is_err());
 /// assert!(parse_u64(b"max\n").is_err());
 /// ```
+#[inline]
 pub fn parse_u64(input: &[u8]) -> Result<u64> {
+    if let Ok(value) = crate::number::parse_u64(sole_token(input)) {
+        return Ok(value);
+    }
     let line = only_line(input)?;
     crate::number::parse_u64(line.bytes).map_err(|kind| line.error(kind))
 }
@@ -86,12 +100,17 @@ pub enum Limit {
 
 impl Limit {
     /// Parses a whole single-value file holding a number or `max`.
+    #[inline]
     pub fn parse(input: &[u8]) -> Result<Limit> {
+        if let Ok(limit) = Limit::parse_token(sole_token(input)) {
+            return Ok(limit);
+        }
         let line = only_line(input)?;
         Limit::parse_token(line.bytes).map_err(|kind| line.error(kind))
     }
 
     /// Parses one token (`max` or a number), e.g. the first half of `cpu.max`.
+    #[inline]
     pub fn parse_token(token: &[u8]) -> core::result::Result<Limit, ErrorKind> {
         if token == b"max" { Ok(Limit::Max) } else { crate::number::parse_u64(token).map(Limit::Value) }
     }
