@@ -60,7 +60,8 @@ impl ProcFile {
         }
     }
 
-    /// Index into per-file arrays.
+    /// Index into per-file arrays (of the Linux-only probe).
+    #[cfg(target_os = "linux")]
     pub(crate) fn index(self) -> usize {
         match self {
             ProcFile::Stat => 0,
