@@ -1,9 +1,9 @@
 //! CPU controller files: <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>.
 
 use crate::error::{ErrorKind, Result};
-use crate::format::flat::flat_u64_struct;
+use crate::format::flat::{CIntCounter, U64, flat_u64_struct};
 use crate::format::single::Limit;
-use crate::number::{parse_c_int_counter, parse_u64};
+use crate::number::parse_u64;
 
 flat_u64_struct! {
     /// `cpu.stat` (flat keyed), spec:
@@ -19,25 +19,25 @@ flat_u64_struct! {
     /// ```
     pub struct CpuStat {
         /// Total CPU time (µs). 4.15.
-        usage_usec = "usage_usec" via parse_u64,
+        usage_usec = "usage_usec" via U64,
         /// User CPU time (µs). 4.15.
-        user_usec = "user_usec" via parse_u64,
+        user_usec = "user_usec" via U64,
         /// System CPU time incl. irq/softirq (µs). 4.15.
-        system_usec = "system_usec" via parse_u64,
+        system_usec = "system_usec" via U64,
         /// Niced user time, part of `user_usec` (µs). 6.13.
-        nice_usec = "nice_usec" via parse_u64,
+        nice_usec = "nice_usec" via U64,
         /// Forced-idle time under core scheduling (µs). 6.0, `CONFIG_SCHED_CORE`.
-        core_sched_force_idle_usec = "core_sched.force_idle_usec" via parse_u64,
+        core_sched_force_idle_usec = "core_sched.force_idle_usec" via U64,
         /// Elapsed bandwidth periods (C `int`, wraps). Needs the cpu controller.
-        nr_periods = "nr_periods" via parse_c_int_counter,
+        nr_periods = "nr_periods" via CIntCounter,
         /// Periods in which this cgroup was throttled by its own `cpu.max`.
-        nr_throttled = "nr_throttled" via parse_c_int_counter,
+        nr_throttled = "nr_throttled" via CIntCounter,
         /// Time throttled by its own `cpu.max` (µs).
-        throttled_usec = "throttled_usec" via parse_u64,
+        throttled_usec = "throttled_usec" via U64,
         /// Periods in which burst was used. 5.16.
-        nr_bursts = "nr_bursts" via parse_c_int_counter,
+        nr_bursts = "nr_bursts" via CIntCounter,
         /// Burst time used (µs). 5.16.
-        burst_usec = "burst_usec" via parse_u64,
+        burst_usec = "burst_usec" via U64,
     }
 }
 
@@ -48,7 +48,7 @@ flat_u64_struct! {
     pub struct CpuStatLocal {
         /// Time this cgroup's run queues were throttled, including by
         /// ancestors' limits (µs).
-        throttled_usec = "throttled_usec" via parse_u64,
+        throttled_usec = "throttled_usec" via U64,
     }
 }
 

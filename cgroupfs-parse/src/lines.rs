@@ -158,7 +158,7 @@ pub fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
 
 /// Splits `input` at its first `\n`: the line without it, and what follows
 /// it (empty after a last line with or without `\n`).
-#[inline]
+#[inline(always)]
 #[must_use]
 pub fn split_line(input: &[u8]) -> (&[u8], &[u8]) {
     match find_byte(b'\n', input) {

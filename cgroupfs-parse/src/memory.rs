@@ -2,8 +2,7 @@
 //! Single-value files (`memory.current`, `memory.peak`, `memory.max`, ...)
 //! use [`crate::single::parse_u64`] and [`crate::Limit`].
 
-use crate::format::flat::flat_u64_struct;
-use crate::number::parse_u64;
+use crate::format::flat::{U64, flat_u64_struct};
 
 flat_u64_struct! {
     /// `memory.stat` (flat keyed), spec:
@@ -19,149 +18,149 @@ flat_u64_struct! {
     /// ```
     pub struct MemoryStat {
         /// Anonymous memory (bytes).
-        anon = "anon" via parse_u64,
+        anon = "anon" via U64,
         /// Page cache (bytes).
-        file = "file" via parse_u64,
+        file = "file" via U64,
         /// Total kernel memory (bytes). 5.18 (≈).
-        kernel = "kernel" via parse_u64,
+        kernel = "kernel" via U64,
         /// Kernel stacks (bytes).
-        kernel_stack = "kernel_stack" via parse_u64,
+        kernel_stack = "kernel_stack" via U64,
         /// Page tables (bytes).
-        pagetables = "pagetables" via parse_u64,
+        pagetables = "pagetables" via U64,
         /// Secondary page tables, e.g. KVM (bytes). 6.0 (≈).
-        sec_pagetables = "sec_pagetables" via parse_u64,
+        sec_pagetables = "sec_pagetables" via U64,
         /// Per-CPU kernel allocations (bytes).
-        percpu = "percpu" via parse_u64,
+        percpu = "percpu" via U64,
         /// Network transmission buffers (bytes).
-        sock = "sock" via parse_u64,
+        sock = "sock" via U64,
         /// vmalloc-backed memory (bytes).
-        vmalloc = "vmalloc" via parse_u64,
+        vmalloc = "vmalloc" via U64,
         /// Swap-backed shared memory incl. tmpfs (bytes).
-        shmem = "shmem" via parse_u64,
+        shmem = "shmem" via U64,
         /// zswap compression backend memory (bytes). `CONFIG_ZSWAP`.
-        zswap = "zswap" via parse_u64,
+        zswap = "zswap" via U64,
         /// Memory swapped out to zswap (bytes). `CONFIG_ZSWAP`.
-        zswapped = "zswapped" via parse_u64,
+        zswapped = "zswapped" via U64,
         /// Incompressible pages stored in zswap (bytes). Recent, `CONFIG_ZSWAP`.
-        zswap_incomp = "zswap_incomp" via parse_u64,
+        zswap_incomp = "zswap_incomp" via U64,
         /// Mapped page cache (bytes).
-        file_mapped = "file_mapped" via parse_u64,
+        file_mapped = "file_mapped" via U64,
         /// Dirty page cache (bytes).
-        file_dirty = "file_dirty" via parse_u64,
+        file_dirty = "file_dirty" via U64,
         /// Page cache under writeback (bytes).
-        file_writeback = "file_writeback" via parse_u64,
+        file_writeback = "file_writeback" via U64,
         /// Swap cache (bytes). `CONFIG_SWAP`.
-        swapcached = "swapcached" via parse_u64,
+        swapcached = "swapcached" via U64,
         /// Anonymous transparent huge pages (bytes). THP.
-        anon_thp = "anon_thp" via parse_u64,
+        anon_thp = "anon_thp" via U64,
         /// File transparent huge pages (bytes). THP.
-        file_thp = "file_thp" via parse_u64,
+        file_thp = "file_thp" via U64,
         /// Shmem transparent huge pages (bytes). THP.
-        shmem_thp = "shmem_thp" via parse_u64,
+        shmem_thp = "shmem_thp" via U64,
         /// Inactive anonymous LRU (bytes).
-        inactive_anon = "inactive_anon" via parse_u64,
+        inactive_anon = "inactive_anon" via U64,
         /// Active anonymous LRU (bytes).
-        active_anon = "active_anon" via parse_u64,
+        active_anon = "active_anon" via U64,
         /// Inactive file LRU (bytes).
-        inactive_file = "inactive_file" via parse_u64,
+        inactive_file = "inactive_file" via U64,
         /// Active file LRU (bytes).
-        active_file = "active_file" via parse_u64,
+        active_file = "active_file" via U64,
         /// Unevictable memory (bytes).
-        unevictable = "unevictable" via parse_u64,
+        unevictable = "unevictable" via U64,
         /// Reclaimable slab (bytes).
-        slab_reclaimable = "slab_reclaimable" via parse_u64,
+        slab_reclaimable = "slab_reclaimable" via U64,
         /// Unreclaimable slab (bytes).
-        slab_unreclaimable = "slab_unreclaimable" via parse_u64,
+        slab_unreclaimable = "slab_unreclaimable" via U64,
         /// Total slab, the sum of the two above (bytes).
-        slab = "slab" via parse_u64,
+        slab = "slab" via U64,
         /// HugeTLB pages (bytes); only with the `memory_hugetlb_accounting` mount option. 6.6.
-        hugetlb = "hugetlb" via parse_u64,
+        hugetlb = "hugetlb" via U64,
         /// Refaults of evicted anonymous pages.
-        workingset_refault_anon = "workingset_refault_anon" via parse_u64,
+        workingset_refault_anon = "workingset_refault_anon" via U64,
         /// Refaults of evicted file pages.
-        workingset_refault_file = "workingset_refault_file" via parse_u64,
+        workingset_refault_file = "workingset_refault_file" via U64,
         /// Refaulted anonymous pages activated immediately.
-        workingset_activate_anon = "workingset_activate_anon" via parse_u64,
+        workingset_activate_anon = "workingset_activate_anon" via U64,
         /// Refaulted file pages activated immediately.
-        workingset_activate_file = "workingset_activate_file" via parse_u64,
+        workingset_activate_file = "workingset_activate_file" via U64,
         /// Restored anonymous pages that were active before reclaim.
-        workingset_restore_anon = "workingset_restore_anon" via parse_u64,
+        workingset_restore_anon = "workingset_restore_anon" via U64,
         /// Restored file pages that were active before reclaim.
-        workingset_restore_file = "workingset_restore_file" via parse_u64,
+        workingset_restore_file = "workingset_restore_file" via U64,
         /// Shadow nodes reclaimed.
-        workingset_nodereclaim = "workingset_nodereclaim" via parse_u64,
+        workingset_nodereclaim = "workingset_nodereclaim" via U64,
         /// Pages demoted by kswapd.
-        pgdemote_kswapd = "pgdemote_kswapd" via parse_u64,
+        pgdemote_kswapd = "pgdemote_kswapd" via U64,
         /// Pages demoted by direct reclaim.
-        pgdemote_direct = "pgdemote_direct" via parse_u64,
+        pgdemote_direct = "pgdemote_direct" via U64,
         /// Pages demoted by khugepaged.
-        pgdemote_khugepaged = "pgdemote_khugepaged" via parse_u64,
+        pgdemote_khugepaged = "pgdemote_khugepaged" via U64,
         /// Pages demoted by proactive reclaim. Recent.
-        pgdemote_proactive = "pgdemote_proactive" via parse_u64,
+        pgdemote_proactive = "pgdemote_proactive" via U64,
         /// Pages reclaimed by kswapd.
-        pgsteal_kswapd = "pgsteal_kswapd" via parse_u64,
+        pgsteal_kswapd = "pgsteal_kswapd" via U64,
         /// Pages reclaimed directly.
-        pgsteal_direct = "pgsteal_direct" via parse_u64,
+        pgsteal_direct = "pgsteal_direct" via U64,
         /// Pages reclaimed by khugepaged.
-        pgsteal_khugepaged = "pgsteal_khugepaged" via parse_u64,
+        pgsteal_khugepaged = "pgsteal_khugepaged" via U64,
         /// Pages reclaimed proactively (`memory.reclaim`). Recent.
-        pgsteal_proactive = "pgsteal_proactive" via parse_u64,
+        pgsteal_proactive = "pgsteal_proactive" via U64,
         /// Pages scanned by kswapd.
-        pgscan_kswapd = "pgscan_kswapd" via parse_u64,
+        pgscan_kswapd = "pgscan_kswapd" via U64,
         /// Pages scanned directly.
-        pgscan_direct = "pgscan_direct" via parse_u64,
+        pgscan_direct = "pgscan_direct" via U64,
         /// Pages scanned by khugepaged.
-        pgscan_khugepaged = "pgscan_khugepaged" via parse_u64,
+        pgscan_khugepaged = "pgscan_khugepaged" via U64,
         /// Pages scanned proactively. Recent.
-        pgscan_proactive = "pgscan_proactive" via parse_u64,
+        pgscan_proactive = "pgscan_proactive" via U64,
         /// Pages scanned on the active LRU.
-        pgrefill = "pgrefill" via parse_u64,
+        pgrefill = "pgrefill" via U64,
         /// Pages promoted by NUMA balancing. `CONFIG_NUMA_BALANCING`.
-        pgpromote_success = "pgpromote_success" via parse_u64,
+        pgpromote_success = "pgpromote_success" via U64,
         /// Pages scanned, total.
-        pgscan = "pgscan" via parse_u64,
+        pgscan = "pgscan" via U64,
         /// Pages reclaimed, total.
-        pgsteal = "pgsteal" via parse_u64,
+        pgsteal = "pgsteal" via U64,
         /// Pages swapped in.
-        pswpin = "pswpin" via parse_u64,
+        pswpin = "pswpin" via U64,
         /// Pages swapped out.
-        pswpout = "pswpout" via parse_u64,
+        pswpout = "pswpout" via U64,
         /// Page faults.
-        pgfault = "pgfault" via parse_u64,
+        pgfault = "pgfault" via U64,
         /// Major page faults.
-        pgmajfault = "pgmajfault" via parse_u64,
+        pgmajfault = "pgmajfault" via U64,
         /// Pages moved to the active LRU.
-        pgactivate = "pgactivate" via parse_u64,
+        pgactivate = "pgactivate" via U64,
         /// Pages moved to the inactive LRU.
-        pgdeactivate = "pgdeactivate" via parse_u64,
+        pgdeactivate = "pgdeactivate" via U64,
         /// Pages postponed to be freed under pressure.
-        pglazyfree = "pglazyfree" via parse_u64,
+        pglazyfree = "pglazyfree" via U64,
         /// Reclaimed lazyfree pages.
-        pglazyfreed = "pglazyfreed" via parse_u64,
+        pglazyfreed = "pglazyfreed" via U64,
         /// Zero-filled pages swapped in without IO. Recent, `CONFIG_SWAP`.
-        swpin_zero = "swpin_zero" via parse_u64,
+        swpin_zero = "swpin_zero" via U64,
         /// Zero-filled pages swapped out without IO. Recent, `CONFIG_SWAP`.
-        swpout_zero = "swpout_zero" via parse_u64,
+        swpout_zero = "swpout_zero" via U64,
         /// Pages moved into memory from zswap. `CONFIG_ZSWAP`.
-        zswpin = "zswpin" via parse_u64,
+        zswpin = "zswpin" via U64,
         /// Pages moved out of memory to zswap. `CONFIG_ZSWAP`.
-        zswpout = "zswpout" via parse_u64,
+        zswpout = "zswpout" via U64,
         /// Pages written back from zswap to swap. `CONFIG_ZSWAP`.
-        zswpwb = "zswpwb" via parse_u64,
+        zswpwb = "zswpwb" via U64,
         /// THPs allocated on fault.
-        thp_fault_alloc = "thp_fault_alloc" via parse_u64,
+        thp_fault_alloc = "thp_fault_alloc" via U64,
         /// THPs allocated by collapsing.
-        thp_collapse_alloc = "thp_collapse_alloc" via parse_u64,
+        thp_collapse_alloc = "thp_collapse_alloc" via U64,
         /// THPs swapped out whole.
-        thp_swpout = "thp_swpout" via parse_u64,
+        thp_swpout = "thp_swpout" via U64,
         /// THPs split before swap-out.
-        thp_swpout_fallback = "thp_swpout_fallback" via parse_u64,
+        thp_swpout_fallback = "thp_swpout_fallback" via U64,
         /// Pages migrated by NUMA balancing.
-        numa_pages_migrated = "numa_pages_migrated" via parse_u64,
+        numa_pages_migrated = "numa_pages_migrated" via U64,
         /// PTEs updated by NUMA balancing.
-        numa_pte_updates = "numa_pte_updates" via parse_u64,
+        numa_pte_updates = "numa_pte_updates" via U64,
         /// NUMA hinting faults.
-        numa_hint_faults = "numa_hint_faults" via parse_u64,
+        numa_hint_faults = "numa_hint_faults" via U64,
     }
 }
 
@@ -175,19 +174,19 @@ flat_u64_struct! {
     /// ```
     pub struct MemoryEvents {
         /// Reclaims of a cgroup below its `memory.low` protection.
-        low = "low" via parse_u64,
+        low = "low" via U64,
         /// Throttling by `memory.high`.
-        high = "high" via parse_u64,
+        high = "high" via U64,
         /// Hits of `memory.max`.
-        max = "max" via parse_u64,
+        max = "max" via U64,
         /// OOM situations (allocation failed at the limit).
-        oom = "oom" via parse_u64,
+        oom = "oom" via U64,
         /// Processes killed by the OOM killer. 4.13 (≈).
-        oom_kill = "oom_kill" via parse_u64,
+        oom_kill = "oom_kill" via U64,
         /// Group OOM kills (`memory.oom.group`). 5.17.
-        oom_group_kill = "oom_group_kill" via parse_u64,
+        oom_group_kill = "oom_group_kill" via U64,
         /// Socket memory throttling events. Recent (≈6.17–6.18).
-        sock_throttled = "sock_throttled" via parse_u64,
+        sock_throttled = "sock_throttled" via U64,
     }
 }
 

@@ -1,8 +1,7 @@
 //! PID controller files: <https://docs.kernel.org/admin-guide/cgroup-v2.html#pid-interface-files>.
 //! `pids.current`/`pids.peak` use [`crate::single::parse_u64`], `pids.max` [`crate::Limit`].
 
-use crate::format::flat::flat_u64_struct;
-use crate::number::parse_u64;
+use crate::format::flat::{U64, flat_u64_struct};
 
 flat_u64_struct! {
     /// `pids.events` (4.8) and `pids.events.local` (6.11), flat keyed, spec:
@@ -13,6 +12,6 @@ flat_u64_struct! {
     /// ```
     pub struct PidsEvents {
         /// Times the `pids.max` limit was hit (fork failed).
-        max = "max" via parse_u64,
+        max = "max" via U64,
     }
 }

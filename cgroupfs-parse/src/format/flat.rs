@@ -85,27 +85,70 @@ pub fn for_each<'a>(input: &'a [u8], mut visit: impl FnMut(FlatEntry<'a>) -> Res
     FlatKeyed::new(input).try_for_each(|entry| visit(entry?))
 }
 
+/// How a typed flat struct ([`flat_u64_struct!`]) reads a field's value.
+pub(crate) trait Convert {
+    /// The conversion of the raw value, used by the general parser.
+    fn parse(value: &[u8]) -> core::result::Result<u64, ErrorKind>;
+    /// The same conversion for a value the fast path already read as 1 to
+    /// 19 plain digits: `None` where `parse` fails on those digits.
+    fn from_digits(value: u64) -> Option<u64>;
+}
+
+/// A plain `u64` ([`number::parse_u64`](crate::number::parse_u64)).
+pub(crate) struct U64;
+
+impl Convert for U64 {
+    #[inline]
+    fn parse(value: &[u8]) -> core::result::Result<u64, ErrorKind> {
+        crate::number::parse_u64(value)
+    }
+    #[inline]
+    fn from_digits(value: u64) -> Option<u64> {
+        Some(value)
+    }
+}
+
+/// A counter of a C `int`
+/// ([`number::parse_c_int_counter`](crate::number::parse_c_int_counter)).
+pub(crate) struct CIntCounter;
+
+impl Convert for CIntCounter {
+    #[inline]
+    fn parse(value: &[u8]) -> core::result::Result<u64, ErrorKind> {
+        crate::number::parse_c_int_counter(value)
+    }
+    #[inline]
+    fn from_digits(value: u64) -> Option<u64> {
+        // A digits-only value is in range up to `u32::MAX`; negative
+        // (wrapped) values have a `-` and take the general path.
+        (value <= u64::from(u32::MAX)).then_some(value)
+    }
+}
+
 /// The fast path of the typed flat parsers ([`flat_u64_struct!`]): walks the
 /// `KEY VALUE` lines of `input` and calls `visit(index, value)` for each line
-/// whose key is `keys[index]` (unknown keys are skipped, as in the general
-/// parser). It reports no errors: it returns `None` at the first line the
-/// general parser ([`FlatKeyed`]) would reject, or when `visit` does, and the
-/// caller then runs the general parser, the one place that locates errors.
-/// So it checks no less than [`FlatKeyed`]: a non-empty key of printable
-/// ASCII other than `=`, a space, a non-empty value up to `\n` or the end.
+/// whose key is `keys[index]` and whose value is 1 to 19 plain digits
+/// (unknown keys are skipped, as in the general parser). It reports no
+/// errors: it returns `None` at the first line the general parser
+/// ([`FlatKeyed`] and a conversion) might reject, or when `visit` does, and
+/// the caller then runs the general parser, the one place that locates
+/// errors. So it checks no less than [`FlatKeyed`]: a non-empty key of
+/// printable ASCII other than `=`, a space, a non-empty value up to `\n`
+/// or the end.
 ///
-/// Two things make it cheaper than [`FlatKeyed`] plus a `match` on `&str`:
-/// no line numbers, offsets or `&str` conversion; and the key of a line is
-/// first compared with the one the kernel prints after the previous known
-/// key (`keys` is in print order), so `index_of` (a match by name) runs
-/// only on a miss: a key the kernel does not print here, an unknown key, or
-/// another kernel's order.
+/// Three things make it cheaper than [`FlatKeyed`] plus a `match` on
+/// `&str`: no line numbers, offsets or `&str` conversion; a known key's
+/// value is read as a number in the same pass that finds the line end; and
+/// the key of a line is first compared with the one the kernel prints after
+/// the previous known key (`keys` is in print order), so `index_of` (a
+/// match by name) runs only on a miss: a key the kernel does not print
+/// here, an unknown key, or another kernel's order.
 #[inline]
-pub(crate) fn for_each_known<'a>(
-    input: &'a [u8],
+pub(crate) fn for_each_known(
+    input: &[u8],
     keys: &[&str],
     index_of: impl Fn(&[u8]) -> Option<usize>,
-    mut visit: impl FnMut(usize, &'a [u8]) -> Option<()>,
+    mut visit: impl FnMut(usize, u64) -> Option<()>,
 ) -> Option<()> {
     let mut rest = input;
     let mut expected = 0usize;
@@ -118,15 +161,26 @@ pub(crate) fn for_each_known<'a>(
             }
         };
         // `key_len` is followed by the space, so this skips key and space.
-        let (value, next) = crate::lines::split_line(rest.get(key_len.saturating_add(1)..).unwrap_or_default());
-        if value.is_empty() {
-            return None;
-        }
-        if let Some(index) = index {
-            visit(index, value)?;
-            expected = index.saturating_add(1);
-        }
-        rest = next;
+        let value = rest.get(key_len.saturating_add(1)..).unwrap_or_default();
+        rest = match index {
+            Some(index) => {
+                let (number, after) = crate::number::leading_u64(value)?;
+                visit(index, number)?;
+                expected = index.saturating_add(1);
+                match after.split_first() {
+                    None => after,
+                    Some((b'\n', next)) => next,
+                    Some(_) => return None,
+                }
+            }
+            None => {
+                let (value, next) = crate::lines::split_line(value);
+                if value.is_empty() {
+                    return None;
+                }
+                next
+            }
+        };
     }
     Some(())
 }
@@ -178,12 +232,12 @@ fn key_len(line: &[u8]) -> Option<usize> {
 
 /// Declares a `Copy` struct of `Option<u64>` fields filled from a flat keyed
 /// file, with `parse`, `get` and `iter`. Each field names its kernel key and
-/// the value conversion (`number::parse_u64` or `number::parse_c_int_counter`).
+/// the value conversion (a [`Convert`]: [`U64`] or [`CIntCounter`]).
 macro_rules! flat_u64_struct {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
-            $( $(#[$fmeta:meta])* $field:ident = $key:literal via $conv:path, )*
+            $( $(#[$fmeta:meta])* $field:ident = $key:literal via $conv:ty, )*
         }
     ) => {
         $(#[$meta])*
@@ -228,7 +282,9 @@ macro_rules! flat_u64_struct {
                 let mut out = Self::default();
                 $crate::format::flat::for_each_known(input, Self::KEYS, index_of, |index, value| {
                     match FIELDS.get(index)? {
-                        $( Field::$field => out.$field = Some($conv(value).ok()?), )*
+                        $( Field::$field => {
+                            out.$field = Some(<$conv as $crate::format::flat::Convert>::from_digits(value)?);
+                        } )*
                     }
                     Some(())
                 })?;
@@ -240,7 +296,7 @@ macro_rules! flat_u64_struct {
                 let mut out = Self::default();
                 $crate::format::flat::for_each(input, |entry| {
                     match entry.key {
-                        $( $key => out.$field = Some(entry.convert($conv)?), )*
+                        $( $key => out.$field = Some(entry.convert(<$conv as $crate::format::flat::Convert>::parse)?), )*
                         _ => {}
                     }
                     Ok(())
