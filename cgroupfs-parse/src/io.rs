@@ -4,7 +4,7 @@ use crate::error::{ErrorKind, ParseError, Result};
 use crate::format::is_key_byte;
 use crate::format::nested::{NestedKeyed, NestedLine};
 use crate::format::single::Limit;
-use crate::lines::{find_byte, split_line};
+use crate::lines::{find_byte, find_either};
 use crate::number::{Hundredths, parse_i64, parse_u32, parse_u64};
 
 /// A block device number, `MAJ:MIN`.
@@ -117,35 +117,40 @@ impl IoDeviceStat {
         Ok(out)
     }
 
-    /// `parse_line` without error positions, for `IoStat::parse_fast`:
-    /// `MAJ:MIN` then `KEY=VALUE` tokens separated by runs of spaces, split
-    /// and checked as [`NestedKeyed`] does, so `None` exactly where
-    /// `parse_line` (or `NestedKeyed`) fails and the same value otherwise.
+    /// `parse_line` without error positions, for `IoStat::parse_fast`: the
+    /// line at the start of `input`, and the input after its `\n`. The line
+    /// is `MAJ:MIN`, then `KEY=VALUE` tokens separated by runs of spaces,
+    /// split and checked as [`NestedKeyed`] does, so this is `None` exactly
+    /// where `parse_line` (or `NestedKeyed`) fails and the same value
+    /// otherwise. Tokens are found straight in the input (a space or `\n`
+    /// ends them), which saves a separate pass to find the line end.
     #[inline]
-    fn parse_line_fast(line: &[u8]) -> Option<IoDeviceStat> {
-        let (key, mut pairs) = match find_byte(b' ', line) {
-            Some(at) => (line.get(..at)?, line.get(at.saturating_add(1)..)?),
-            None => (line, &[][..]),
-        };
+    fn parse_line_fast(input: &[u8]) -> Option<(IoDeviceStat, &[u8])> {
+        let (key, mut rest) = input.split_at_checked(token_end(input))?;
         // A `DeviceId` is digits and a colon, so also a valid line key (an
         // empty line is no `DeviceId` either).
         let mut out = IoDeviceStat::empty(DeviceId::parse(key).ok()?);
         loop {
-            while let Some((b' ', rest)) = pairs.split_first() {
-                pairs = rest;
+            // `rest` starts at the byte that ended the previous token.
+            match rest.split_first() {
+                None => return Some((out, rest)),
+                Some((b'\n', next)) => return Some((out, next)),
+                Some((_space, next)) => rest = next,
             }
-            if pairs.is_empty() {
-                return Some(out);
+            while let Some((b' ', next)) = rest.split_first() {
+                rest = next;
             }
-            let end = find_byte(b' ', pairs).unwrap_or(pairs.len());
-            let (token, rest) = pairs.split_at_checked(end)?;
+            if matches!(rest.first(), None | Some(b'\n')) {
+                continue;
+            }
+            let (token, next) = rest.split_at_checked(token_end(rest))?;
             let eq = find_byte(b'=', token)?;
             let (key, value) = (token.get(..eq)?, token.get(eq.saturating_add(1)..)?);
             if key.is_empty() || !key.iter().all(|&b| is_key_byte(b)) {
                 return None;
             }
             out.set(key, value).ok()?;
-            pairs = rest;
+            rest = next;
         }
     }
 
@@ -177,6 +182,12 @@ impl IoDeviceStat {
         }
         Ok(())
     }
+}
+
+/// The length of the token at the start of `bytes`: up to a space or `\n`.
+#[inline]
+fn token_end(bytes: &[u8]) -> usize {
+    find_either(b' ', b'\n', bytes).unwrap_or(bytes.len())
 }
 
 /// The standard `io.stat` counters summed over all devices, as BuildKit
@@ -261,8 +272,8 @@ impl<'a> IoStat<'a> {
         let mut devices = 0usize;
         let mut rest = input;
         while !rest.is_empty() {
-            let (line, next) = split_line(rest);
-            totals.add(&IoDeviceStat::parse_line_fast(line)?)?;
+            let (device, next) = IoDeviceStat::parse_line_fast(rest)?;
+            totals.add(&device)?;
             devices = devices.saturating_add(1);
             rest = next;
         }

@@ -29,6 +29,7 @@ impl<'a> Line<'a> {
 
     /// Splits the line at the first `sep`, returning the part before it, the
     /// part after it and the index (within the line) where the part after starts.
+    #[inline]
     #[must_use]
     pub fn split_once(&self, sep: u8) -> Option<(&'a [u8], &'a [u8], usize)> {
         let at = find_byte(sep, self.bytes)?;
@@ -65,6 +66,7 @@ impl<'a> Lines<'a> {
 impl<'a> Iterator for Lines<'a> {
     type Item = Line<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Line<'a>> {
         if self.rest.is_empty() {
             return None;
@@ -134,17 +136,42 @@ const SHORT_SCAN: usize = 64;
 #[inline]
 #[must_use]
 pub fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    find_any([needle], haystack)
+}
+
+/// Index of the first byte of `haystack` that is `a` or `b`, like
+/// `memchr::memchr2`, and fast on short distances like [`find_byte`] (e.g. the
+/// end of a `KEY=VALUE` token: a space, or the `\n` ending the line).
+///
+/// ```
+/// use stepmon_cgroupfs_parse::lines::find_either;
+/// assert_eq!(find_either(b' ', b'\n', b"rbytes=4096\n8:16 rbytes=0"), Some(11));
+/// assert_eq!(find_either(b' ', b'\n', b"dios=0"), None);
+/// ```
+#[inline]
+#[must_use]
+pub fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
+    find_any([a, b], haystack)
+}
+
+/// [`find_byte`] and [`find_either`]: the first byte of `haystack` that is
+/// one of `needles`.
+#[inline(always)]
+fn find_any<const N: usize>(needles: [u8; N], haystack: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let pattern = ONES.wrapping_mul(u64::from(needle));
+    let patterns = needles.map(|needle| ONES.wrapping_mul(u64::from(needle)));
     let mut words = haystack.chunks_exact(8);
     let mut offset = 0usize;
     for chunk in words.by_ref().take(SHORT_SCAN / 8) {
         let Ok(bytes) = <[u8; 8]>::try_from(chunk) else { break };
-        // Bytes equal to `needle` become zero; the lowest flagged byte is
-        // the first zero byte (a borrow only ever flags bytes above it).
-        let x = u64::from_le_bytes(bytes) ^ pattern;
-        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        let word = u64::from_le_bytes(bytes);
+        // Bytes equal to a needle become zero in `x`; the lowest flagged byte
+        // is the first zero byte (a borrow only ever flags bytes above it).
+        let found = patterns.iter().fold(0, |found, pattern| {
+            let x = word ^ pattern;
+            found | (x.wrapping_sub(ONES) & !x & HIGHS)
+        });
         if found != 0 {
             let index = usize::try_from(found.trailing_zeros() / 8).unwrap_or_default();
             return Some(offset.saturating_add(index));
@@ -152,7 +179,12 @@ pub fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
         offset = offset.saturating_add(8);
     }
     let rest = haystack.get(offset..).unwrap_or_default();
-    let found = if rest.len() < 8 { rest.iter().position(|&b| b == needle) } else { memchr::memchr(needle, rest) };
+    let found = match needles.as_slice() {
+        _ if rest.len() < 8 => rest.iter().position(|b| needles.contains(b)),
+        [needle] => memchr::memchr(*needle, rest),
+        [a, b] => memchr::memchr2(*a, *b, rest),
+        _ => rest.iter().position(|b| needles.contains(b)),
+    };
     found.map(|index| offset.saturating_add(index))
 }
 
@@ -214,6 +246,9 @@ mod tests {
             hay.extend((0..len).map(|i| b"ab \n=\xff\x00\x01"[i % 8].wrapping_add((i / 8) as u8 % 3)));
             for needle in [b'\n', b' ', b'=', 0, 1, 0xff, 0x80, b'z'] {
                 assert_eq!(find_byte(needle, &hay), memchr::memchr(needle, &hay), "{needle} in {hay:?}");
+                for other in [b'\n', b'=', 0xff, b'z'] {
+                    assert_eq!(find_either(needle, other, &hay), memchr::memchr2(needle, other, &hay));
+                }
                 for at in [0, len / 2, len.saturating_sub(1)] {
                     let mut h = hay.clone();
                     if let Some(b) = h.get_mut(at) {

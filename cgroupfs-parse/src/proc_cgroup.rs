@@ -37,7 +37,7 @@ impl<'a> CgroupEntry<'a> {
     fn parse(line: Line<'a>) -> Result<CgroupEntry<'a>> {
         let (id, rest, rest_at) = line.split_once(b':').ok_or(line.error(ErrorKind::MissingSeparator))?;
         let hierarchy_id = parse_u32(id).map_err(|k| line.error(k))?;
-        let colon = memchr::memchr(b':', rest).ok_or(line.error_at(ErrorKind::MissingSeparator, rest_at))?;
+        let colon = crate::lines::find_byte(b':', rest).ok_or(line.error_at(ErrorKind::MissingSeparator, rest_at))?;
         let controllers = rest.get(..colon).unwrap_or_default();
         let path_at = rest_at.saturating_add(colon).saturating_add(1);
         let path = rest.get(colon.saturating_add(1)..).unwrap_or_default();

@@ -5,7 +5,7 @@
 //! (their values are not even parsed), missing keys stay `None`.
 
 use crate::error::{ErrorKind, ParseError, Result};
-use crate::lines::Lines;
+use crate::lines::{Line, Lines};
 
 /// One `KEY VAL` line, borrowed from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +22,13 @@ pub struct FlatEntry<'a> {
 
 impl FlatEntry<'_> {
     /// The value as a `u64`.
+    #[inline]
     pub fn value_u64(&self) -> Result<u64> {
         self.convert(crate::number::parse_u64)
     }
 
     /// Converts the value with `convert`, locating any error at the value.
+    #[inline]
     pub fn convert<T>(&self, convert: impl FnOnce(&[u8]) -> core::result::Result<T, ErrorKind>) -> Result<T> {
         convert(self.value).map_err(|kind| ParseError::new(kind, self.line, self.value_offset))
     }
@@ -58,24 +60,41 @@ impl<'a> FlatKeyed<'a> {
 impl<'a> Iterator for FlatKeyed<'a> {
     type Item = Result<FlatEntry<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let line = self.lines.next()?;
-        let entry = (|| {
-            if line.bytes.is_empty() {
-                return Err(line.error(ErrorKind::EmptyLine));
-            }
-            let (key, value, value_at) = line.split_once(b' ').ok_or(line.error(ErrorKind::MissingSeparator))?;
-            let key = super::ascii_key(key).map_err(|kind| line.error(kind))?;
-            if value.is_empty() {
-                return Err(line.error_at(ErrorKind::InvalidNumber, value_at));
-            }
-            Ok(FlatEntry { key, value, line: line.number, value_offset: line.start.saturating_add(value_at) })
-        })();
+        let entry = entry(line);
         if entry.is_err() {
             self.lines.finish();
         }
         Some(entry)
     }
+}
+
+/// One line as an entry: the key before the first space (validated), the
+/// value after it (non-empty).
+#[inline]
+fn entry(line: Line<'_>) -> Result<FlatEntry<'_>> {
+    // Usually the line starts with key bytes up to the space; one scan then
+    // both finds and validates the key. Otherwise the steps below, in the
+    // order that decides which error a bad line gets.
+    let (key, value, value_at) = match key_len(line.bytes) {
+        Some(len) => {
+            let (key, rest) = line.bytes.split_at_checked(len).unwrap_or_default();
+            (key, rest.get(1..).unwrap_or_default(), len.saturating_add(1))
+        }
+        None => {
+            if line.bytes.is_empty() {
+                return Err(line.error(ErrorKind::EmptyLine));
+            }
+            line.split_once(b' ').ok_or(line.error(ErrorKind::MissingSeparator))?
+        }
+    };
+    let key = super::ascii_key(key).map_err(|kind| line.error(kind))?;
+    if value.is_empty() {
+        return Err(line.error_at(ErrorKind::InvalidNumber, value_at));
+    }
+    Ok(FlatEntry { key, value, line: line.number, value_offset: line.start.saturating_add(value_at) })
 }
 
 impl core::iter::FusedIterator for FlatKeyed<'_> {}

@@ -47,7 +47,7 @@ impl<'a> Iterator for SpaceList<'a> {
             return self.next();
         };
         let start = self.pos;
-        let len = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        let len = crate::lines::find_byte(b' ', rest).unwrap_or(rest.len());
         self.pos = start.saturating_add(len);
         let item = super::ascii_key(rest.get(..len).unwrap_or_default()).map_err(|kind| line.error_at(kind, start));
         if item.is_err() {

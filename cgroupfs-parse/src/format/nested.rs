@@ -51,11 +51,13 @@ pub struct NestedPair<'a> {
 
 impl NestedPair<'_> {
     /// The value as a `u64`.
+    #[inline]
     pub fn value_u64(&self) -> Result<u64> {
         self.convert(crate::number::parse_u64)
     }
 
     /// Converts the value with `convert`, locating any error at the value.
+    #[inline]
     pub fn convert<T>(&self, convert: impl FnOnce(&[u8]) -> core::result::Result<T, ErrorKind>) -> Result<T> {
         convert(self.value).map_err(|kind| ParseError::new(kind, self.line, self.value_offset))
     }
@@ -71,6 +73,7 @@ pub struct NestedPairs<'a> {
 impl<'a> Iterator for NestedPairs<'a> {
     type Item = Result<NestedPair<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let bytes = self.line.bytes;
         // Skip empty tokens (runs of single spaces).
@@ -79,10 +82,10 @@ impl<'a> Iterator for NestedPairs<'a> {
         }
         let rest = bytes.get(self.pos..).filter(|r| !r.is_empty())?;
         let start = self.pos;
-        let len = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        let len = crate::lines::find_byte(b' ', rest).unwrap_or(rest.len());
         let token = rest.get(..len).unwrap_or_default();
         self.pos = start.saturating_add(len);
-        let pair = match memchr::memchr(b'=', token) {
+        let pair = match crate::lines::find_byte(b'=', token) {
             None => Err(self.line.error_at(ErrorKind::MissingSeparator, start)),
             Some(eq) => {
                 let (key, value) =
@@ -136,6 +139,7 @@ impl<'a> NestedKeyed<'a> {
 impl<'a> Iterator for NestedKeyed<'a> {
     type Item = Result<NestedLine<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let line = self.lines.next()?;
         let (key, rest_at) = match line.split_once(b' ') {
