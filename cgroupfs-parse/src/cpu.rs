@@ -108,6 +108,35 @@ nr_periods 20\nnr_throttled 5\nthrottled_usec 123456\nnr_bursts 1\nburst_usec 99
     }
 
     #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        let inputs: [&[u8]; 14] = [
+            b"usage_usec 10\nuser_usec 6\nsystem_usec 4\nnr_periods 3\nnr_throttled 1\n",
+            b"nr_periods 4294967295\nnr_throttled 4294967296\n",
+            b"nr_periods -1\n",
+            b"usage_usec 18446744073709551615\n",
+            b"usage_usec 99999999999999999999\n",
+            b"usage_usec 1 \n",
+            b"usage_usec 1\r\n",
+            b"usage_usec  1\n",
+            b"usage_usec\t1\n",
+            b"future_key x y\nusage_usec 1",
+            b"future_key \nusage_usec 1",
+            b"usage_usec 1\n\n",
+            b"system_usec 1\nusage_usec 2\nusage_usec 3\nuser_usec 4\n",
+            b"usage_usec=1 2\nus\xc3\xa4ge 1\n",
+        ];
+        for input in inputs {
+            let general = CpuStat::parse_general(input);
+            assert_eq!(CpuStat::parse(input), general, "{}", String::from_utf8_lossy(input));
+            if let Some(fast) = CpuStat::parse_fast(input) {
+                assert_eq!(Ok(fast), general, "{}", String::from_utf8_lossy(input));
+            }
+        }
+        assert!(CpuStat::parse_fast(inputs[0]).is_some(), "the kernel's layout takes the fast path");
+        assert!(CpuStat::parse_fast(inputs[9]).is_some(), "unknown keys are skipped on the fast path");
+    }
+
+    #[test]
     fn cpu_max() {
         assert_eq!(
             CpuMax::parse(b"50000 100000").unwrap(),

@@ -346,6 +346,36 @@ mod tests {
     }
 
     #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        let inputs: [&[u8]; 14] = [
+            b"8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=5 dios=6\n8:16 \n8:32  cost.usage=0\n",
+            b"8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=5 dios=6 cost.vrate=100.00 depth=max use_delay=-1",
+            b"8:0\n8:16 future=x\t\r x.y=-7  \n",
+            b"8:0 rbytes=1\n\n8:16 \n",
+            b"8:0 rbytes=18446744073709551615\n8:1 rbytes=1\n",
+            b"8:0 rbytes=1\r\n",
+            b"8:0 rbytes\n",
+            b"8:0 =1\n",
+            b"8:0 rb\xc3\xa4tes=1\n",
+            b"8:0\trbytes=1\n",
+            b"8:0 rbytes=1 rbytes=2\n",
+            b"80 rbytes=1\n",
+            b"8:0 cost.vrate=1.234\n",
+            b"8:0 rbytes=1=2 \n",
+        ];
+        for input in inputs {
+            let general = IoStat::parse_general(input);
+            assert_eq!(IoStat::parse(input), general, "{}", String::from_utf8_lossy(input));
+            if let Some(fast) = IoStat::parse_fast(input) {
+                assert_eq!(Ok(fast), general, "{}", String::from_utf8_lossy(input));
+            }
+        }
+        for i in [0, 1, 2, 10] {
+            assert!(IoStat::parse_fast(inputs[i]).is_some(), "{}", String::from_utf8_lossy(inputs[i]));
+        }
+    }
+
+    #[test]
     fn empty_and_errors() {
         let io = IoStat::parse(b"").unwrap();
         assert_eq!((io.totals(), io.device_count()), (IoTotals::default(), 0));

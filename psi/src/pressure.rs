@@ -77,13 +77,13 @@ impl Pressure {
         let mut out = Pressure::default();
         let mut rest = input;
         while !rest.is_empty() {
-            let (line, next) = split_line(rest);
-            let (slot, pairs) = if let Some(pairs) = line.strip_prefix(b"some ") {
-                (&mut out.some, pairs)
-            } else {
-                (&mut out.full, line.strip_prefix(b"full ")?)
+            let (slot, pairs) = match rest.split_at_checked(5)? {
+                (b"some ", pairs) => (&mut out.some, pairs),
+                (b"full ", pairs) => (&mut out.full, pairs),
+                _ => return None,
             };
-            *slot = Some(kernel_layout_line(pairs)?);
+            let (line, next) = kernel_layout_line(pairs)?;
+            *slot = Some(line);
             rest = next;
         }
         Some(out)
@@ -116,19 +116,23 @@ impl Pressure {
     }
 }
 
-/// The pairs of a kernel-printed line: `avg10=A avg60=A avg300=A total=N`.
+/// The pairs of a kernel-printed line, `avg10=A avg60=A avg300=A total=N`,
+/// at the start of `pairs`, and the input after the line. The tokens are
+/// found in the input itself, not in a line split off first: a value
+/// holding the `\n` of a line without the expected space fails to convert.
 #[inline]
-fn kernel_layout_line(pairs: &[u8]) -> Option<PressureLine> {
+fn kernel_layout_line(pairs: &[u8]) -> Option<(PressureLine, &[u8])> {
     let (avg10, rest) = value_of(pairs, b"avg10=")?;
     let (avg60, rest) = value_of(rest, b"avg60=")?;
     let (avg300, rest) = value_of(rest, b"avg300=")?;
-    let total = rest.strip_prefix(b"total=")?;
-    Some(PressureLine::new(
+    let (total, next) = split_line(rest.strip_prefix(b"total=")?);
+    let line = PressureLine::new(
         Hundredths::parse(avg10).ok()?,
         Hundredths::parse(avg60).ok()?,
         Hundredths::parse(avg300).ok()?,
         parse_u64(total).ok()?,
-    ))
+    );
+    Some((line, next))
 }
 
 /// Strips `key` (with its `=`) from `pairs` and returns the value up to the
@@ -136,7 +140,15 @@ fn kernel_layout_line(pairs: &[u8]) -> Option<PressureLine> {
 #[inline]
 fn value_of<'a>(pairs: &'a [u8], key: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
     let rest = pairs.strip_prefix(key)?;
-    let space = rest.iter().position(|&b| b == b' ')?;
+    // Averages are `X.XX` or `XX.XX` nearly always: looking there first
+    // saves a byte loop whose exit is a mispredicted branch (a fifth of the
+    // time of this fast path). Should an earlier byte be a space, the value
+    // holds it and fails to convert, so a wrong guess cannot pass.
+    let space = match rest {
+        [_, _, _, _, b' ', ..] => 4,
+        [_, _, _, _, _, b' ', ..] => 5,
+        _ => rest.iter().position(|&b| b == b' ')?,
+    };
     Some((rest.get(..space)?, rest.get(space.saturating_add(1)..)?))
 }
 
@@ -160,6 +172,34 @@ mod tests {
         .unwrap();
         assert_eq!(swapped.some.unwrap().total_usec, Some(3));
         assert_eq!(Pressure::parse(b"other x=y\n").unwrap(), Pressure::default());
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        let inputs: [&[u8]; 14] = [
+            b"some avg10=3.00 avg60=1.16 avg300=0.60 total=3220079\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+            b"some avg10=100.00 avg60=12.34 avg300=1.5 total=18446744073709551615",
+            b"some avg10=1 2  avg60=0.00 avg300=0.00 total=1\n",
+            b"some avg10=1.0 avg60=1 1 avg300=0.00 total=1\n",
+            b"some avg10=0.00 avg60=0.00 avg300=0.00 total=1 \n",
+            b"some avg10=0.00 avg60=0.00 avg300=0.00 total=1\r\n",
+            b"some avg10=0.00\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",
+            b"some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n\n",
+            b"some avg10=0.00 avg60=0.00 avg300=0.00 total=\n",
+            b"some  avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",
+            b"full avg10=0.00 avg60=0.00 avg300=0.00 total=2\nsome avg10=0.00 avg60=0.00 avg300=0.00 total=1",
+            b"some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nsome avg10=0.01 avg60=0.00 avg300=0.00 total=2\n",
+            b"some avg10=184467440737095516.16 avg60=0.00 avg300=0.00 total=1\n",
+            b"some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551616\n",
+        ];
+        for input in inputs {
+            let general = Pressure::parse_general(input);
+            assert_eq!(Pressure::parse(input), general, "{}", String::from_utf8_lossy(input));
+            if let Some(fast) = Pressure::parse_kernel_layout(input) {
+                assert_eq!(Ok(fast), general);
+            }
+        }
+        assert!(Pressure::parse_kernel_layout(inputs[0]).is_some(), "the kernel's layout takes the fast path");
     }
 
     #[test]

@@ -149,6 +149,21 @@ mod tests {
     }
 
     #[test]
+    fn fast_paths_agree_with_the_general_path() {
+        let general_limit = |input| only_line(input).and_then(|l| Limit::parse_token(l.bytes).map_err(|k| l.error(k)));
+        let general_u64 =
+            |input| only_line(input).and_then(|l| crate::number::parse_u64(l.bytes).map_err(|k| l.error(k)));
+        let inputs: [&[u8]; 13] = [
+            b"max\n", b"max", b"42\n", b"42", b"", b"\n", b"\n\n", b"max\n\n", b"1\n2", b"1\n2\n", b"max\r\n", b" 1\n",
+            b"1 \n",
+        ];
+        for input in inputs {
+            assert_eq!(Limit::parse(input), general_limit(input), "{input:?}");
+            assert_eq!(parse_u64(input), general_u64(input), "{input:?}");
+        }
+    }
+
+    #[test]
     fn limits() {
         assert_eq!(Limit::parse(b"max"), Ok(Limit::Max));
         assert_eq!(Limit::parse(b"0\n"), Ok(Limit::Value(0)));
