@@ -15,6 +15,8 @@ fn main() {
 #[cfg(target_os = "linux")]
 mod commands;
 #[cfg(target_os = "linux")]
+mod doctor;
+#[cfg(target_os = "linux")]
 mod error;
 #[cfg(target_os = "linux")]
 mod netns;
@@ -55,6 +57,9 @@ mod cli {
         Sys(crate::commands::SysArgs),
         /// Remove cgroups left behind by runs whose stepmon was killed.
         Gc(crate::commands::GcArgs),
+        /// What this host supports (cgroup layout, controllers, PSI,
+        /// privileges) and, for what it lacks, why and what to do.
+        Doctor(crate::doctor::DoctorArgs),
         #[command(name = "__exec", hide = true)]
         Exec(crate::trampoline::ExecArgs),
     }
@@ -69,6 +74,7 @@ fn main() {
         cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),
+        cli::Cmd::Doctor(args) => doctor::doctor(&args),
         cli::Cmd::Exec(args) => Ok(trampoline::exec(args)),
     };
     match result {
