@@ -39,8 +39,7 @@ pub struct GcArgs {
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(value).map_err(|e| CliError::new(format!("JSON: {e}")))?;
-    println!("{json}");
-    Ok(())
+    crate::out::emit(&(json + "\n"))
 }
 
 /// One sample of any cgroup, as JSON on stdout.

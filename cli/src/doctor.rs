@@ -136,28 +136,17 @@ pub struct Report {
 pub fn doctor(args: &DoctorArgs) -> Result<i32, CliError> {
     if args.own_cgroup {
         let location = locate().map_err(|e| CliError::new(e.to_string()))?;
-        emit(&format!("{}\n", location.own_dir.display()))?;
+        crate::out::emit(&format!("{}\n", location.own_dir.display()))?;
         return Ok(0);
     }
     let report = examine();
     if args.json {
         let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))?;
-        emit(&(json + "\n"))?;
+        crate::out::emit(&(json + "\n"))?;
     } else {
-        emit(&render(&report))?;
+        crate::out::emit(&render(&report))?;
     }
     Ok(if report.can_run { 0 } else { 1 })
-}
-
-/// Writes to stdout; a reader that went away (`| head`) is not an error
-/// (`println!` would panic).
-fn emit(text: &str) -> Result<(), CliError> {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(CliError::io("cannot write to stdout", &e)),
-        _ => Ok(()),
-    }
 }
 
 /// Human output: a header, then one line per check.

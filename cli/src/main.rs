@@ -21,6 +21,8 @@ mod error;
 #[cfg(target_os = "linux")]
 mod netns;
 #[cfg(target_os = "linux")]
+mod out;
+#[cfg(target_os = "linux")]
 mod placement;
 #[cfg(target_os = "linux")]
 mod report;

@@ -78,16 +78,13 @@ pub struct RunReport {
     pub stepmon: RunInfo,
 }
 
-/// This process's CPU time (s) and peak RSS (bytes) from `/proc/self`.
+/// This process's CPU time (s, all its threads) and peak RSS (bytes, `VmHWM`).
 pub fn own_usage() -> (Option<f64>, Option<u64>) {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok();
-    let cpu = stat.as_deref().and_then(|s| {
-        let fields: Vec<&str> = s.get(s.rfind(')')? + 2..)?.split_whitespace().collect();
-        // utime and stime are fields 14 and 15 (11 and 12 after the name).
-        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-        #[allow(clippy::cast_precision_loss)]
-        Some(ticks as f64 / rustix::param::clock_ticks_per_second() as f64)
-    });
+    // CLOCK_PROCESS_CPUTIME_ID is exact; /proc/self/stat counts 10 ms ticks,
+    // which reads 0 for stepmon's ~12 ms per 10 s step.
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    #[allow(clippy::cast_precision_loss)]
+    let cpu = Some(now.tv_sec as f64 + now.tv_nsec as f64 / 1e9);
     let rss = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
         let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
         let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

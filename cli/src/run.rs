@@ -118,7 +118,9 @@ fn apply_limits(args: &RunArgs, cgroups: &RunCgroups) -> Result<(), CliError> {
     for (controller, file, value) in limits {
         if !cgroups.enabled.contains(&controller) {
             let why = cgroups.not_enabled.iter().find(|n| n.controller == controller).map_or("", |n| n.reason.as_str());
-            return Err(CliError::new(format!("cannot set {file}: the {controller} controller is not available ({why})")));
+            return Err(CliError::new(format!(
+                "cannot set {file}: the {controller} controller is not available ({why})"
+            )));
         }
         std::fs::write(cgroups.leaf.join(file), &value)
             .map_err(|e| CliError::io(&format!("cannot set {file} to {value}"), &e))?;
@@ -224,12 +226,27 @@ fn host(mount: &Path, pure_v2: bool) -> Host {
 
 /// Runs the step; returns the exit status stepmon should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
+    // Take over SIGINT/SIGTERM/SIGHUP before anything is created: a signal
+    // from now on is forwarded to the step (or ends it right after it
+    // starts), and cleanup always runs.
+    let signals = Forwarder::catch()?;
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
     if resolve(Path::new(program)).is_none() {
-        eprintln!("stepmon: error: cannot run {}: command not found", program.to_string_lossy());
+        eprintln!("stepmon: error: cannot run {}: command not found", crate::out::quote(&program.to_string_lossy()));
         return Ok(crate::trampoline::NOT_FOUND);
     }
+    if args.include_loopback && args.net == NetMode::Host {
+        return Err(CliError::new("--include-loopback needs --net isolated or --net ns:PATH")
+            .hint("with --net host the step's traffic cannot be told from the host's"));
+    }
+    // Fail before the step runs, not after, if the report cannot be written.
+    let mut output_file = match args.output.as_deref() {
+        Some(path) if path != Path::new("-") => Some(
+            std::fs::File::create(path).map_err(|e| CliError::io(&format!("cannot create {}", path.display()), &e))?,
+        ),
+        _ => None,
+    };
     let location = discover::locate().map_err(|e| {
         CliError::new(e.to_string())
             .hint("stepmon needs cgroup v2 (mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified)")
@@ -273,7 +290,6 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
 
     let start = Timestamp::now();
     let started = Instant::now();
-    let signals = Forwarder::catch()?;
     let mut child = trampoline.spawn().map_err(|e| CliError::io("cannot start the step", &e))?;
     let forwarder = Forwarder::start(signals, &child);
     let status = child.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
@@ -343,12 +359,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         eprint!("{}", crate::summary::render(&report, &summary));
     }
     if let Some(path) = &args.output {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))?;
-        if path == Path::new("-") {
-            println!("{json}");
-        } else {
-            std::fs::write(path, json + "\n")
-                .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?;
+        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n";
+        match output_file.as_mut() {
+            Some(file) => std::io::Write::write_all(file, json.as_bytes())
+                .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?,
+            None => crate::out::emit(&json)?,
         }
     }
     Ok(code)

@@ -25,7 +25,12 @@ pub fn render(report: &RunReport, summary: &UsageSummary) -> String {
         (None, Some(signal)) => format!("was killed by signal {signal}"),
         (None, None) => "did not start".to_owned(),
     };
-    let _ = writeln!(out, "stepmon: `{}` {status} after {}", step.command.join(" "), seconds(summary.wall_seconds));
+    let _ = writeln!(
+        out,
+        "stepmon: `{}` {status} after {}",
+        crate::out::quote_command(&step.command),
+        seconds(summary.wall_seconds)
+    );
     let c = &summary.cpu;
     let mut cpu = format!(
         "  cpu      user {}  system {}  = {} cores on average",

@@ -75,7 +75,9 @@ pub fn locate_in(proc_self: &Path) -> Result<Cgroup2, DiscoverError> {
     let root: Vec<u8> = mount.root.bytes().collect();
     let relative = entry.path.strip_prefix(root.as_slice()).unwrap_or(entry.path);
     let relative = Path::new(std::ffi::OsStr::from_bytes(relative));
-    let own_dir = mount_point.join(relative.strip_prefix("/").unwrap_or(relative));
+    let relative = relative.strip_prefix("/").unwrap_or(relative);
+    // Joining "" would leave a trailing slash.
+    let own_dir = if relative.as_os_str().is_empty() { mount_point.clone() } else { mount_point.join(relative) };
     let pure_v2 = mount_point == Path::new("/sys/fs/cgroup");
     Ok(Cgroup2 { mount_point, own_dir, pure_v2 })
 }

@@ -169,9 +169,12 @@ impl Context {
             && !self.has(controller)
         {
             let name = controller.name();
+            // Without the cpu controller cpu.stat still exists (core keys);
+            // only the cpu-controller fields are absent, so name those.
+            let object = if controller == Controller::Cpu { info.field } else { controller.object() };
             return if self.on_v1.iter().any(|c| c == name) {
                 (
-                    controller.object(),
+                    object,
                     "cgroup.controllers",
                     MissingKind::ControllerOnCgroupV1,
                     format!(
@@ -180,7 +183,7 @@ impl Context {
                 )
             } else {
                 (
-                    controller.object(),
+                    object,
                     "cgroup.controllers",
                     MissingKind::ControllerNotEnabled,
                     format!(

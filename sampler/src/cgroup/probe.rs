@@ -52,6 +52,8 @@ fn controllers_on_v1(proc_root: &Path) -> Vec<String> {
             let mut fields = line.split_whitespace();
             let name = fields.next()?;
             let hierarchy: u32 = fields.next()?.parse().ok()?;
+            // v1 calls the io controller blkio.
+            let name = if name == "blkio" { "io" } else { name };
             (hierarchy != 0).then(|| name.to_owned())
         })
         .collect()

@@ -89,8 +89,10 @@ pub fn enabled(dir: &Path, controller: &str) -> bool {
 
 /// Whether `controller` is bound to a cgroup v1 hierarchy on this host.
 pub fn bound_to_v1(controller: &str) -> bool {
+    // cgroup v1 names the io controller `blkio`.
+    let v1_name = if controller == "io" { "blkio" } else { controller };
     std::fs::read_to_string("/proc/cgroups").unwrap_or_default().lines().any(|l| {
         let mut f = l.split_whitespace();
-        f.next() == Some(controller) && f.next().is_some_and(|h| h != "0")
+        f.next() == Some(v1_name) && f.next().is_some_and(|h| h != "0")
     })
 }
