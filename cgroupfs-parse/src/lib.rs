@@ -22,7 +22,7 @@
 //! | `cpu.stat`, `cpu.stat.local`, `cpu.max` | [`CpuStat`], [`CpuStatLocal`], [`CpuMax`] |
 //! | `memory.stat` | [`MemoryStat`] |
 //! | `memory.events`, `memory.events.local` | [`MemoryEvents`] |
-//! | `memory.current`, `.peak`, `.swap.current`, `.swap.peak`, `pids.current`, `pids.peak` | [`single::parse_u64`](format::single::parse_u64) |
+//! | `memory.current`, `.peak`, `.swap.current`, `.swap.peak`, `pids.current`, `pids.peak` | [`single::parse_u64`] |
 //! | `memory.min`, `.low`, `.high`, `.max`, `.swap.max`, `pids.max` | [`Limit`] |
 //! | `io.stat` | [`IoStat`] |
 //! | `pids.events`, `pids.events.local` | [`PidsEvents`] |

@@ -123,7 +123,7 @@ impl<'a> Fields<'a> {
 const SHORT_SCAN: usize = 64;
 
 /// Index of the first `needle` in `haystack`, like `memchr::memchr`, but fast
-/// on short distances: the first [`SHORT_SCAN`] bytes are scanned eight at a
+/// on short distances: the first 64 bytes are scanned eight at a
 /// time in a `u64` (the classic "has zero byte" bit trick), and only a longer
 /// haystack without an early match goes to `memchr` (e.g. the many-KiB
 /// `intr` line of `/proc/stat`).
