@@ -2,6 +2,7 @@
 //! (`--cgroup-parent`), so that no other run on the machine — whose own
 //! start-up `gc` scans the default parent — can interfere. Needs root and
 //! cgroup v2; prints `SKIPPED <name>: <why>` otherwise.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

@@ -1,6 +1,7 @@
 //! `stepmon sample`, `stepmon sys` and `stepmon doctor` with the real binary.
 //! `sample` and `sys` read captured files, so their numbers are known
 //! exactly; `doctor` is checked against facts the test reads itself.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

@@ -2,6 +2,7 @@
 //! the summary against the JSON, cleanup after success, failure, signals
 //! and daemonized grandchildren, and the step's own network namespace.
 //! Needs root and cgroup v2; prints `SKIPPED <name>: <why>` otherwise.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
