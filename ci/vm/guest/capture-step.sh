@@ -1,0 +1,42 @@
+# shellcheck shell=sh disable=SC2216,SC2034 # dd holds its buffer while piping into sleep
+# The step whose cgroup files become test fixtures (run by capture.sh under
+# `stepmon run --memory-max 48M --cpus 0.5 --pids-max 64`). It makes every
+# counter move — anonymous memory, children, O_DIRECT and buffered IO, CPU
+# throttling, one OOM kill — then copies the files while it still runs.
+out=$1
+
+# 32 MiB of anonymous memory held for 2 s, beside 8 sleeping children.
+dd if=/dev/zero bs=32M count=1 2>/dev/null | sleep 2 &
+for i in 1 2 3 4 5 6 7 8; do sleep 2 & done
+wait
+
+# 8 MiB O_DIRECT and 8 MiB buffered + fsync to the virtio disk.
+dd if=/dev/zero of=/mnt/scratch/capture-direct bs=1M count=8 oflag=direct 2>/dev/null
+dd if=/dev/zero of=/mnt/scratch/capture-buffered bs=1M count=8 conv=fsync 2>/dev/null
+rm -f /mnt/scratch/capture-direct /mnt/scratch/capture-buffered
+
+# A busy loop for 1.5 s under cpu.max 0.5: throttled periods.
+sh -c 'while :; do :; done' &
+busy=$!
+sleep 1.5
+kill "$busy"
+wait
+
+# 64 MiB under memory.max 48M: the OOM killer takes this dd (the largest
+# task of the step), the step goes on.
+dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null
+
+# Copy every readable file: the step's own cgroup, the run's parent, the root.
+self=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+copy() {
+    mkdir -p "$out/$2"
+    for f in "$1"/*; do
+        [ -f "$f" ] || continue
+        cat "$f" >"$out/$2/${f##*/}" 2>/dev/null || rm -f "$out/$2/${f##*/}"
+    done
+}
+copy "$self" step
+copy "${self%/*}" parent
+copy /sys/fs/cgroup root
+cat /proc/self/cgroup >"$out/proc_self_cgroup.txt"
+cat /proc/self/mountinfo >"$out/proc_self_mountinfo.txt"

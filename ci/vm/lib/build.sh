@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# Static binaries for the guest (which has no libc): the test binaries of
+# the crates that read the live kernel, and `stepmon` itself. Built in their
+# own target dir (target/vm) so they never wait for, or invalidate, the
+# workspace's normal build.
+
+# package → test targets to run in the guest. `lib`/`bin` are the unit
+# tests of the library/binary; other names are tests/<name>.rs. These are
+# the tests that read the live kernel (they adapt to the host, and in the
+# guest must take their full pure-v2 path) plus the unit tests of the same
+# crates.
+VM_TESTS=(
+    "stepmon-sampler lib cgroup_probe_live recorder_live"
+    "stepmon-sysusage lib live"
+    "stepmon-netns-stats lib netns_root"
+    "stepmon-fdread lib"
+    "stepmon bin"
+)
+
+# Sets VM_TARGET and VM_RUSTFLAGS: musl if rustup can add it, else glibc
+# with a static C runtime.
+vm_pick_target() {
+    VM_TARGET=x86_64-unknown-linux-musl
+    VM_RUSTFLAGS=${RUSTFLAGS:-}
+    if rustup target list --installed 2>/dev/null | grep -x "$VM_TARGET" >/dev/null; then
+        return
+    fi
+    if rustup target add "$VM_TARGET" >"$VM_WORK/rustup.log" 2>&1; then
+        return
+    fi
+    vm_say "warning: rustup cannot add $VM_TARGET ($(tail -n 1 "$VM_WORK/rustup.log")); using glibc with crt-static"
+    VM_TARGET=x86_64-unknown-linux-gnu
+    VM_RUSTFLAGS="$VM_RUSTFLAGS -C target-feature=+crt-static"
+}
+
+# Builds everything; writes "<package> <target> <path>" lines to
+# $VM_WORK/tests.txt and sets VM_STEPMON_BIN.
+vm_build() {
+    vm_pick_target
+    local line pkg rest t words args=()
+    local -A flags=()
+    for line in "${VM_TESTS[@]}"; do
+        read -r pkg rest <<<"$line"
+        args+=(-p "$pkg")
+        for t in $rest; do
+            case $t in
+                lib) flags[--lib]=1 ;;
+                bin) flags[--bins]=1 ;;
+                *) flags["--test $t"]=1 ;;
+            esac
+        done
+    done
+    # One invocation, so that features are unified once (target flags apply
+    # to every package that has such a target; the count check below tells
+    # when a name matched more than intended).
+    # shellcheck disable=SC2206 # "--test NAME" is meant to split
+    args+=(${!flags[@]})
+    # No debug info: the binaries go into the guest's RAM (about 6x smaller;
+    # symbol names for backtraces stay).
+    export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
+    vm_say "building static test binaries and stepmon for $VM_TARGET (target/vm)"
+    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo test --no-run --target "$VM_TARGET" --target-dir "$VM_TARGET_DIR" \
+        --message-format=json-render-diagnostics "${args[@]}" >"$VM_WORK/cargo-tests.json" ||
+        vm_die "building the test binaries failed"
+    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo build --target "$VM_TARGET" --target-dir "$VM_TARGET_DIR" \
+        --message-format=json-render-diagnostics -p stepmon --bin stepmon >"$VM_WORK/cargo-stepmon.json" ||
+        vm_die "building stepmon failed"
+    # Cargo lists every artifact; keep the runnable test harnesses. The
+    # package name comes from the package id (…#name@version or …/name#version).
+    jq -r 'select(.reason == "compiler-artifact" and .profile.test and .executable != null)
+        | (.package_id | capture("(?<n>[A-Za-z0-9_-]+)[@#][0-9][^#@]*$").n) as $pkg
+        | "\($pkg) \(if .target.kind[0] == "test" then .target.name else .target.kind[0] end) \(.executable)"' \
+        "$VM_WORK/cargo-tests.json" | sort >"$VM_WORK/tests.txt"
+    VM_STEPMON_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "stepmon"
+        and (.target.kind | index("bin")) and .executable != null) | .executable' "$VM_WORK/cargo-stepmon.json" | tail -n 1)
+    [[ -x $VM_STEPMON_BIN ]] || vm_die "cargo did not report the stepmon binary"
+    local expected=0
+    for line in "${VM_TESTS[@]}"; do
+        read -ra words <<<"$line"
+        expected=$((expected + ${#words[@]} - 1))
+    done
+    [[ $(wc -l <"$VM_WORK/tests.txt") -eq $expected ]] ||
+        vm_die "expected $expected test binaries, cargo reported: $(cat "$VM_WORK/tests.txt")"
+    while read -r _ _ t; do
+        vm_is_static "$t" || vm_die "$t is not statically linked"
+    done <"$VM_WORK/tests.txt"
+    vm_is_static "$VM_STEPMON_BIN" || vm_die "$VM_STEPMON_BIN is not statically linked"
+}

@@ -1,0 +1,75 @@
+# shellcheck shell=bash
+# The guest's whole userland, as an uncompressed initramfs (unpacking a
+# compressed one costs seconds of emulated CPU): busybox, the kernel modules,
+# the static test binaries and stepmon, a few host programs with their
+# shared libraries (iproute2's `ip` for `ip netns`, which busybox's `ip`
+# lacks; `getconf`; `jq` for the JSON checks) and the /init of ci/vm/guest.
+
+# Host programs copied into the guest together with their libraries.
+VM_HOST_PROGRAMS=(ip getconf jq)
+
+# Packs $VM_WORK/initramfs.cpio.
+vm_pack_initramfs() {
+    local root=$VM_WORK/initramfs
+    rm -rf "$root"
+    mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,lib,lib64,proc,sys,dev,tmp,run,mnt/scratch,etc,root,tests}
+    # iproute2 keeps named network namespaces in /var/run/netns.
+    mkdir -p "$root/var" && ln -s ../run "$root/var/run"
+
+    # busybox and one link per applet, in /bin (behind /usr/bin in PATH, so
+    # the host's ip wins over busybox's).
+    cp "$(command -v busybox)" "$root/bin/busybox"
+    local applet
+    for applet in $("$root/bin/busybox" --list); do
+        [[ $applet == busybox ]] || ln -sf busybox "$root/bin/$applet"
+    done
+
+    local program
+    for program in "${VM_HOST_PROGRAMS[@]}"; do
+        vm_copy_dynamic "$(command -v "$program")" "$root"
+    done
+
+    # Kernel modules, loaded by /init in modules.load order.
+    mkdir -p "$root/lib/modules"
+    cp "$VM_KERNEL_DIR"/modules/*.ko "$VM_KERNEL_DIR/modules/modules.load" "$root/lib/modules/"
+
+    # stepmon at a fixed path: its __exec trampoline re-executes this file.
+    strip -o "$root/usr/local/bin/stepmon" "$VM_STEPMON_BIN"
+    # Test binaries: /tests/<package>.<target>, listed in /tests/list.
+    : >"$root/tests/list"
+    local pkg target path
+    while read -r pkg target path; do
+        strip -o "$root/tests/$pkg.$target" "$path"
+        echo "$pkg.$target" >>"$root/tests/list"
+    done <"$VM_WORK/tests.txt"
+    # Tests that read their data files at run time find them at the path
+    # cargo compiled in (CARGO_MANIFEST_DIR), as on the host.
+    local data
+    for data in "$VM_REPO"/*/tests/data; do
+        mkdir -p "$root$(dirname "$data")"
+        cp -r "$data" "$root$(dirname "$data")/"
+    done
+
+    cp "$VM_DIR/guest/init" "$root/init"
+    mkdir -p "$root/guest"
+    cp "$VM_DIR"/guest/*.sh "$root/guest/"
+    chmod 0755 "$root/init" "$root"/guest/*.sh
+    echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+    echo "root:x:0:" >"$root/etc/group"
+
+    (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >"$VM_WORK/initramfs.cpio"
+    vm_say "initramfs: $(du -m "$VM_WORK/initramfs.cpio" | cut -f1) MiB"
+}
+
+# Copies the dynamically linked program $1 and every library ldd lists for
+# it (and the loader) into the root $2, at the same paths.
+vm_copy_dynamic() {
+    local program=$1 root=$2 lib
+    [[ -x $program ]] || vm_die "no program $program to copy into the guest"
+    mkdir -p "$root$(dirname "$program")"
+    cp -L "$program" "$root$program"
+    for lib in $(ldd "$program" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
