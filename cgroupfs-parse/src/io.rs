@@ -19,7 +19,7 @@ pub struct DeviceId {
 impl DeviceId {
     /// Parses `MAJ:MIN`.
     pub fn parse(token: &[u8]) -> core::result::Result<DeviceId, ErrorKind> {
-        let colon = crate::lines::find_byte(b':', token).ok_or(ErrorKind::InvalidField)?;
+        let colon = find_byte(b':', token).ok_or(ErrorKind::InvalidField)?;
         let (major, minor) =
             (token.get(..colon).unwrap_or_default(), token.get(colon.saturating_add(1)..).unwrap_or_default());
         Ok(DeviceId { major: parse_u32(major)?, minor: parse_u32(minor)? })

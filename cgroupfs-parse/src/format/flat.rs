@@ -158,10 +158,12 @@ impl Convert for CIntCounter {
 /// Three things make it cheaper than [`FlatKeyed`] plus a `match` on
 /// `&str`: no line numbers, offsets or `&str` conversion; a known key's
 /// value is read as a number in the same pass that finds the line end; and
-/// the key of a line is first compared with the one the kernel prints after
-/// the previous known key (`keys` is in print order), so `index_of` (a
-/// match by name) runs only on a miss: a key the kernel does not print
-/// here, an unknown key, or another kernel's order.
+/// the key of a line is first compared with the key listed after the
+/// previous known one (`keys` follows the documented order, which the kernel
+/// prints in nearly everywhere), so `index_of` (a match by name) runs only on
+/// a miss: a key this kernel does not print, an unknown key, or a place where
+/// the order differs (e.g. 6.x prints `pgscan`/`pgsteal` before
+/// `pgscan_kswapd`). Keys are still found by name; a miss only costs time.
 #[inline]
 pub(crate) fn for_each_known(
     input: &[u8],
@@ -294,7 +296,8 @@ macro_rules! flat_u64_struct {
                 enum Field { $( $field, )* }
                 const FIELDS: &[Field] = &[$( Field::$field, )*];
                 fn index_of(key: &[u8]) -> Option<usize> {
-                    // Compiles to a jump on the length and word compares.
+                    // LLVM turns this chain into a jump on the length and
+                    // word compares (no `memcmp` calls).
                     $( if key == $key.as_bytes() { return Some(Field::$field as usize); } )*
                     None
                 }
