@@ -135,10 +135,17 @@ run_workloads() {
     step fsync32 0 -- dd if=/dev/zero of=/mnt/scratch/buffered bs=1M count=32 conv=fsync
     check fsync32 "$LAST.ioStat.writeBytes" ">= 32 * $MIB"
     check fsync32 '.stepmon.summary.io.writeBytes' ">= 32 * $MIB"
-    # fsync waits for the writeback: IO pressure stall.
-    check fsync32 "$LAST.ioStat.pressure.some.total" '> 0'
     verify fsync32
-    rm -f /mnt/scratch/direct /mnt/scratch/buffered
+
+    # 4096 synchronous 4 KiB O_DIRECT writes: the step's task waits for each
+    # (in iowait), so its IO pressure must grow. (The big writes above can
+    # finish inside the emulated disk's cache too fast to register.)
+    step iowait4k 0 -- dd if=/dev/zero of=/mnt/scratch/small bs=4k count=4096 oflag=direct
+    check iowait4k "$LAST.ioStat.writeIOs" '>= 4096'
+    check iowait4k "$LAST.ioStat.pressure.some.total" '> 0'
+    check iowait4k '.stepmon.summary.ioStall.someSeconds' '> 0'
+    verify iowait4k
+    rm -f /mnt/scratch/direct /mnt/scratch/buffered /mnt/scratch/small
 
     # 8 children at once (plus their shell: 9 tasks), for 5 s so that the
     # periodic samples (every 2 s) see them too.

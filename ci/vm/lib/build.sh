@@ -8,13 +8,14 @@
 # tests of the library/binary; other names are tests/<name>.rs. These are
 # the tests that read the live kernel (they adapt to the host, and in the
 # guest must take their full pure-v2 path) plus the unit tests of the same
-# crates.
+# crates, and the CLI's tests of the real binary (CARGO_BIN_EXE_stepmon: the
+# guest has the binary at that same path).
 VM_TESTS=(
     "stepmon-sampler lib cgroup_probe_live recorder_live"
     "stepmon-sysusage lib live"
     "stepmon-netns-stats lib netns_root"
     "stepmon-fdread lib"
-    "stepmon bin"
+    "stepmon bin run_live gc_live offline"
 )
 
 # Sets VM_TARGET and VM_RUSTFLAGS: musl if rustup can add it, else glibc
@@ -62,17 +63,17 @@ vm_build() {
     RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo test --no-run --target "$VM_TARGET" --target-dir "$VM_TARGET_DIR" \
         --message-format=json-render-diagnostics "${args[@]}" >"$VM_WORK/cargo-tests.json" ||
         vm_die "building the test binaries failed"
-    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo build --target "$VM_TARGET" --target-dir "$VM_TARGET_DIR" \
-        --message-format=json-render-diagnostics -p stepmon --bin stepmon >"$VM_WORK/cargo-stepmon.json" ||
-        vm_die "building stepmon failed"
     # Cargo lists every artifact; keep the runnable test harnesses. The
     # package name comes from the package id (…#name@version or …/name#version).
     jq -r 'select(.reason == "compiler-artifact" and .profile.test and .executable != null)
         | (.package_id | capture("(?<n>[A-Za-z0-9_-]+)[@#][0-9][^#@]*$").n) as $pkg
         | "\($pkg) \(if .target.kind[0] == "test" then .target.name else .target.kind[0] end) \(.executable)"' \
         "$VM_WORK/cargo-tests.json" | sort >"$VM_WORK/tests.txt"
+    # The CLI's integration tests make cargo build the binary itself (the
+    # file CARGO_BIN_EXE_stepmon names); the workloads use the same file.
     VM_STEPMON_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "stepmon"
-        and (.target.kind | index("bin")) and .executable != null) | .executable' "$VM_WORK/cargo-stepmon.json" | tail -n 1)
+        and (.target.kind | index("bin")) and (.profile.test | not) and .executable != null) | .executable' \
+        "$VM_WORK/cargo-tests.json" | tail -n 1)
     [[ -x $VM_STEPMON_BIN ]] || vm_die "cargo did not report the stepmon binary"
     local expected=0
     for line in "${VM_TESTS[@]}"; do

@@ -3,7 +3,9 @@
 # compressed one costs seconds of emulated CPU): busybox, the kernel modules,
 # the static test binaries and stepmon, a few host programs with their
 # shared libraries (iproute2's `ip` for `ip netns`, which busybox's `ip`
-# lacks; `getconf`; `jq` for the JSON checks) and the /init of ci/vm/guest.
+# lacks; `getconf`; `jq` for the JSON checks; Debian's python3 with a trimmed
+# standard library, for the CLI tests' workloads) and the /init of
+# ci/vm/guest.
 
 # Host programs copied into the guest together with their libraries.
 VM_HOST_PROGRAMS=(ip getconf jq)
@@ -33,8 +35,13 @@ vm_pack_initramfs() {
     mkdir -p "$root/lib/modules"
     cp "$VM_KERNEL_DIR"/modules/*.ko "$VM_KERNEL_DIR/modules/modules.load" "$root/lib/modules/"
 
-    # stepmon at a fixed path: its __exec trampoline re-executes this file.
+    vm_copy_python "$root"
+
+    # stepmon at a fixed path for the workloads (its __exec trampoline
+    # re-executes its own file), and where the CLI's tests expect it.
     strip -o "$root/usr/local/bin/stepmon" "$VM_STEPMON_BIN"
+    mkdir -p "$root$(dirname "$VM_STEPMON_BIN")"
+    cp "$root/usr/local/bin/stepmon" "$root$VM_STEPMON_BIN"
     # Test binaries: /tests/<package>.<target>, listed in /tests/list.
     : >"$root/tests/list"
     local pkg target path
@@ -72,4 +79,21 @@ vm_copy_dynamic() {
         mkdir -p "$root$(dirname "$lib")"
         cp -L "$lib" "$root$lib"
     done
+}
+
+# Debian's python3 (/usr/bin/python3, as the CLI tests look for it) and its
+# standard library without the parts no test workload imports, with the
+# compiled .pyc files (compiling at every start costs seconds under TCG).
+vm_copy_python() {
+    local root=$1 real lib
+    real=$(readlink -f /usr/bin/python3)
+    vm_copy_dynamic "$real" "$root"
+    ln -sf "$(basename "$real")" "$root/usr/bin/python3"
+    lib=/usr/lib/$(basename "$real")
+    [[ -d $lib ]] || vm_die "no standard library at $lib"
+    mkdir -p "$root$lib"
+    tar -C "$lib" -cf - --exclude=./test --exclude=./idlelib --exclude=./tkinter --exclude=./lib2to3 \
+        --exclude=./ensurepip --exclude=./pydoc_data --exclude='./config-*' --exclude=./turtledemo \
+        --exclude=./distutils --exclude=./site-packages --exclude=./dist-packages --exclude='*.opt-?.pyc' . |
+        tar -C "$root$lib" -xf -
 }

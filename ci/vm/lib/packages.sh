@@ -13,6 +13,7 @@ VM_HOST_TOOLS=(
     "ip iproute2"
     "getconf libc-bin"
     "strip binutils"
+    "/usr/bin/python3 python3"
 )
 
 # Fails unless every tool is there (installing what is missing).
