@@ -15,6 +15,7 @@ vm_pack_initramfs() {
     local root=$VM_WORK/initramfs
     rm -rf "$root"
     mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,lib,lib64,proc,sys,dev,tmp,run,mnt/scratch,etc,root,tests}
+    chmod 1777 "$root/tmp"
     # iproute2 keeps named network namespaces in /var/run/netns.
     mkdir -p "$root/var" && ln -s ../run "$root/var/run"
 
