@@ -75,22 +75,25 @@ impl<'a> Iterator for FlatKeyed<'a> {
 /// value after it (non-empty).
 #[inline]
 fn entry(line: Line<'_>) -> Result<FlatEntry<'_>> {
-    // Usually the line starts with key bytes up to the space; one scan then
-    // both finds and validates the key. Otherwise the steps below, in the
-    // order that decides which error a bad line gets.
+    let invalid_key = |kind| line.error(kind);
     let (key, value, value_at) = match key_len(line.bytes) {
+        // Usually the line starts with key bytes up to the space: one scan
+        // finds and validates the key, and only the `&str` conversion is left.
         Some(len) => {
             let (key, rest) = line.bytes.split_at_checked(len).unwrap_or_default();
+            let key = core::str::from_utf8(key).map_err(|_| invalid_key(ErrorKind::InvalidKey))?;
             (key, rest.get(1..).unwrap_or_default(), len.saturating_add(1))
         }
+        // Otherwise these steps, in the order that decides which error a bad
+        // line gets.
         None => {
             if line.bytes.is_empty() {
                 return Err(line.error(ErrorKind::EmptyLine));
             }
-            line.split_once(b' ').ok_or(line.error(ErrorKind::MissingSeparator))?
+            let (key, value, value_at) = line.split_once(b' ').ok_or(line.error(ErrorKind::MissingSeparator))?;
+            (super::ascii_key(key).map_err(invalid_key)?, value, value_at)
         }
     };
-    let key = super::ascii_key(key).map_err(|kind| line.error(kind))?;
     if value.is_empty() {
         return Err(line.error_at(ErrorKind::InvalidNumber, value_at));
     }
