@@ -4,6 +4,17 @@
 //! The library holds the inputs ([`inputs`]) and the list of cases per input
 //! file ([`cases`]); `benches/parsers.rs` times them with criterion and
 //! `benches/allocs.rs` counts their allocations, so both run the same code.
+//!
+//! The whole-machine, network and probe benches work the same way with
+//! closures that own their state ([`runner`]): [`system`] (`/proc/stat`,
+//! `meminfo`, `loadavg`, `/proc/net/dev`, the system probe) and [`step`]
+//! (one step sample of a cgroup), timed by `benches/system.rs` and
+//! `benches/step.rs`, counted by `benches/system_allocs.rs`, measured
+//! against the bare-`pread` floor of [`floor`].
 
 pub mod cases;
+pub mod floor;
 pub mod inputs;
+pub mod runner;
+pub mod step;
+pub mod system;

@@ -1,0 +1,72 @@
+//! Timing of the whole-machine and network parsers (ours next to
+//! procfs-core and fb_procfs on the same bytes / files) and of the system
+//! probe on the live `/proc` against the bare-`pread` floor
+//! (see `stepmon_benches::system`).
+//!
+//! `cargo bench -p stepmon-benches --bench system`, then `scripts/bench-table`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+use stepmon_benches::runner::{PAIR_BLOCK, PAIR_SCALE_NS, Runner, Side};
+use stepmon_benches::system::GROUPS;
+
+struct Timing<'a, 'c> {
+    group: &'a mut BenchmarkGroup<'c, WallTime>,
+}
+
+impl Runner for Timing<'_, '_> {
+    fn case<T: std::fmt::Debug>(&mut self, function: &'static str, _side: Side, mut run: impl FnMut() -> T) {
+        // criterion black-boxes the result and drops it inside the timed loop,
+        // so the peers pay for freeing what they allocated.
+        self.group.bench_function(function, |b| b.iter(|| black_box(run())));
+    }
+
+    fn paired<A: std::fmt::Debug, B: std::fmt::Debug>(
+        &mut self,
+        function: &'static str,
+        mut a: impl FnMut() -> A,
+        mut b: impl FnMut() -> B,
+    ) {
+        self.group.bench_function(function, |bencher| {
+            bencher.iter_custom(|iters| {
+                let (mut time_a, mut time_b) = (Duration::ZERO, Duration::ZERO);
+                let mut left = iters;
+                while left > 0 {
+                    let n = left.min(PAIR_BLOCK);
+                    let start = Instant::now();
+                    for _ in 0..n {
+                        black_box(a());
+                    }
+                    time_a += start.elapsed();
+                    let start = Instant::now();
+                    for _ in 0..n {
+                        black_box(b());
+                    }
+                    time_b += start.elapsed();
+                    left -= n;
+                }
+                // The ratio, scaled, as the "time" of every iteration.
+                let ratio = time_a.as_secs_f64() / time_b.as_secs_f64().max(f64::MIN_POSITIVE);
+                Duration::from_secs_f64(ratio * PAIR_SCALE_NS * 1e-9 * iters as f64)
+            })
+        });
+    }
+}
+
+fn system(c: &mut Criterion) {
+    for g in GROUPS {
+        let mut group = c.benchmark_group(g.info.name);
+        g.cases(&mut Timing { group: &mut group }).expect("cannot set up the group");
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    targets = system
+}
+criterion_main!(benches);
