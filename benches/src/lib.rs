@@ -18,3 +18,4 @@ pub mod inputs;
 pub mod runner;
 pub mod step;
 pub mod system;
+pub mod timing;
