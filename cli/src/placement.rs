@@ -64,16 +64,6 @@ fn controllers(dir: &Path) -> io::Result<Vec<String>> {
     Ok(list.iter().map(str::to_owned).collect())
 }
 
-/// Whether a controller is bound to a cgroup v1 hierarchy (`/proc/cgroups`
-/// hierarchy column ≠ 0). The v1 name of `io` is `blkio`.
-fn bound_to_v1(controller: &str) -> bool {
-    let v1_name = if controller == "io" { "blkio" } else { controller };
-    fs::read_to_string("/proc/cgroups").unwrap_or_default().lines().any(|l| {
-        let mut f = l.split_whitespace();
-        f.next() == Some(v1_name) && f.next().is_some_and(|h| h != "0")
-    })
-}
-
 impl RunCgroups {
     /// Creates `<base>/stepmon-run.<pid>.<start>/step` and enables every
     /// controller of [`CONTROLLERS`] that the run parent may enable.
@@ -104,9 +94,10 @@ impl RunCgroups {
         fs::create_dir(&parent)?;
         let mut run = RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new() };
         let available = controllers(&run.parent)?;
+        let on_v1 = stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc"));
         for controller in CONTROLLERS {
             if !available.iter().any(|a| a == controller) {
-                let reason = if bound_to_v1(controller) {
+                let reason = if on_v1.iter().any(|c| c == controller) {
                     "bound to a cgroup v1 hierarchy on this host (hybrid layout)".to_owned()
                 } else {
                     format!(

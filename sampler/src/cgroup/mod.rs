@@ -5,3 +5,24 @@ mod files;
 mod probe;
 
 pub use probe::CgroupProbe;
+
+use std::path::Path;
+
+/// The controllers bound to a cgroup v1 hierarchy on this host (hierarchy
+/// column of `<proc_root>/cgroups` ≠ 0), by their cgroup v2 names (v1's
+/// `blkio` is `io`). Tells "bound to v1" (hybrid hosts) from "not enabled";
+/// a missing or odd file just means "don't know" (empty).
+#[must_use]
+pub fn controllers_on_v1(proc_root: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(proc_root.join("cgroups")) else { return Vec::new() };
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let name = fields.next()?;
+            let hierarchy: u32 = fields.next()?.parse().ok()?;
+            let name = if name == "blkio" { "io" } else { name };
+            (hierarchy != 0).then(|| name.to_owned())
+        })
+        .collect()
+}

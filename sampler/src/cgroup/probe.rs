@@ -42,23 +42,6 @@ fn limit(value: Limit) -> LimitJson {
     LimitJson::from(value)
 }
 
-/// Reads `/proc/cgroups` (v1 hierarchies) to tell "bound to v1" from
-/// "not enabled". A missing or odd file just means "don't know".
-fn controllers_on_v1(proc_root: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(proc_root.join("cgroups")) else { return Vec::new() };
-    text.lines()
-        .filter(|line| !line.starts_with('#'))
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let name = fields.next()?;
-            let hierarchy: u32 = fields.next()?.parse().ok()?;
-            // v1 calls the io controller blkio.
-            let name = if name == "blkio" { "io" } else { name };
-            (hierarchy != 0).then(|| name.to_owned())
-        })
-        .collect()
-}
-
 impl CgroupProbe {
     /// Opens the cgroup directory `path` and its files. Fails only if the
     /// directory itself cannot be opened or is not a cgroup v2 directory
@@ -77,7 +60,7 @@ impl CgroupProbe {
             CgroupFile::ALL.iter().map(|&file| (file, HeldFile::open_at(&dir, file.info().name))).collect();
         let is_root =
             files.iter().any(|(file, opened)| *file == CgroupFile::CgroupEvents && opened.as_ref().is_err_and(is_gone));
-        let context = Context { enabled, on_v1: controllers_on_v1(Path::new("/proc")), is_root };
+        let context = Context { enabled, on_v1: super::controllers_on_v1(Path::new("/proc")), is_root };
         Ok(CgroupProbe { path, files, context, buf })
     }
 
