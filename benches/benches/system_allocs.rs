@@ -9,14 +9,12 @@
 //! Under `cargo test` it only checks.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::process::ExitCode;
+
+use stepmon_benches::alloc_report::{CALLS, criterion_dir, per_call};
 
 use stepmon_benches::runner::{GroupInfo, Runner, Side};
 use stepmon_benches::{step, system};
-
-/// Calls measured per case; counts are reported per call.
-const CALLS: u64 = 16;
 
 struct Row {
     group: GroupInfo,
@@ -42,27 +40,6 @@ impl Runner for Counting {
             }
         });
         self.rows.push(Row { group: self.group, function, side, allocs: info.count_total, bytes: info.bytes_total });
-    }
-}
-
-/// Where criterion writes its results, by criterion's own rules.
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(home.into());
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
-    }
-    // <target>/<profile>/deps/system_allocs-<hash>
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-fn per_call(total: u64) -> String {
-    if total.is_multiple_of(CALLS) {
-        (total / CALLS).to_string()
-    } else {
-        format!("{:.2}", total as f64 / CALLS as f64)
     }
 }
 

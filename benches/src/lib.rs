@@ -12,6 +12,7 @@
 //! `benches/step.rs`, counted by `benches/system_allocs.rs`, measured
 //! against the bare-`pread` floor of [`floor`].
 
+pub mod alloc_report;
 pub mod cases;
 pub mod floor;
 pub mod inputs;
