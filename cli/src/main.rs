@@ -29,11 +29,7 @@ mod report;
 #[cfg(target_os = "linux")]
 mod run;
 #[cfg(target_os = "linux")]
-mod summary;
-#[cfg(target_os = "linux")]
 mod trampoline;
-#[cfg(target_os = "linux")]
-mod units;
 
 #[cfg(target_os = "linux")]
 mod cli {

@@ -14,7 +14,7 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
 use crate::error::CliError;
 use crate::netns::HeldNamespace;
 use crate::placement::{self, RunCgroups};
-use crate::report::{Collector, Host, RunInfo, RunReport};
+use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo, Step};
 
 /// How the step's network is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,12 +216,12 @@ impl Drop for Forwarder {
 }
 
 fn host(mount: &Path, pure_v2: bool) -> Host {
-    Host {
-        kernel: rustix::system::uname().release().to_string_lossy().into_owned(),
-        cgroup2_mount: mount.display().to_string(),
-        cgroup_layout: if pure_v2 { "unified" } else { "hybrid" },
-        psi: Path::new("/proc/pressure").exists(),
-    }
+    let mut host = Host::default();
+    host.kernel = rustix::system::uname().release().to_string_lossy().into_owned();
+    host.cgroup2_mount = mount.display().to_string();
+    host.cgroup_layout = if pure_v2 { "unified" } else { "hybrid" }.to_owned();
+    host.psi = Path::new("/proc/pressure").exists();
+    host
 }
 
 /// Runs the step; returns the exit status stepmon should exit with.
@@ -233,7 +233,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
     if resolve(Path::new(program)).is_none() {
-        eprintln!("stepmon: error: cannot run {}: command not found", crate::out::quote(&program.to_string_lossy()));
+        eprintln!(
+            "stepmon: error: cannot run {}: command not found",
+            stepmon_report::step::quote(&program.to_string_lossy())
+        );
         return Ok(crate::trampoline::NOT_FOUND);
     }
     if args.include_loopback && args.net == NetMode::Host {
@@ -332,31 +335,33 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     if !Path::new("/proc/pressure").exists() {
         not_measured.push("stall: pressure stall information is disabled on this kernel (boot with psi=1)".to_owned());
     }
-    let report = RunReport {
-        stepmon: RunInfo {
-            command,
-            exit_code: exit,
-            signal,
-            start: Some(start),
-            end: Some(end),
-            cgroup: cgroups.leaf.display().to_string(),
-            controllers: cgroups.enabled.clone(),
-            controllers_not_enabled: cgroups.not_enabled.clone(),
-            host: host(&location.mount_point, location.pure_v2),
-            collector: Collector {
-                cpu_seconds,
-                max_rss_bytes,
-                samples: usage.resource_usage.samples.len(),
-                sys_samples: usage.sys_usage.len(),
-            },
-            summary: summary.clone(),
-            not_measured,
-        },
-        resource_usage: usage.resource_usage,
-        sys_usage: usage.sys_usage,
-    };
+    let mut collector = Collector::default();
+    collector.cpu_seconds = cpu_seconds;
+    collector.max_rss_bytes = max_rss_bytes;
+    collector.samples = usage.resource_usage.samples.len();
+    collector.sys_samples = usage.sys_usage.len();
+    let mut info = RunInfo::default();
+    info.command = command;
+    info.exit_code = exit;
+    info.signal = signal;
+    info.start = Some(start);
+    info.end = Some(end);
+    info.cgroup = cgroups.leaf.display().to_string();
+    info.controllers = cgroups.enabled.iter().map(|c| (*c).to_owned()).collect();
+    info.controllers_not_enabled =
+        cgroups.not_enabled.iter().map(|n| NotEnabled::new(n.controller, n.reason.clone())).collect();
+    info.host = host(&location.mount_point, location.pure_v2);
+    info.collector = collector;
+    info.summary = summary;
+    info.not_measured = not_measured;
+    let mut report = RunDocument::new(usage, info);
+    let step = Step::from_run(&report);
+    let verdicts = step.verdicts();
+    if let Some(info) = report.stepmon.as_mut() {
+        info.verdicts = Some(verdicts.clone());
+    }
     if !args.quiet {
-        eprint!("{}", crate::summary::render(&report, &summary));
+        eprint!("{}", stepmon_report::text::render(&step, &verdicts));
     }
     if let Some(path) = &args.output {
         let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n";

@@ -8,5 +8,5 @@ pub use step::{
     CpuStat, IoDevice, IoStat, LimitJson, MaxToken, MemoryEventsJson, MemoryStat, PidsStat, StepSample, StepSampleExt,
 };
 pub use stepmon_sysusage::model::{Missing, MissingKind};
-pub use summary::{CpuSummary, IoSummary, MachineSummary, MemorySummary, StallSummary, UsageSummary};
+pub use summary::{Baseline, CpuSummary, IoSummary, MachineSummary, MemorySummary, StallSummary, UsageSummary};
 pub use usage::{Samples, SamplesExt, StepUsage};

@@ -130,15 +130,15 @@ fn delta(first: Option<u64>, last: Option<u64>) -> Option<u64> {
 }
 
 fn stall(
-    samples: &[StepSample],
+    first: Option<&StepSample>,
+    last: Option<&StepSample>,
     pick: impl Fn(&StepSample) -> Option<stepmon_sysusage::model::PressureJson>,
     wall: f64,
 ) -> StallSummary {
-    let total = |s: &StepSample, full: bool| {
-        let p = pick(s)?;
+    let total = |s: Option<&StepSample>, full: bool| {
+        let p = pick(s?)?;
         if full { p.full?.total } else { p.some?.total }
     };
-    let (Some(first), Some(last)) = (samples.first(), samples.last()) else { return StallSummary::default() };
     let some = delta(total(first, false), total(last, false));
     let full = delta(total(first, true), total(last, true));
     StallSummary {
@@ -148,12 +148,62 @@ fn stall(
     }
 }
 
+/// Where a step's cumulative counters (CPU time, IO bytes, stall time,
+/// memory events) start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Baseline {
+    /// At the first sample: stepmon takes a baseline sample when the step
+    /// starts, and its cgroup may predate the step (`stepmon sample`).
+    #[default]
+    FirstSample,
+    /// At zero: the cgroup was created for the step, and the first sample
+    /// was taken later — BuildKit's recordings, whose first periodic sample
+    /// comes about 2 s into the step.
+    Zero,
+}
+
+/// A cgroup's memory event counters: stepmon's `memory.events` reading, or
+/// else BuildKit's counters in `memoryStat` (which has no `oom_group_kill`)
+/// — only when `memory.stat` itself was read (a `memoryStat` holding just
+/// `memory.pressure` says nothing of events) and no reason says
+/// `memory.events` was absent (then those counters are not zeros).
+fn memory_events(s: &StepSample) -> Option<super::MemoryEventsJson> {
+    if let Some(events) = s.stepmon.memory_events {
+        return Some(events);
+    }
+    let m = s.memory_stat.filter(|m| m.anon.is_some() || m.file.is_some())?;
+    if s.stepmon.missing.iter().any(|missing| missing.file == "memory.events") {
+        return None;
+    }
+    Some(super::MemoryEventsJson {
+        low: Some(m.low_events),
+        high: Some(m.high_events),
+        max: Some(m.max_events),
+        oom: Some(m.oom_events),
+        oom_kill: Some(m.oom_kill_events),
+        ..Default::default()
+    })
+}
+
 impl UsageSummary {
-    /// Summarises `usage` of a step that ran for `wall_seconds`.
+    /// Summarises `usage` of a step that ran for `wall_seconds`, with the
+    /// first sample as the baseline of every counter.
     #[must_use]
     pub fn of(usage: &StepUsage, wall_seconds: f64) -> UsageSummary {
+        UsageSummary::with_baseline(usage, wall_seconds, Baseline::FirstSample)
+    }
+
+    /// Summarises `usage` of a step that ran for `wall_seconds`, its
+    /// counters starting at `baseline`.
+    #[must_use]
+    pub fn with_baseline(usage: &StepUsage, wall_seconds: f64, baseline: Baseline) -> UsageSummary {
         let samples = &usage.resource_usage.samples;
-        let (first, last) = (samples.first(), samples.last());
+        let first = match baseline {
+            Baseline::FirstSample => samples.first(),
+            Baseline::Zero => None,
+        };
+        let last = samples.last();
         let cpu_of = |s: Option<&StepSample>| s.and_then(|s| s.cpu_stat);
         let (c0, c1) = (cpu_of(first), cpu_of(last));
         let usage_ns = delta(c0.and_then(|c| c.usage_nanos), c1.and_then(|c| c.usage_nanos));
@@ -170,7 +220,7 @@ impl UsageSummary {
             .filter_map(|s| s.memory_stat)
             .filter(|m| m.anon.is_some() || m.file.is_some())
             .max_by_key(|m| m.anon.unwrap_or(0).saturating_add(m.file.unwrap_or(0)));
-        let events = |s: Option<&StepSample>| s.and_then(|s| s.stepmon.memory_events);
+        let events = |s: Option<&StepSample>| s.and_then(memory_events);
         let (e0, e1) = (events(first), events(last));
         let memory = MemorySummary {
             peak_bytes: samples.iter().filter_map(|s| s.memory_stat.and_then(|m| m.peak)).max(),
@@ -209,9 +259,9 @@ impl UsageSummary {
             memory,
             io,
             pids_peak,
-            cpu_stall: stall(samples, |s| s.cpu_stat.and_then(|c| c.pressure), wall_seconds),
-            memory_stall: stall(samples, |s| s.memory_stat.and_then(|m| m.pressure), wall_seconds),
-            io_stall: stall(samples, |s| s.io_stat.and_then(|i| i.pressure), wall_seconds),
+            cpu_stall: stall(first, last, |s| s.cpu_stat.and_then(|c| c.pressure), wall_seconds),
+            memory_stall: stall(first, last, |s| s.memory_stat.and_then(|m| m.pressure), wall_seconds),
+            io_stall: stall(first, last, |s| s.io_stat.and_then(|i| i.pressure), wall_seconds),
             net_rx_bytes: net.and_then(|n| u64::try_from(n.rx_bytes).ok()),
             net_tx_bytes: net.and_then(|n| u64::try_from(n.tx_bytes).ok()),
             machine: machine.unwrap_or_default(),

@@ -1,11 +1,12 @@
-//! The human summary printed on stderr when a step ends.
+//! The human summary of a step: one fact per line, then the verdicts.
 
 use std::fmt::Write as _;
 
-use stepmon_sampler::model::{StallSummary, UsageSummary};
+use stepmon_sampler::model::StallSummary;
 
-use crate::report::RunReport;
+use crate::step::{Step, WallSource};
 use crate::units::{bytes, percent, seconds};
+use crate::verdict::Verdicts;
 
 fn or_dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
     value.map_or_else(|| "—".to_owned(), show)
@@ -16,21 +17,23 @@ fn stall(name: &str, s: &StallSummary) -> Option<String> {
     Some(format!("{name} {} ({})", seconds(some), s.some_share.map_or_else(String::new, percent)))
 }
 
-/// Renders the summary (plain text, one fact per line).
-pub fn render(report: &RunReport, summary: &UsageSummary) -> String {
+/// Renders the summary of `step` with its `verdicts` (plain text).
+#[must_use]
+pub fn render(step: &Step, verdicts: &Verdicts) -> String {
     let mut out = String::new();
-    let step = &report.stepmon;
-    let status = match (step.exit_code, step.signal) {
-        (Some(code), _) => format!("exited {code}"),
-        (None, Some(signal)) => format!("was killed by signal {signal}"),
-        (None, None) => "did not start".to_owned(),
+    let summary = &step.summary;
+    let status = match step.run.as_ref().map(|r| (r.exit_code, r.signal)) {
+        Some((Some(code), _)) => format!(" exited {code}"),
+        Some((None, Some(signal))) => format!(" was killed by signal {signal}"),
+        Some((None, None)) => " did not start".to_owned(),
+        None => String::new(),
     };
-    let _ = writeln!(
-        out,
-        "stepmon: `{}` {status} after {}",
-        crate::out::quote_command(&step.command),
-        seconds(summary.wall_seconds)
-    );
+    let wall = match (step.wall_seconds, step.wall_source) {
+        (Some(w), WallSource::Measured) => format!(" after {}", seconds(w)),
+        (Some(w), _) => format!(" after about {}", seconds(w)),
+        (None, _) => String::new(),
+    };
+    let _ = writeln!(out, "stepmon: `{}`{status}{wall}", step.name);
     let c = &summary.cpu;
     let mut cpu = format!(
         "  cpu      user {}  system {}  = {} cores on average",
@@ -84,8 +87,11 @@ pub fn render(report: &RunReport, summary: &UsageSummary) -> String {
         let others = summary.machine.others_busy_share.map_or_else(String::new, |o| format!(", others {}", percent(o)));
         let _ = writeln!(out, "  machine  cpu busy {}{others} during the step", percent(busy));
     }
-    for missing in &step.not_measured {
+    for missing in step.run.iter().flat_map(|r| &r.not_measured) {
         let _ = writeln!(out, "  not measured: {missing}");
+    }
+    for sentence in verdicts.sentences() {
+        let _ = writeln!(out, "  => {sentence}");
     }
     out
 }

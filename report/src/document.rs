@@ -1,0 +1,127 @@
+//! The JSON document `stepmon run --output` writes and `stepmon report`
+//! reads back: BuildKit's `resourceUsage` and `sysUsage`, plus a `stepmon`
+//! object about the run itself. Every `stepmon` field has a default so that
+//! documents of older stepmon versions (and hand-trimmed ones) still load.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use stepmon_sampler::model::{Samples, StepUsage, UsageSummary};
+use stepmon_sysusage::model::SysSample;
+
+use crate::verdict::Verdicts;
+
+/// What stepmon itself cost while monitoring.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Collector {
+    /// stepmon's own CPU time (user + system, all its threads), s.
+    pub cpu_seconds: Option<f64>,
+    /// stepmon's peak resident memory, bytes.
+    pub max_rss_bytes: Option<u64>,
+    /// Step samples kept in the output.
+    pub samples: usize,
+    /// Machine samples kept in the output.
+    pub sys_samples: usize,
+}
+
+/// The host as stepmon found it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Host {
+    /// `uname -r`.
+    pub kernel: String,
+    /// The cgroup2 mount point.
+    pub cgroup2_mount: String,
+    /// `unified` (pure cgroup v2) or `hybrid`.
+    pub cgroup_layout: String,
+    /// Whether PSI is available (`/proc/pressure` exists).
+    pub psi: bool,
+}
+
+/// A controller that could not be enabled for the step, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct NotEnabled {
+    /// Controller name (`memory`, `io`, ...).
+    pub controller: String,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl NotEnabled {
+    /// A controller and the reason it is not enabled.
+    #[must_use]
+    pub fn new(controller: impl Into<String>, reason: impl Into<String>) -> Self {
+        NotEnabled { controller: controller.into(), reason: reason.into() }
+    }
+}
+
+/// stepmon's part of the document.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct RunInfo {
+    /// The command as given.
+    pub command: Vec<String>,
+    /// Exit code of the command, if it exited.
+    pub exit_code: Option<i32>,
+    /// Signal that killed the command, if any.
+    pub signal: Option<i32>,
+    /// When the step started.
+    pub start: Option<Timestamp>,
+    /// When it ended.
+    pub end: Option<Timestamp>,
+    /// The step's cgroup while it ran.
+    pub cgroup: String,
+    /// Controllers enabled for the step.
+    pub controllers: Vec<String>,
+    /// Controllers that could not be enabled, and why.
+    pub controllers_not_enabled: Vec<NotEnabled>,
+    /// The host.
+    pub host: Host,
+    /// stepmon's own overhead.
+    pub collector: Collector,
+    /// The numbers of the summary.
+    pub summary: UsageSummary,
+    /// What the numbers mean (absent in documents of older versions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<Verdicts>,
+    /// What was not measured, in words (also in each sample's `missing`).
+    pub not_measured: Vec<String>,
+}
+
+/// The whole document of one `stepmon run`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RunDocument {
+    /// BuildKit's `resourceUsage`.
+    #[serde(default)]
+    pub resource_usage: Samples,
+    /// BuildKit's `sysUsage`.
+    #[serde(default)]
+    pub sys_usage: Vec<SysSample>,
+    /// About the run (absent when only BuildKit's two keys are given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stepmon: Option<RunInfo>,
+}
+
+impl RunDocument {
+    /// A document of a recorded step and what stepmon knows of the run.
+    #[must_use]
+    pub fn new(usage: StepUsage, run: RunInfo) -> Self {
+        RunDocument { resource_usage: usage.resource_usage, sys_usage: usage.sys_usage, stepmon: Some(run) }
+    }
+
+    /// The recorded usage (a copy of the two BuildKit keys).
+    #[must_use]
+    pub fn usage(&self) -> StepUsage {
+        let mut usage = StepUsage::default();
+        usage.resource_usage = self.resource_usage.clone();
+        usage.sys_usage = self.sys_usage.clone();
+        usage
+    }
+}

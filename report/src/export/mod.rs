@@ -1,0 +1,96 @@
+//! Every output format of a report, chosen with `--format`.
+
+pub mod html;
+pub mod markdown;
+pub mod openmetrics;
+pub mod svg;
+pub mod trace;
+
+use serde::Serialize;
+
+use crate::step::Step;
+use crate::verdict::Verdicts;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// The human summary with verdicts.
+    Text,
+    /// stepmon's JSON: per step its name, origin, wall time, summary and verdicts.
+    Json,
+    /// Chrome trace event JSON (Perfetto, `chrome://tracing`).
+    Trace,
+    /// OpenMetrics text exposition.
+    OpenMetrics,
+    /// Markdown with inline SVG charts (CI job summaries).
+    Markdown,
+    /// A self-contained HTML page with the same charts.
+    Html,
+}
+
+impl Format {
+    /// Every format with its command-line name.
+    pub const ALL: [(&'static str, Format); 6] = [
+        ("text", Format::Text),
+        ("json", Format::Json),
+        ("trace", Format::Trace),
+        ("openmetrics", Format::OpenMetrics),
+        ("markdown", Format::Markdown),
+        ("html", Format::Html),
+    ];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Format::ALL.iter().find(|(name, _)| *name == s).map(|(_, f)| *f).ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|(n, _)| *n).collect();
+            format!("unknown format {s:?}; expected one of {}", names.join(", "))
+        })
+    }
+}
+
+/// One step in the JSON format.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StepJson<'a> {
+    name: &'a str,
+    origin: &'a crate::step::Origin,
+    start: Option<jiff::Timestamp>,
+    end: Option<jiff::Timestamp>,
+    wall_seconds: Option<f64>,
+    wall_source: crate::step::WallSource,
+    summary: &'a stepmon_sampler::model::UsageSummary,
+    verdicts: Verdicts,
+}
+
+/// Renders `steps` in `format`.
+#[must_use]
+pub fn render(format: Format, steps: &[Step]) -> String {
+    match format {
+        Format::Text => steps.iter().map(|s| crate::text::render(s, &s.verdicts())).collect::<Vec<_>>().join("\n"),
+        Format::Json => {
+            let steps: Vec<StepJson<'_>> = steps
+                .iter()
+                .map(|s| StepJson {
+                    name: &s.name,
+                    origin: &s.origin,
+                    start: s.start,
+                    end: s.end,
+                    wall_seconds: s.wall_seconds,
+                    wall_source: s.wall_source,
+                    summary: &s.summary,
+                    verdicts: s.verdicts(),
+                })
+                .collect();
+            // Serialising plain data structures cannot fail.
+            serde_json::to_string_pretty(&serde_json::json!({ "steps": steps })).unwrap_or_default() + "\n"
+        }
+        Format::Trace => trace::render(steps),
+        Format::OpenMetrics => openmetrics::render(steps),
+        Format::Markdown => markdown::render(steps),
+        Format::Html => html::render(steps),
+    }
+}

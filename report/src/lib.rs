@@ -1,0 +1,52 @@
+//! What stepmon's recorded step usage means, in the formats people and
+//! tools read.
+//!
+//! * [`RunDocument`] — the JSON `stepmon run --output` writes (BuildKit's
+//!   `resourceUsage` and `sysUsage` plus a `stepmon` object); [`import`]
+//!   reads it and BuildKit provenance attestations (SLSA v1 and v0.2) into
+//!   [`Step`]s.
+//! * [`Verdicts`] — why a step was slow (CPU-, memory- or IO-bound from PSI
+//!   stall time, throttled by its own `cpu.max`), whether the machine was
+//!   busy, OOM kills and limit hits, and what stepmon itself cost — each with
+//!   the numbers behind it and the [`Thresholds`] it was judged by.
+//! * [`export`] — the human summary, Chrome trace event JSON (Perfetto,
+//!   `chrome://tracing`), OpenMetrics text, Markdown with inline SVG charts
+//!   (CI job summaries), self-contained HTML.
+//! * [`diff`] — two runs of the same step, field by field, with changes
+//!   beyond the noise flagged.
+//!
+//! No I/O happens here: callers pass text or values in and get text or
+//! values out.
+//!
+//! ```
+//! use stepmon_report::{RunDocument, Step};
+//!
+//! let json = r#"{"resourceUsage": {"samples": [
+//!     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
+//!     {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},
+//!   "sysUsage": [],
+//!   "stepmon": {"command": ["make"], "exitCode": 0,
+//!     "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
+//! let document: RunDocument = serde_json::from_str(json)?;
+//! let step = Step::from_run(&document);
+//! assert_eq!(step.summary.cpu.average_cores, Some(0.75));
+//! let verdicts = step.verdicts();
+//! assert!(verdicts.bottleneck.reason.starts_with("bottleneck unknown"));
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod diff;
+pub mod document;
+pub mod export;
+pub mod import;
+pub mod series;
+pub mod step;
+pub mod text;
+pub mod units;
+pub mod verdict;
+
+pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
+pub use step::{Origin, Step, WallSource};
+pub use verdict::{Thresholds, Verdicts};

@@ -1,0 +1,190 @@
+//! [`Step`]: one recorded step in the form every verdict, export and diff
+//! reads — a `stepmon run` document or one step of a BuildKit build.
+
+use jiff::Timestamp;
+use serde::Serialize;
+use stepmon_sampler::model::{Baseline, StepUsage, UsageSummary};
+
+use crate::document::{RunDocument, RunInfo};
+use crate::verdict::Verdicts;
+
+/// Where a step was recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+#[non_exhaustive]
+pub enum Origin {
+    /// `stepmon run`.
+    StepmonRun,
+    /// An exec step of a BuildKit build, from its provenance attestation.
+    #[serde(rename_all = "camelCase")]
+    BuildKit {
+        /// The step's id in the provenance's build config (`step3`).
+        step_id: String,
+        /// The LLB op digest that `digestMapping` maps to the step, when given.
+        digest: Option<String>,
+    },
+}
+
+/// How the step's wall time is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum WallSource {
+    /// Measured by stepmon (start to end of the step).
+    Measured,
+    /// Estimated from sample timestamps (BuildKit records no start or end:
+    /// its first periodic sample comes about 2 s into the step).
+    EstimatedFromSamples,
+    /// Not known (e.g. a BuildKit step with only its final sample).
+    Unknown,
+}
+
+/// One recorded step and what is known about it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Step {
+    /// A name for people: the command of a `stepmon run`; for a BuildKit
+    /// step its RUN command when the provenance has it, else its id.
+    pub name: String,
+    /// Where it was recorded.
+    pub origin: Origin,
+    /// The step's samples and the machine's samples.
+    pub usage: StepUsage,
+    /// When the step started, when known.
+    pub start: Option<Timestamp>,
+    /// When it ended, when known.
+    pub end: Option<Timestamp>,
+    /// Wall time, s, when known.
+    pub wall_seconds: Option<f64>,
+    /// How `wall_seconds` is known.
+    pub wall_source: WallSource,
+    /// Totals, peaks and shares over the step.
+    pub summary: UsageSummary,
+    /// What stepmon knows about its own run (exit status, host, collector);
+    /// `None` for imported steps.
+    pub run: Option<RunInfo>,
+}
+
+impl Step {
+    /// The step of a `stepmon run` document. Its summary is recomputed from
+    /// the samples (the document's copy may come from an older version).
+    #[must_use]
+    pub fn from_run(document: &RunDocument) -> Step {
+        let usage = document.usage();
+        let run = document.stepmon.clone();
+        let (start, end) = run.as_ref().map_or((None, None), |r| (r.start, r.end));
+        // The run's own wall time is measured on the monotonic clock; the
+        // timestamps are the fallback.
+        let measured = run.as_ref().map(|r| r.summary.wall_seconds).filter(|w| *w > 0.0).or(match (start, end) {
+            (Some(start), Some(end)) => Some(end.duration_since(start).as_secs_f64().max(0.0)),
+            _ => None,
+        });
+        let (wall_seconds, wall_source) = match measured {
+            Some(wall) => (Some(wall), WallSource::Measured),
+            None => estimate_wall(&usage, Baseline::FirstSample),
+        };
+        let name = run
+            .as_ref()
+            .filter(|r| !r.command.is_empty())
+            .map_or_else(|| "step".to_owned(), |r| quote_command(&r.command));
+        let summary = UsageSummary::with_baseline(&usage, wall_seconds.unwrap_or(0.0), Baseline::FirstSample);
+        Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run }
+    }
+
+    /// A step recorded by BuildKit: counters start at zero (the cgroup was
+    /// created for the step) and the wall time is estimated from the samples.
+    #[must_use]
+    pub fn from_buildkit(name: String, step_id: String, digest: Option<String>, usage: StepUsage) -> Step {
+        let (wall_seconds, wall_source) = estimate_wall(&usage, Baseline::Zero);
+        let end = usage.resource_usage.samples.last().map(|s| s.timestamp);
+        let start = match (end, wall_seconds) {
+            (Some(end), Some(wall)) => {
+                jiff::SignedDuration::try_from_secs_f64(wall).ok().and_then(|d| end.checked_sub(d).ok())
+            }
+            _ => None,
+        };
+        let summary = UsageSummary::with_baseline(&usage, wall_seconds.unwrap_or(0.0), Baseline::Zero);
+        Step {
+            name,
+            origin: Origin::BuildKit { step_id, digest },
+            usage,
+            start,
+            end,
+            wall_seconds,
+            wall_source,
+            summary,
+            run: None,
+        }
+    }
+
+    /// What the numbers mean.
+    #[must_use]
+    pub fn verdicts(&self) -> Verdicts {
+        Verdicts::of(self)
+    }
+
+    /// Seconds from the step's start (or its first sample) to `t`.
+    #[must_use]
+    pub fn offset_seconds(&self, t: Timestamp) -> f64 {
+        let origin = self.start.or_else(|| self.usage.resource_usage.samples.first().map(|s| s.timestamp));
+        origin.map_or(0.0, |o| t.duration_since(o).as_secs_f64())
+    }
+}
+
+/// BuildKit's minimum sampling interval: its first periodic sample comes this
+/// long after the step started (`buildkit-usage-model.md` §4).
+pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
+
+fn estimate_wall(usage: &StepUsage, baseline: Baseline) -> (Option<f64>, WallSource) {
+    let samples = &usage.resource_usage.samples;
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else { return (None, WallSource::Unknown) };
+    if samples.len() < 2 {
+        return (None, WallSource::Unknown);
+    }
+    let span = last.timestamp.duration_since(first.timestamp).as_secs_f64().max(0.0);
+    let lead = if baseline == Baseline::Zero { BUILDKIT_FIRST_SAMPLE_SECONDS } else { 0.0 };
+    (Some(span + lead), WallSource::EstimatedFromSamples)
+}
+
+/// A command line as one line for people: arguments that are not plain
+/// words are quoted shell-style, control characters escaped.
+#[must_use]
+pub fn quote_command(args: &[String]) -> String {
+    args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+}
+
+/// One argument, shell-style: as is when plain, else in single quotes with
+/// control characters escaped.
+#[must_use]
+pub fn quote(arg: &str) -> String {
+    let plain = !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain {
+        return arg.to_owned();
+    }
+    let mut out = String::from("'");
+    for c in arg.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote("make"), "make");
+        assert_eq!(quote("-j8"), "-j8");
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("line\nbreak"), "'line\\nbreak'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote_command(&["sh".into(), "-c".into(), "exit 7".into()]), "sh -c 'exit 7'");
+    }
+}

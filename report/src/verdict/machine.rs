@@ -1,0 +1,111 @@
+//! Whether the rest of the machine was busy while the step ran.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Thresholds, pct};
+use crate::step::Step;
+
+/// How busy the machine was with work other than the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum MachineLoad {
+    /// Other work, steal and the machine's CPU pressure stayed below their thresholds.
+    Quiet,
+    /// At least one of them reached its threshold.
+    Busy,
+    /// No machine CPU numbers over the step.
+    Unknown,
+}
+
+/// The machine during the step: from the per-step `/proc/stat` delta
+/// (`sysCPUStat`) minus the step's own CPU time, and from
+/// `/proc/pressure/cpu` (<https://docs.kernel.org/accounting/psi.html>).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct MachineVerdict {
+    /// The class.
+    pub class: MachineLoad,
+    /// Share of all CPUs' time that was busy.
+    pub cpu_busy_share: Option<f64>,
+    /// Share of all CPUs' time busy with work other than the step's.
+    pub others_busy_share: Option<f64>,
+    /// Share of all CPUs' time taken by the hypervisor.
+    pub steal_share: Option<f64>,
+    /// Share of the wall time in which some task on the machine waited for
+    /// CPU (machine samples taken during the step).
+    pub machine_cpu_stall_share: Option<f64>,
+    /// The same for the step's own tasks, for comparison.
+    pub step_cpu_stall_share: Option<f64>,
+    /// In words.
+    pub reason: String,
+}
+
+/// The machine's CPU `some` stall share between its first and last sample
+/// inside the step's time (all of them when the step's times are unknown).
+#[allow(clippy::cast_precision_loss)]
+fn machine_cpu_stall(step: &Step) -> Option<f64> {
+    let inside = |t: jiff::Timestamp| {
+        let after = step.start.is_none_or(|s| t >= s - jiff::SignedDuration::from_millis(500));
+        let before = step.end.is_none_or(|e| t <= e + jiff::SignedDuration::from_millis(500));
+        after && before
+    };
+    let readings: Vec<(jiff::Timestamp, u64)> = step
+        .usage
+        .sys_usage
+        .iter()
+        .filter(|s| inside(s.timestamp))
+        .filter_map(|s| Some((s.timestamp, s.cpu_pressure?.some?.total?)))
+        .collect();
+    let (first, last) = (readings.first()?, readings.last()?);
+    let seconds = last.0.duration_since(first.0).as_secs_f64();
+    (seconds > 0.0).then(|| last.1.saturating_sub(first.1) as f64 / 1e6 / seconds)
+}
+
+impl MachineVerdict {
+    /// Judges `step`.
+    #[must_use]
+    pub fn of(step: &Step, thresholds: &Thresholds) -> MachineVerdict {
+        let m = &step.summary.machine;
+        let machine_stall = machine_cpu_stall(step);
+        let mut signs = Vec::new();
+        if let Some(o) = m.others_busy_share.filter(|o| *o >= thresholds.others_busy_share) {
+            signs.push(format!("other work used {} of all CPU time", pct(o)));
+        }
+        if let Some(s) = m.steal_share.filter(|s| *s >= thresholds.steal_share) {
+            signs.push(format!("the hypervisor stole {}", pct(s)));
+        }
+        if let Some(p) = machine_stall.filter(|p| *p >= thresholds.machine_stall_share) {
+            signs.push(format!("tasks waited for CPU {} of the time machine-wide", pct(p)));
+        }
+        let known = m.others_busy_share.is_some() || m.steal_share.is_some() || machine_stall.is_some();
+        let numbers = [
+            m.cpu_busy_share.map(|b| format!("CPUs {} busy", pct(b))),
+            m.others_busy_share.map(|o| format!("others {}", pct(o))),
+            m.steal_share.map(|s| format!("steal {}", pct(s))),
+            machine_stall.map(|p| format!("machine CPU stall {}", pct(p))),
+            step.summary.cpu_stall.some_share.map(|p| format!("step CPU stall {}", pct(p))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        let (class, reason) = if !signs.is_empty() {
+            (MachineLoad::Busy, format!("machine busy: {} ({numbers})", signs.join("; ")))
+        } else if known {
+            (MachineLoad::Quiet, format!("machine quiet: {numbers}"))
+        } else {
+            (MachineLoad::Unknown, "machine load unknown: no machine CPU numbers over the step".to_owned())
+        };
+        MachineVerdict {
+            class,
+            cpu_busy_share: m.cpu_busy_share,
+            others_busy_share: m.others_busy_share,
+            steal_share: m.steal_share,
+            machine_cpu_stall_share: machine_stall,
+            step_cpu_stall_share: step.summary.cpu_stall.some_share,
+            reason,
+        }
+    }
+}
