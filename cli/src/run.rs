@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -15,6 +15,7 @@ use crate::error::CliError;
 use crate::netns::HeldNamespace;
 use crate::placement::{self, RunCgroups};
 use crate::report::{Collector, Host, RunInfo, RunReport};
+use crate::spawn::{self, Step};
 
 /// How the step's network is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,9 +193,9 @@ impl Forwarder {
         signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| CliError::io("signals", &e))
     }
 
-    fn start(mut signals: signal_hook::iterator::Signals, child: &Child) -> Forwarder {
+    fn start(mut signals: signal_hook::iterator::Signals, step: &Step) -> Forwarder {
         let handle = signals.handle();
-        let pid = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
+        let pid = i32::try_from(step.id()).ok().and_then(rustix::process::Pid::from_raw);
         let thread = std::thread::spawn(move || {
             for signal in signals.forever() {
                 if let (Some(pid), Some(signal)) = (pid, rustix::process::Signal::from_named_raw(signal)) {
@@ -230,6 +231,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // from now on is forwarded to the step (or ends it right after it
     // starts), and cleanup always runs.
     let signals = Forwarder::catch()?;
+    let spawn_mode = spawn::Mode::from_env()?;
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
     if resolve(Path::new(program)).is_none() {
@@ -280,19 +282,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| CliError::new(e.to_string()))?;
     let recorder = monitor.record(&cgroups.leaf, &network).map_err(|e| CliError::new(e.to_string()))?;
 
-    let exe = std::env::current_exe().map_err(|e| CliError::io("cannot find the stepmon binary", &e))?;
-    let mut trampoline = Command::new(exe);
-    trampoline.arg("__exec").arg("--cgroup").arg(&cgroups.leaf);
-    if let Some(ns) = &namespace {
-        trampoline.arg("--netns").arg(ns.path());
-    }
-    trampoline.arg("--").args(&args.command);
-
     let start = Timestamp::now();
     let started = Instant::now();
-    let mut child = trampoline.spawn().map_err(|e| CliError::io("cannot start the step", &e))?;
-    let forwarder = Forwarder::start(signals, &child);
-    let status = child.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
+    // In the leaf (and namespace) from its first instruction (crate::spawn).
+    let mut step = spawn::spawn(&cgroups.leaf, namespace.as_ref(), &args.command, spawn_mode)?;
+    let forwarder = Forwarder::start(signals, &step);
+    let status = step.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
     if args.wait_all {
         placement::wait_unpopulated(&cgroups.leaf, None)
             .map_err(|e| CliError::io("waiting for the step's processes", &e))?;
