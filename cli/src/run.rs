@@ -182,6 +182,7 @@ fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
 /// Forwards SIGINT, SIGTERM and SIGHUP to the step until dropped.
 struct Forwarder {
     handle: signal_hook::iterator::Handle,
+    /// `None` once detached.
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -193,23 +194,37 @@ impl Forwarder {
         signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| CliError::io("signals", &e))
     }
 
+    /// Starts forwarding to `step`, which must not have been waited for yet.
     fn start(mut signals: signal_hook::iterator::Signals, step: &Step) -> Forwarder {
+        use rustix::process::{Pid, PidfdFlags, Signal};
         let handle = signals.handle();
-        let pid = i32::try_from(step.id()).ok().and_then(rustix::process::Pid::from_raw);
+        let pid = i32::try_from(step.id()).ok().and_then(Pid::from_raw);
+        // A pidfd (Linux 5.3+) names this process even after it has been
+        // reaped and its PID reused: a late signal can never reach another
+        // process, so the thread need not be joined when forwarding ends.
+        let pidfd = pid.and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+        let detach = pidfd.is_some();
         let thread = std::thread::spawn(move || {
             for signal in signals.forever() {
-                if let (Some(pid), Some(signal)) = (pid, rustix::process::Signal::from_named_raw(signal)) {
-                    let _ = rustix::process::kill_process(pid, signal);
-                }
+                let Some(signal) = Signal::from_named_raw(signal) else { continue };
+                let _ = match (&pidfd, pid) {
+                    (Some(pidfd), _) => rustix::process::pidfd_send_signal(pidfd, signal),
+                    (None, Some(pid)) => rustix::process::kill_process(pid, signal),
+                    (None, None) => Ok(()),
+                };
             }
         });
-        Forwarder { handle, thread: Some(thread) }
+        Forwarder { handle, thread: (!detach).then_some(thread) }
     }
 }
 
 impl Drop for Forwarder {
     fn drop(&mut self) {
         self.handle.close();
+        // Without a pidfd, join so that no signal is sent to the PID after it
+        // may have been reused. With one, the thread ends on its own: waiting
+        // for it to be scheduled would only delay the step's end (and the
+        // process's exit ends it anyway).
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
