@@ -50,6 +50,12 @@ impl HeldNamespace {
         Ok(HeldNamespace { fd })
     }
 
+    /// The namespace's fd (for `setns` in the step's child; it is
+    /// close-on-exec, so the step does not inherit it).
+    pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
     /// A path that opens this namespace from this process or its children
     /// for as long as the run holds it.
     pub fn path(&self) -> PathBuf {
@@ -57,7 +63,8 @@ impl HeldNamespace {
     }
 }
 
-/// Joins the network namespace at `path` (in the trampoline, before exec).
+/// Joins the network namespace at `path` (in the trampoline, before exec;
+/// the clone3 spawn does this in the child with the held fd instead).
 pub fn join(path: &std::path::Path) -> io::Result<()> {
     let file = File::open(path)?;
     rustix::thread::move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))?;

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -14,7 +14,8 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
 use crate::error::CliError;
 use crate::netns::HeldNamespace;
 use crate::placement::{self, RunCgroups};
-use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo, Step};
+use crate::spawn::{self, Step};
+use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo};
 
 /// How the step's network is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +182,7 @@ fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
 /// Forwards SIGINT, SIGTERM and SIGHUP to the step until dropped.
 struct Forwarder {
     handle: signal_hook::iterator::Handle,
+    /// `None` once detached.
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -192,23 +194,37 @@ impl Forwarder {
         signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| CliError::io("signals", &e))
     }
 
-    fn start(mut signals: signal_hook::iterator::Signals, child: &Child) -> Forwarder {
+    /// Starts forwarding to `step`, which must not have been waited for yet.
+    fn start(mut signals: signal_hook::iterator::Signals, step: &Step) -> Forwarder {
+        use rustix::process::{Pid, PidfdFlags, Signal};
         let handle = signals.handle();
-        let pid = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
+        let pid = i32::try_from(step.id()).ok().and_then(Pid::from_raw);
+        // A pidfd (Linux 5.3+) names this process even after it has been
+        // reaped and its PID reused: a late signal can never reach another
+        // process, so the thread need not be joined when forwarding ends.
+        let pidfd = pid.and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+        let detach = pidfd.is_some();
         let thread = std::thread::spawn(move || {
             for signal in signals.forever() {
-                if let (Some(pid), Some(signal)) = (pid, rustix::process::Signal::from_named_raw(signal)) {
-                    let _ = rustix::process::kill_process(pid, signal);
-                }
+                let Some(signal) = Signal::from_named_raw(signal) else { continue };
+                let _ = match (&pidfd, pid) {
+                    (Some(pidfd), _) => rustix::process::pidfd_send_signal(pidfd, signal),
+                    (None, Some(pid)) => rustix::process::kill_process(pid, signal),
+                    (None, None) => Ok(()),
+                };
             }
         });
-        Forwarder { handle, thread: Some(thread) }
+        Forwarder { handle, thread: (!detach).then_some(thread) }
     }
 }
 
 impl Drop for Forwarder {
     fn drop(&mut self) {
         self.handle.close();
+        // Without a pidfd, join so that no signal is sent to the PID after it
+        // may have been reused. With one, the thread ends on its own: waiting
+        // for it to be scheduled would only delay the step's end (and the
+        // process's exit ends it anyway).
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -230,6 +246,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // from now on is forwarded to the step (or ends it right after it
     // starts), and cleanup always runs.
     let signals = Forwarder::catch()?;
+    let spawn_mode = spawn::Mode::from_env()?;
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
     if resolve(Path::new(program)).is_none() {
@@ -283,19 +300,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| CliError::new(e.to_string()))?;
     let recorder = monitor.record(&cgroups.leaf, &network).map_err(|e| CliError::new(e.to_string()))?;
 
-    let exe = std::env::current_exe().map_err(|e| CliError::io("cannot find the stepmon binary", &e))?;
-    let mut trampoline = Command::new(exe);
-    trampoline.arg("__exec").arg("--cgroup").arg(&cgroups.leaf);
-    if let Some(ns) = &namespace {
-        trampoline.arg("--netns").arg(ns.path());
-    }
-    trampoline.arg("--").args(&args.command);
-
     let start = Timestamp::now();
     let started = Instant::now();
-    let mut child = trampoline.spawn().map_err(|e| CliError::io("cannot start the step", &e))?;
-    let forwarder = Forwarder::start(signals, &child);
-    let status = child.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
+    // In the leaf (and namespace) from its first instruction (crate::spawn).
+    let mut step = spawn::spawn(&cgroups.leaf, namespace.as_ref(), &args.command, spawn_mode)?;
+    let forwarder = Forwarder::start(signals, &step);
+    let status = step.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
     if args.wait_all {
         placement::wait_unpopulated(&cgroups.leaf, None)
             .map_err(|e| CliError::io("waiting for the step's processes", &e))?;
@@ -355,7 +365,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     info.summary = summary;
     info.not_measured = not_measured;
     let mut report = RunDocument::new(usage, info);
-    let step = Step::from_run(&report);
+    let step = stepmon_report::Step::from_run(&report);
     let verdicts = step.verdicts();
     if let Some(info) = report.stepmon.as_mut() {
         info.verdicts = Some(verdicts.clone());

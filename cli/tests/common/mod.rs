@@ -91,7 +91,14 @@ pub struct Finished {
 
 /// Runs `stepmon ARGS...` to completion (at most 20 s).
 pub fn run_stepmon(args: &[&str]) -> Finished {
-    let child = stepmon().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    run_stepmon_with(&[], args)
+}
+
+/// Runs `stepmon ARGS...` with extra environment variables `env` to
+/// completion (at most 20 s).
+pub fn run_stepmon_with(env: &[(&str, &str)], args: &[&str]) -> Finished {
+    let child =
+        stepmon().envs(env.iter().copied()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     // `wait_with_output` drains both pipes; the timeout guards a hung step.
     let (tx, rx) = std::sync::mpsc::channel();
