@@ -29,6 +29,8 @@ mod placement;
 #[cfg(target_os = "linux")]
 mod report;
 #[cfg(target_os = "linux")]
+mod reports;
+#[cfg(target_os = "linux")]
 mod run;
 #[cfg(target_os = "linux")]
 mod spawn;
@@ -53,6 +55,9 @@ mod cli {
     pub(crate) enum Cmd {
         /// Run a command as a monitored step and report its usage.
         Run(crate::run::RunArgs),
+        /// A saved run (or the steps of a BuildKit build's provenance) as
+        /// text, JSON, a Chrome trace, OpenMetrics, Markdown or HTML.
+        Report(crate::reports::ReportArgs),
         /// One sample of an existing cgroup (JSON on stdout).
         Sample(crate::commands::SampleArgs),
         /// One sample of the whole machine (JSON on stdout).
@@ -73,6 +78,7 @@ fn main() {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Cmd::Run(args) => run::run(args),
+        cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
         cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),

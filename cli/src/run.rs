@@ -47,9 +47,15 @@ impl std::str::FromStr for NetMode {
 /// Arguments of `stepmon run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Write the JSON report to FILE (`-` for stdout).
+    /// Write the report to FILE (`-` for stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Format of --output: document (default: BuildKit's resourceUsage and
+    /// sysUsage plus stepmon's summary and verdicts; `stepmon report` reads
+    /// it back), or any `stepmon report` format: text, json, trace,
+    /// openmetrics, markdown, html.
+    #[arg(short, long, default_value = "document", value_name = "FORMAT", requires = "output")]
+    pub format: OutputFormat,
     /// Create the run's cgroups under DIR instead of this process's own
     /// cgroup (e.g. a delegated subtree).
     #[arg(long, value_name = "DIR")]
@@ -81,6 +87,26 @@ pub struct RunArgs {
     /// The command and its arguments (executed directly, never through a shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+/// What `--output` gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The run document.
+    Document,
+    /// A report format.
+    Report(stepmon_report::export::Format),
+}
+
+impl std::str::FromStr for OutputFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "document" {
+            return Ok(OutputFormat::Document);
+        }
+        s.parse().map(OutputFormat::Report).map_err(|e: String| e.replace("expected one of", "expected document,"))
+    }
 }
 
 /// `512M`, `2G`, `1048576` → bytes (binary units).
@@ -374,11 +400,16 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         eprint!("{}", stepmon_report::text::render(&step, &verdicts));
     }
     if let Some(path) = &args.output {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n";
+        let text = match args.format {
+            OutputFormat::Document => {
+                serde_json::to_string_pretty(&report).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
+            }
+            OutputFormat::Report(format) => stepmon_report::export::render(format, std::slice::from_ref(&step)),
+        };
         match output_file.as_mut() {
-            Some(file) => std::io::Write::write_all(file, json.as_bytes())
+            Some(file) => std::io::Write::write_all(file, text.as_bytes())
                 .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?,
-            None => crate::out::emit(&json)?,
+            None => crate::out::emit(&text)?,
         }
     }
     Ok(code)

@@ -85,8 +85,12 @@ pub fn render(format: Format, steps: &[Step]) -> String {
                     verdicts: s.verdicts(),
                 })
                 .collect();
+            #[derive(Serialize)]
+            struct Steps<'a> {
+                steps: Vec<StepJson<'a>>,
+            }
             // Serialising plain data structures cannot fail.
-            serde_json::to_string_pretty(&serde_json::json!({ "steps": steps })).unwrap_or_default() + "\n"
+            serde_json::to_string_pretty(&Steps { steps }).unwrap_or_default() + "\n"
         }
         Format::Trace => trace::render(steps),
         Format::OpenMetrics => openmetrics::render(steps),

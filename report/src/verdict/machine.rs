@@ -76,8 +76,12 @@ impl MachineVerdict {
         if let Some(s) = m.steal_share.filter(|s| *s >= thresholds.steal_share) {
             signs.push(format!("the hypervisor stole {}", pct(s)));
         }
-        if let Some(p) = machine_stall.filter(|p| *p >= thresholds.machine_stall_share) {
-            signs.push(format!("tasks waited for CPU {} of the time machine-wide", pct(p)));
+        // The machine's pressure includes the step's own stalls (its tasks
+        // are the machine's too, and throttled ones count as waiting): only
+        // what exceeds the step's stall share points at others.
+        let beyond_step = machine_stall.map(|p| p - step.summary.cpu_stall.some_share.unwrap_or(0.0));
+        if let Some(p) = beyond_step.filter(|p| *p >= thresholds.machine_stall_share) {
+            signs.push(format!("tasks outside the step waited for CPU at least {} of the time", pct(p)));
         }
         let known = m.others_busy_share.is_some() || m.steal_share.is_some() || machine_stall.is_some();
         let numbers = [

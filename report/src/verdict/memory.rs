@@ -45,7 +45,8 @@ pub struct MemoryVerdict {
     pub limit_bytes: Option<u64>,
     /// Peak / limit.
     pub peak_share_of_limit: Option<f64>,
-    /// Anonymous memory's share of the largest sample.
+    /// Anonymous memory's share of anon + file in the sample with the most
+    /// (samples may miss the moment of `peak_bytes`).
     pub anon_share: Option<f64>,
     /// Page cache's share of the largest sample.
     pub file_share: Option<f64>,
@@ -77,7 +78,9 @@ impl MemoryVerdict {
             let limit = limit_bytes.map_or_else(String::new, |l| format!(" of a {} limit", mib(l)));
             format!("peak {}{limit}", mib(p))
         });
-        let split = anon_share.zip(file_share).map(|(a, f)| format!("{} anonymous, {} page cache", pct(a), pct(f)));
+        let split = anon_share
+            .zip(file_share)
+            .map(|(a, f)| format!("largest sample {}: {} anonymous, {} page cache", mib(parts), pct(a), pct(f)));
         let details = [peak, split].into_iter().flatten().collect::<Vec<_>>().join(", ");
         let details = if details.is_empty() { String::new() } else { format!(" ({details})") };
         let kills = m.oom_kills.unwrap_or(0).saturating_add(m.oom_group_kills.unwrap_or(0));

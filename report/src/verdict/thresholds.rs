@@ -20,8 +20,9 @@ pub struct Thresholds {
     /// Steal time (the hypervisor running something else) of at least this
     /// share of all CPUs' time is reported.
     pub steal_share: f64,
-    /// The machine's own CPU pressure (`/proc/pressure/cpu` `some`) of at
-    /// least this share of the wall time means tasks queued for CPU.
+    /// The machine's CPU pressure (`/proc/pressure/cpu` `some`) beyond the
+    /// step's own CPU pressure, of at least this share of the wall time,
+    /// means tasks outside the step queued for CPU.
     pub machine_stall_share: f64,
     /// A peak of at least this share of `memory.max` is "near the limit".
     pub near_limit_share: f64,
