@@ -93,6 +93,11 @@ fn check(steps: &[Step]) -> Vec<Value> {
             _ => assert!(e["args"].is_object(), "{e}"),
         }
     }
+    // Metadata first, then the rest in time order.
+    let first_timed = events.iter().position(|e| e["ph"] != "M").unwrap_or(events.len());
+    assert!(events[first_timed..].iter().all(|e| e["ph"] != "M"));
+    let times: Vec<f64> = events[first_timed..].iter().map(|e| num(e, "ts")).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "not in time order");
     // One process, named.
     assert!(events.iter().all(|e| e["pid"] == trace::PID));
     assert!(events.iter().any(|e| e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "stepmon"));
@@ -224,8 +229,10 @@ fn several_steps_one_track_each() {
     );
     let steps = vec![load("hybrid-cpu-3s.json"), load("hybrid-exit7.json"), buildkit];
     let events = check(&steps);
-    let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
-    assert_eq!(slices.iter().map(|e| e["tid"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3]);
+    let mut slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    // In time order in the file: the BuildKit step (recorded first) leads.
+    assert_eq!(slices.iter().map(|e| e["tid"].as_u64().unwrap()).collect::<Vec<_>>(), [3, 1, 2]);
+    slices.sort_by_key(|e| e["tid"].as_u64());
     // The earliest start (the BuildKit step, recorded hours before the
     // others) is the trace's origin.
     assert_eq!(slices[2]["ts"].as_f64(), Some(0.0));
@@ -299,6 +306,11 @@ fn step_names_are_escaped() {
     // One line of JSON: control characters are escaped, not written raw.
     assert_eq!(text.lines().count(), 1);
     let events = check(&steps);
-    let slices: Vec<&str> = events.iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
-    assert_eq!(slices, names);
+    let mut slices: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| (e["tid"].as_u64().unwrap(), e["name"].as_str().unwrap()))
+        .collect();
+    slices.sort_unstable();
+    assert_eq!(slices.into_iter().map(|(_, name)| name).collect::<Vec<_>>(), names);
 }

@@ -19,6 +19,7 @@
 //!   both viewers, so each is named `<n>: <series>` (`1: cpu`, `2: cpu`) to
 //!   keep one step's track from merging into another's; each event has one
 //!   arg, whose key is the unit (`cores`, `bytes`, `share`, ...).
+//! * The metadata events come first, then every other event in time order.
 //!
 //! Time: `ts` and `dur` are microseconds (fractions down to nanoseconds)
 //! since the earliest step's start — its `start`, or its first sample when
@@ -150,8 +151,8 @@ fn slice_args(step: &Step) -> Value {
 }
 
 /// The events of step number `n` (1-based; its `tid`), whose times count
-/// from `offset` seconds after the trace's origin.
-fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<Value>) {
+/// from `offset` seconds after the trace's origin, each with its `ts`.
+fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<(f64, Value)>) {
     let series = StepSeries::of(step);
     let tracks = tracks(&series);
     // The slice: the wall time, or (unknown) up to the last point drawn.
@@ -160,10 +161,14 @@ fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<Value>) {
         Some(wall) => wall,
         None => last_point.fold(0.0, f64::max),
     };
-    events.push(json!({
-        "name": step.name, "cat": "step", "ph": "X", "pid": PID, "tid": n,
-        "ts": micros(offset), "dur": micros(duration), "args": slice_args(step),
-    }));
+    let ts = micros(offset);
+    events.push((
+        ts,
+        json!({
+            "name": step.name, "cat": "step", "ph": "X", "pid": PID, "tid": n,
+            "ts": ts, "dur": micros(duration), "args": slice_args(step),
+        }),
+    ));
     for (series_name, key, points) in tracks {
         let mut points: Vec<Point> =
             points.iter().copied().filter(|p| p.t.is_finite() && p.value.is_finite()).collect();
@@ -172,10 +177,11 @@ fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<Value>) {
         let name = format!("{n}: {series_name}");
         for p in points {
             let Some(value) = number(p.value) else { continue };
-            events.push(json!({
-                "name": name, "cat": "usage", "ph": "C", "pid": PID, "tid": n,
-                "ts": micros(offset + p.t.clamp(0.0, duration)), "args": { key: value },
-            }));
+            let ts = micros(offset + p.t.clamp(0.0, duration));
+            events.push((
+                ts,
+                json!({ "name": name, "cat": "usage", "ph": "C", "pid": PID, "tid": n, "ts": ts, "args": { key: value } }),
+            ));
         }
     }
 }
@@ -189,18 +195,24 @@ fn metadata(name: &str, tid: u64, args: Value) -> Value {
 pub fn render(steps: &[Step]) -> String {
     let origin = steps.iter().filter_map(step_origin).min();
     let mut events = vec![metadata("process_name", 0, json!({ "name": "stepmon" }))];
+    let mut timed = Vec::new();
     let mut untimed = Vec::new();
     for (n, step) in (1u64..).zip(steps) {
         events.push(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.name) })));
         events.push(metadata("thread_sort_index", n, json!({ "sort_index": n })));
         match (origin, step_origin(step)) {
             (Some(origin), Some(start)) => {
-                step_events(step, n, start.duration_since(origin).as_secs_f64(), &mut events);
+                step_events(step, n, start.duration_since(origin).as_secs_f64(), &mut timed);
             }
             // No start and no sample: nowhere to draw it.
             _ => untimed.push(step.name.clone()),
         }
     }
+    // Metadata first, then everything in time order (a stable sort: a
+    // slice stays ahead of the counters at its start), which viewers that
+    // stream the file take best; each track's order is kept.
+    timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    events.extend(timed.into_iter().map(|(_, event)| event));
     let mut other = Map::new();
     other.insert("generator".into(), json!(concat!("stepmon-report ", env!("CARGO_PKG_VERSION"))));
     if let Some(origin) = origin {
