@@ -1,10 +1,255 @@
-//! TODO(helper): the trace export.
+//! Steps as Chrome trace event JSON, which [Perfetto](https://ui.perfetto.dev)
+//! and `chrome://tracing` open: the JSON Object Format of the
+//! [Trace Event Format] — `{"traceEvents": [...], "displayTimeUnit": "ms",
+//! "otherData": {...}}`.
+//!
+//! What is in it:
+//!
+//! * One process (`pid` 1, named `stepmon`) and one thread (`tid` 1, 2, …)
+//!   per step, named `<n>: <step name>` by `process_name` / `thread_name`
+//!   metadata events (`ph: "M"`) and kept in report order by
+//!   `thread_sort_index`.
+//! * A complete event (`ph: "X"`, `ts` + `dur`) per step spanning its wall
+//!   time, whose `args` hold the exit code or signal, the wall time and how
+//!   it is known, the verdict classes and the verdict sentences.
+//! * Counter events (`ph: "C"`) for every [`StepSeries`] of the step: CPU
+//!   cores, memory (total, anon, file) bytes, IO read/write bytes per
+//!   second, PSI stall shares of CPU, memory and IO, pids, and the machine's
+//!   CPU busy share and CPU stall share. Counters belong to the process in
+//!   both viewers, so each is named `<n>: <series>` (`1: cpu`, `2: cpu`) to
+//!   keep one step's track from merging into another's; each event has one
+//!   arg, whose key is the unit (`cores`, `bytes`, `share`, ...).
+//! * The metadata events come first, then every other event in time order.
+//!
+//! Time: `ts` and `dur` are microseconds (fractions down to nanoseconds)
+//! since the earliest step's start — its `start`, or its first sample when
+//! the start is unknown, as [`Step::offset_seconds`] counts; `otherData`
+//! carries that origin as RFC 3339 (`timeOrigin`). Relative times keep the
+//! numbers small and exact in a double; Perfetto and `chrome://tracing`
+//! treat both alike.
+//!
+//! A step's samples may be read just outside its wall time (stepmon takes a
+//! baseline sample right before starting the command and a last one right
+//! after it exits; machine samples likewise): their counter points are
+//! drawn at the slice's nearest edge, so every counter lies within its
+//! step's slice — the baseline reading is the state at the start, the last
+//! reading the state at the end. Within each counter track `ts` never
+//! decreases. A step whose wall time is unknown spans its samples.
+//!
+//! Only finite numbers are written (non-finite points are dropped), and
+//! the document is built with `serde_json`, so step names with quotes,
+//! control characters or any Unicode come out as valid JSON.
+//!
+//! [Trace Event Format]: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
+//!
+//! ```
+//! use stepmon_report::{RunDocument, Step};
+//!
+//! let json = r#"{"resourceUsage": {"samples": [
+//!     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
+//!     {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},
+//!   "sysUsage": [],
+//!   "stepmon": {"command": ["make"], "exitCode": 0,
+//!     "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
+//! let step = Step::from_run(&serde_json::from_str::<RunDocument>(json)?);
+//! let trace: serde_json::Value = serde_json::from_str(&stepmon_report::export::trace::render(&[step]))?;
+//! let events = trace["traceEvents"].as_array().unwrap();
+//! let slice = events.iter().find(|e| e["ph"] == "X").unwrap();
+//! assert_eq!((slice["name"].as_str(), slice["ts"].as_f64(), slice["dur"].as_f64()), (Some("make"), Some(0.0), Some(2e6)));
+//! let cpu = events.iter().find(|e| e["ph"] == "C" && e["name"] == "1: cpu").unwrap();
+//! assert_eq!((cpu["ts"].as_f64(), cpu["args"]["cores"].as_f64()), (Some(2e6), Some(0.75)));
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
-use crate::step::Step;
+use jiff::Timestamp;
+use serde_json::{Map, Value, json};
 
-/// Renders `steps` as trace.
+use crate::series::{Point, StepSeries};
+use crate::step::{Origin, Step};
+
+/// The one process all steps are threads of.
+pub const PID: u64 = 1;
+
+/// A counter track of a step: the name after `<n>: `, the arg key (its
+/// unit), and the series it draws.
+fn tracks(series: &StepSeries) -> [(&'static str, &'static str, &[Point]); 12] {
+    [
+        ("cpu", "cores", &series.cpu_cores),
+        ("memory", "bytes", &series.memory_bytes),
+        ("memory anon", "bytes", &series.memory_anon_bytes),
+        ("memory file", "bytes", &series.memory_file_bytes),
+        ("io read", "bytesPerSecond", &series.io_read_bytes_per_second),
+        ("io write", "bytesPerSecond", &series.io_write_bytes_per_second),
+        ("cpu stall", "share", &series.cpu_stall_share),
+        ("memory stall", "share", &series.memory_stall_share),
+        ("io stall", "share", &series.io_stall_share),
+        ("pids", "tasks", &series.pids),
+        ("machine cpu busy", "share", &series.machine_cpu_busy_share),
+        ("machine cpu stall", "share", &series.machine_cpu_stall_share),
+    ]
+}
+
+/// Where a step's times count from: its start, else its first sample (the
+/// origin of [`Step::offset_seconds`] and so of every [`StepSeries`] point).
+fn step_origin(step: &Step) -> Option<Timestamp> {
+    step.start.or_else(|| step.usage.resource_usage.samples.first().map(|s| s.timestamp))
+}
+
+/// Seconds → microseconds, rounded to whole nanoseconds (so that the JSON
+/// shows `1500000.0`, not `1500000.0000000002`).
+fn micros(seconds: f64) -> f64 {
+    (seconds * 1e9).round() / 1e3
+}
+
+/// A JSON number, `None` when not finite (JSON has no NaN or infinity).
+fn number(v: f64) -> Option<Value> {
+    v.is_finite().then(|| json!(v))
+}
+
+/// The verdict classes and sentences, and what the run says of its end.
+fn slice_args(step: &Step) -> Value {
+    let verdicts = step.verdicts();
+    let mut args = Map::new();
+    args.insert("step".into(), json!(step.name));
+    match &step.origin {
+        Origin::StepmonRun => {
+            args.insert("origin".into(), json!("stepmonRun"));
+        }
+        Origin::BuildKit { step_id, digest } => {
+            args.insert("origin".into(), json!("buildKit"));
+            args.insert("stepId".into(), json!(step_id));
+            if let Some(d) = digest {
+                args.insert("digest".into(), json!(d));
+            }
+        }
+    }
+    if let Some(run) = &step.run {
+        if let Some(code) = run.exit_code {
+            args.insert("exitCode".into(), json!(code));
+        }
+        if let Some(signal) = run.signal {
+            args.insert("signal".into(), json!(signal));
+        }
+    }
+    if let Some(wall) = step.wall_seconds.and_then(number) {
+        args.insert("wallSeconds".into(), wall);
+    }
+    args.insert("wallSource".into(), json!(step.wall_source));
+    for (key, time) in [("start", step.start), ("end", step.end)] {
+        if let Some(t) = time {
+            args.insert(key.into(), json!(t.to_string()));
+        }
+    }
+    args.insert("bottleneck".into(), json!(verdicts.bottleneck.class));
+    if let Some(throttled) = verdicts.throttling.throttled {
+        args.insert("throttled".into(), json!(throttled));
+    }
+    args.insert("machine".into(), json!(verdicts.machine.class));
+    args.insert("memory".into(), json!(verdicts.memory.class));
+    args.insert("verdicts".into(), json!(verdicts.sentences()));
+    Value::Object(args)
+}
+
+/// The events of step number `n` (1-based; its `tid`), whose times count
+/// from `offset` seconds after the trace's origin, each with its `ts`.
+fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<(f64, Value)>) {
+    let series = StepSeries::of(step);
+    let tracks = tracks(&series);
+    // The slice: the wall time, or (unknown) up to the last point drawn.
+    let last_point = tracks.iter().flat_map(|(_, _, points)| points.iter()).map(|p| p.t).filter(|t| t.is_finite());
+    let duration = match step.wall_seconds.filter(|w| w.is_finite() && *w >= 0.0) {
+        Some(wall) => wall,
+        None => last_point.fold(0.0, f64::max),
+    };
+    let ts = micros(offset);
+    events.push((
+        ts,
+        json!({
+            "name": step.name, "cat": "step", "ph": "X", "pid": PID, "tid": n,
+            "ts": ts, "dur": micros(duration), "args": slice_args(step),
+        }),
+    ));
+    for (series_name, key, points) in tracks {
+        let mut points: Vec<Point> =
+            points.iter().copied().filter(|p| p.t.is_finite() && p.value.is_finite()).collect();
+        // Monotonic within the track, equal times in sample order.
+        points.sort_by(|a, b| a.t.total_cmp(&b.t));
+        let name = format!("{n}: {series_name}");
+        for p in points {
+            let Some(value) = number(p.value) else { continue };
+            let ts = micros(offset + p.t.clamp(0.0, duration));
+            events.push((
+                ts,
+                json!({ "name": name, "cat": "usage", "ph": "C", "pid": PID, "tid": n, "ts": ts, "args": { key: value } }),
+            ));
+        }
+    }
+}
+
+fn metadata(name: &str, tid: u64, args: Value) -> Value {
+    json!({ "name": name, "ph": "M", "pid": PID, "tid": tid, "ts": 0, "args": args })
+}
+
+/// Renders `steps` as Chrome trace event JSON (JSON Object Format).
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
-    let _ = steps;
-    todo!("trace export")
+    let origin = steps.iter().filter_map(step_origin).min();
+    let mut events = vec![metadata("process_name", 0, json!({ "name": "stepmon" }))];
+    let mut timed = Vec::new();
+    let mut untimed = Vec::new();
+    for (n, step) in (1u64..).zip(steps) {
+        events.push(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.name) })));
+        events.push(metadata("thread_sort_index", n, json!({ "sort_index": n })));
+        match (origin, step_origin(step)) {
+            (Some(origin), Some(start)) => {
+                step_events(step, n, start.duration_since(origin).as_secs_f64(), &mut timed);
+            }
+            // No start and no sample: nowhere to draw it.
+            _ => untimed.push(step.name.clone()),
+        }
+    }
+    // Metadata first, then everything in time order (a stable sort: a
+    // slice stays ahead of the counters at its start), which viewers that
+    // stream the file take best; each track's order is kept.
+    timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    events.extend(timed.into_iter().map(|(_, event)| event));
+    let mut other = Map::new();
+    other.insert("generator".into(), json!(concat!("stepmon-report ", env!("CARGO_PKG_VERSION"))));
+    if let Some(origin) = origin {
+        other.insert("timeOrigin".into(), json!(origin.to_string()));
+    }
+    other.insert("steps".into(), json!(steps.len()));
+    if !untimed.is_empty() {
+        other.insert("stepsWithoutTime".into(), json!(untimed));
+    }
+    let document = json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": other });
+    // Serialising a Value cannot fail (its keys are strings).
+    serde_json::to_string(&document).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micros_rounds_to_nanoseconds() {
+        assert_eq!(micros(1.5), 1_500_000.0);
+        assert_eq!(micros(0.1 + 0.2), 300_000.0);
+        assert_eq!(micros(1e-9), 0.001);
+    }
+
+    #[test]
+    fn non_finite_numbers_are_dropped() {
+        assert_eq!(number(f64::NAN), None);
+        assert_eq!(number(f64::INFINITY), None);
+        assert_eq!(number(0.25), Some(json!(0.25)));
+    }
+
+    #[test]
+    fn empty_report_is_an_empty_trace() {
+        let trace: Value = serde_json::from_str(&render(&[])).unwrap();
+        assert_eq!(trace["traceEvents"].as_array().map(Vec::len), Some(1));
+        assert_eq!(trace["displayTimeUnit"], "ms");
+        assert_eq!(trace["otherData"]["steps"], 0);
+    }
 }
