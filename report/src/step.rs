@@ -123,11 +123,16 @@ impl Step {
         Verdicts::of(self)
     }
 
-    /// Seconds from the step's start (or its first sample) to `t`.
+    /// Where the step's time axis starts: its start, else its first sample.
+    #[must_use]
+    pub fn time_origin(&self) -> Option<Timestamp> {
+        self.start.or_else(|| self.usage.resource_usage.samples.first().map(|s| s.timestamp))
+    }
+
+    /// Seconds from [`Step::time_origin`] to `t`.
     #[must_use]
     pub fn offset_seconds(&self, t: Timestamp) -> f64 {
-        let origin = self.start.or_else(|| self.usage.resource_usage.samples.first().map(|s| s.timestamp));
-        origin.map_or(0.0, |o| t.duration_since(o).as_secs_f64())
+        self.time_origin().map_or(0.0, |o| t.duration_since(o).as_secs_f64())
     }
 }
 

@@ -61,7 +61,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use crate::series::{Point, StepSeries};
@@ -87,12 +86,6 @@ fn tracks(series: &StepSeries) -> [(&'static str, &'static str, &[Point]); 12] {
         ("machine cpu busy", "share", &series.machine_cpu_busy_share),
         ("machine cpu stall", "share", &series.machine_cpu_stall_share),
     ]
-}
-
-/// Where a step's times count from: its start, else its first sample (the
-/// origin of [`Step::offset_seconds`] and so of every [`StepSeries`] point).
-fn step_origin(step: &Step) -> Option<Timestamp> {
-    step.start.or_else(|| step.usage.resource_usage.samples.first().map(|s| s.timestamp))
 }
 
 /// Seconds → microseconds, rounded to whole nanoseconds (so that the JSON
@@ -193,14 +186,14 @@ fn metadata(name: &str, tid: u64, args: Value) -> Value {
 /// Renders `steps` as Chrome trace event JSON (JSON Object Format).
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
-    let origin = steps.iter().filter_map(step_origin).min();
+    let origin = steps.iter().filter_map(Step::time_origin).min();
     let mut events = vec![metadata("process_name", 0, json!({ "name": "stepmon" }))];
     let mut timed = Vec::new();
     let mut untimed = Vec::new();
     for (n, step) in (1u64..).zip(steps) {
         events.push(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.name) })));
         events.push(metadata("thread_sort_index", n, json!({ "sort_index": n })));
-        match (origin, step_origin(step)) {
+        match (origin, step.time_origin()) {
             (Some(origin), Some(start)) => {
                 step_events(step, n, start.duration_since(origin).as_secs_f64(), &mut timed);
             }
