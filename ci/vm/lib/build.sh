@@ -15,7 +15,7 @@ VM_TESTS=(
     "stepmon-sysusage lib live"
     "stepmon-netns-stats lib netns_root"
     "stepmon-fdread lib"
-    "stepmon bin run_live gc_live offline"
+    "stepmon bin run_live gc_live offline spawn_live"
 )
 
 # Sets VM_TARGET and VM_RUSTFLAGS: musl if rustup can add it, else glibc
