@@ -4,6 +4,9 @@
 //!
 //! Nothing is loaded from elsewhere — no stylesheet, script, font or image
 //! URL — so the file can be archived as a CI artifact and opened offline.
+//! Its Content-Security-Policy says so to the browser too (`default-src
+//! 'none'`, only the inline stylesheet allowed): should any text ever slip
+//! through unescaped, it still could not run a script or load anything.
 //! The small embedded stylesheet follows `prefers-color-scheme`; the charts
 //! draw text and axes in `currentColor` and so follow it too. Every text
 //! from the step is escaped.
@@ -17,6 +20,9 @@ use std::fmt::Write as _;
 use super::markdown::facts;
 use super::svg::escape::xml;
 use crate::step::Step;
+
+/// Nothing but the page's own inline stylesheet may load or run.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 /// The page's stylesheet: readable defaults, light and dark.
 const STYLE: &str = "\
@@ -58,6 +64,7 @@ pub fn render(steps: &[Step]) -> String {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<h1>stepmon report</h1>\n",
         xml(&title)

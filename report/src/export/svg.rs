@@ -56,8 +56,8 @@ const LEFT: f64 = 78.0;
 const RIGHT: f64 = 28.0;
 /// Height of the chart title line.
 const TITLE: f64 = 34.0;
-/// Height of a panel's header line (panel title and legend).
-const HEADER: f64 = 24.0;
+/// Height of a panel's header: its title, and its legend on a line below.
+const HEADER: f64 = 42.0;
 /// Height of a plot.
 const PLOT: f64 = 130.0;
 /// Room under a plot for the x tick labels and spacing to the next panel.
@@ -66,7 +66,7 @@ const BELOW: f64 = 30.0;
 const BOTTOM: f64 = 20.0;
 /// At most this many characters of the step's name in the visible title
 /// (the whole name is in the `<title>` element).
-const TITLE_CHARS: usize = 90;
+const TITLE_CHARS: usize = 72;
 
 /// One line of a panel.
 struct Line<'a> {
@@ -170,14 +170,14 @@ fn panels<'a>(step: &Step, s: &'a StepSeries) -> Vec<Panel<'a>> {
     };
     let pressure = Panel {
         class: "pressure",
-        title: "Waiting (PSI some) and machine CPU",
+        title: "Waiting (PSI some, share of time) and machine CPU",
         unit: Unit::Share,
         lines: vec![
-            line("cpu-stall", "waiting for CPU", "#ef4444", false, &s.cpu_stall_share),
-            line("memory-stall", "for memory", "#eab308", false, &s.memory_stall_share),
-            line("io-stall", "for IO", "#22c55e", false, &s.io_stall_share),
+            line("cpu-stall", "step waiting: CPU", "#ef4444", false, &s.cpu_stall_share),
+            line("memory-stall", "memory", "#eab308", false, &s.memory_stall_share),
+            line("io-stall", "IO", "#22c55e", false, &s.io_stall_share),
             line("machine-busy", "machine busy", "#64748b", true, &s.machine_cpu_busy_share),
-            line("machine-cpu-stall", "machine waiting for CPU", "#ec4899", true, &s.machine_cpu_stall_share),
+            line("machine-cpu-stall", "machine waiting: CPU", "#ec4899", true, &s.machine_cpu_stall_share),
         ],
         limit: None,
         peak: None,
@@ -293,33 +293,31 @@ fn draw_panel(out: &mut String, panel: &Panel<'_>, top: f64, x: &Axis) {
         out,
         "<g class=\"panel {}\"><text class=\"panel-title\" x=\"{LEFT}\" y=\"{}\" font-weight=\"bold\">{}</text>",
         panel.class,
-        top + 16.0,
+        top + 14.0,
         xml(panel.title)
     );
-    // Legend, right-aligned on the header line: present series only.
-    let mut legend_x = WIDTH - RIGHT;
-    let present: Vec<&Line<'_>> = panel.lines.iter().filter(|l| !l.points.is_empty()).collect();
-    for l in present.iter().rev() {
+    // Legend on its own line under the title, left to right: present
+    // series only, each a short stroke in its colour and dash, then its label.
+    let mut legend_x = LEFT;
+    for l in panel.lines.iter().filter(|l| !l.points.is_empty()) {
         let _ = write!(
             out,
-            "<text class=\"legend {}\" x=\"{legend_x:.1}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            "<line class=\"legend-key {}\" x1=\"{legend_x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" \
+             stroke-width=\"3\"{}/><text class=\"legend {}\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
             l.class,
-            top + 16.0,
-            xml(l.label)
-        );
-        // Rough width of the label (12 px font, ~6.5 px per character).
-        #[allow(clippy::cast_precision_loss)]
-        let text_width = l.label.chars().count() as f64 * 6.5;
-        legend_x -= text_width + 4.0;
-        let _ = write!(
-            out,
-            "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{legend_x:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"3\"{}/>",
-            legend_x - 16.0,
+            legend_x + 18.0,
             l.color,
             if l.dashed { " stroke-dasharray=\"4 2\"" } else { "" },
-            y = top + 12.0
+            l.class,
+            legend_x + 22.0,
+            top + 34.0,
+            xml(l.label),
+            y = top + 30.0
         );
-        legend_x -= 28.0;
+        // Room for the label: a generous 7 px per character of the 12 px font.
+        #[allow(clippy::cast_precision_loss)]
+        let text_width = l.label.chars().count() as f64 * 7.0;
+        legend_x += 22.0 + text_width + 16.0;
     }
     // Frame, grid and tick labels.
     let _ = write!(
@@ -328,7 +326,9 @@ fn draw_panel(out: &mut String, panel: &Panel<'_>, top: f64, x: &Axis) {
          stroke=\"currentColor\" stroke-opacity=\"0.35\"/>",
         Frame::width()
     );
-    for &v in &frame.y.ticks {
+    // A panel without data has no values to label.
+    let y_ticks: &[f64] = if panel.is_empty() { &[] } else { &frame.y.ticks };
+    for &v in y_ticks {
         let py = frame.py(v);
         let _ = write!(
             out,
@@ -361,7 +361,7 @@ fn draw_panel(out: &mut String, panel: &Panel<'_>, top: f64, x: &Axis) {
             plot_top + PLOT / 2.0 - 4.0,
             LEFT + Frame::width() / 2.0,
             plot_top + PLOT / 2.0 + 14.0,
-            xml(&shorten(&panel.missing, 110))
+            xml(&shorten(&panel.missing, 100))
         );
         return;
     }
