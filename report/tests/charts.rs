@@ -1,0 +1,346 @@
+//! The SVG chart and the Markdown export of every recorded run, read back by
+//! real parsers: roxmltree for the SVG (well-formed XML in the SVG
+//! namespace, one polyline per recorded series with one vertex per point,
+//! finite coordinates, tick labels) and pulldown-cmark with GitHub's table
+//! extension for the Markdown (table values equal to the summary, verdicts
+//! as list items, hostile step names staying text).
+//!
+//! Set `STEPMON_REPORT_OUT=DIR` to also write each run's `.svg`, `.md` and
+//! `.html` there for a look.
+
+use std::path::{Path, PathBuf};
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use stepmon_report::export::{html, markdown, svg};
+use stepmon_report::series::{Point, StepSeries};
+use stepmon_report::{Step, import, units};
+
+const SVG_NS: &str = "http://www.w3.org/2000/svg";
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runs")
+}
+
+/// Every recorded run: (file stem, its step).
+fn runs() -> Vec<(String, Step)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir())
+        .expect("tests/data/runs")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "expected the four recorded runs, found {files:?}");
+    files
+        .iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(path).expect("read run");
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name").to_owned();
+            import::steps(&text).expect("import").into_iter().map(move |step| (stem.clone(), step))
+        })
+        .collect()
+}
+
+fn run(stem: &str) -> Step {
+    runs().into_iter().find(|(s, _)| s == stem).map(|(_, step)| step).expect(stem)
+}
+
+/// Every series the chart may draw, by the class of its polyline.
+fn series_by_class(s: &StepSeries) -> Vec<(&'static str, &Vec<Point>)> {
+    vec![
+        ("memory", &s.memory_bytes),
+        ("memory-anon", &s.memory_anon_bytes),
+        ("memory-file", &s.memory_file_bytes),
+        ("cpu", &s.cpu_cores),
+        ("cpu-stall", &s.cpu_stall_share),
+        ("memory-stall", &s.memory_stall_share),
+        ("io-stall", &s.io_stall_share),
+        ("machine-busy", &s.machine_cpu_busy_share),
+        ("machine-cpu-stall", &s.machine_cpu_stall_share),
+    ]
+}
+
+fn has_class(node: &roxmltree::Node<'_, '_>, class: &str) -> bool {
+    node.attribute("class").is_some_and(|c| c == class)
+}
+
+fn texts_with_class(doc: &roxmltree::Document<'_>, class: &str) -> Vec<String> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name((SVG_NS, "text")) && has_class(n, class))
+        .map(|n| n.text().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Checks that `svg` is well-formed SVG whose coordinates are all finite and
+/// inside its viewBox; returns the parsed document's text for more checks.
+fn parse_svg(svg: &str) -> roxmltree::Document<'_> {
+    let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
+    let root = doc.root_element();
+    assert!(root.has_tag_name((SVG_NS, "svg")), "root is {:?}", root.tag_name());
+    assert_eq!(root.attribute("class"), Some("stepmon-chart"));
+    let number = |v: &str| v.parse::<f64>().unwrap_or_else(|_| panic!("not a number: {v:?}"));
+    let (width, height) = (number(root.attribute("width").unwrap()), number(root.attribute("height").unwrap()));
+    for node in doc.descendants().filter(roxmltree::Node::is_element) {
+        for attr in node.attributes() {
+            let value = attr.value();
+            if ["x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "width", "height"].contains(&attr.name()) {
+                let v = number(value);
+                assert!(v.is_finite() && v >= 0.0, "{} {}={value}", node.tag_name().name(), attr.name());
+                let limit = if attr.name().starts_with('y') || attr.name() == "height" { height } else { width };
+                assert!(v <= limit, "{} {}={value} outside {width}×{height}", node.tag_name().name(), attr.name());
+            }
+            if attr.name() == "points" {
+                for pair in value.split(' ') {
+                    let (x, y) = pair.split_once(',').expect("x,y");
+                    let (x, y) = (number(x), number(y));
+                    assert!((0.0..=width).contains(&x) && (0.0..=height).contains(&y), "point {pair}");
+                }
+            }
+        }
+    }
+    doc
+}
+
+#[test]
+fn every_chart_is_svg_with_one_polyline_per_recorded_series() {
+    let mut drawn = 0;
+    for (stem, step) in runs() {
+        let svg = svg::chart(&step);
+        let doc = parse_svg(&svg);
+        let series = StepSeries::of(&step);
+        for (class, points) in series_by_class(&series) {
+            let lines: Vec<_> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name((SVG_NS, "polyline")) && has_class(n, &format!("series {class}")))
+                .collect();
+            if points.is_empty() {
+                assert!(lines.is_empty(), "{stem}: {class} drawn without points");
+                continue;
+            }
+            assert_eq!(lines.len(), 1, "{stem}: polylines of {class}");
+            let vertices = lines[0].attribute("points").unwrap_or_default().split(' ').count();
+            assert_eq!(vertices, points.len(), "{stem}: vertices of {class}");
+            drawn += 1;
+        }
+        // Both main panels are always there: with a line or saying "not measured".
+        for (panel, points) in [("memory", &series.memory_bytes), ("cpu", &series.cpu_cores)] {
+            let g = doc
+                .descendants()
+                .find(|n| n.has_tag_name((SVG_NS, "g")) && has_class(n, &format!("panel {panel}")))
+                .unwrap_or_else(|| panic!("{stem}: no {panel} panel"));
+            let says_missing = g.descendants().any(|n| has_class(&n, "not-measured"));
+            assert_eq!(says_missing, points.is_empty(), "{stem}: {panel} 'not measured'");
+        }
+        let x_ticks = texts_with_class(&doc, "tick x");
+        let y_ticks = texts_with_class(&doc, "tick y");
+        assert!(x_ticks.len() >= 2 && x_ticks.iter().all(|t| !t.is_empty()), "{stem}: x ticks {x_ticks:?}");
+        assert!(
+            x_ticks.iter().filter(|t| *t != "0").all(|t| t.ends_with(" s") || t.ends_with("ms")),
+            "{stem}: {x_ticks:?}"
+        );
+        assert!(y_ticks.len() >= 4, "{stem}: y ticks {y_ticks:?}");
+        if !series.memory_bytes.is_empty() {
+            assert!(y_ticks.iter().any(|t| t.ends_with("MiB") || t.ends_with("KiB")), "{stem}: {y_ticks:?}");
+        }
+        let title = doc.descendants().find(|n| n.has_tag_name((SVG_NS, "title"))).and_then(|n| n.text());
+        assert_eq!(title, Some(format!("stepmon: {}", step.name).as_str()));
+        if let Ok(dir) = std::env::var("STEPMON_REPORT_OUT") {
+            let dir = Path::new(&dir);
+            std::fs::create_dir_all(dir).expect("create STEPMON_REPORT_OUT");
+            std::fs::write(dir.join(format!("{stem}.svg")), &svg).expect("write svg");
+            std::fs::write(dir.join(format!("{stem}.md")), markdown::render(std::slice::from_ref(&step))).expect("md");
+            std::fs::write(dir.join(format!("{stem}.html")), html::render(std::slice::from_ref(&step))).expect("html");
+        }
+    }
+    assert!(drawn >= 8, "only {drawn} series drawn over all runs");
+}
+
+#[test]
+fn the_pure_v2_chart_shows_memory_anon_file_limits_and_stalls() {
+    let step = run("pure-v2-6.1-oom-throttled-io");
+    let svg = svg::chart(&step);
+    let doc = parse_svg(&svg);
+    let series = StepSeries::of(&step);
+    // Recorded: 4 samples with memory.current, so 4 memory points and 3 CPU intervals.
+    assert_eq!(series.memory_bytes.len(), 4);
+    assert_eq!(series.cpu_cores.len(), 3);
+    for class in ["series memory", "series memory-anon", "series memory-file", "series cpu", "series cpu-stall"] {
+        assert!(doc.descendants().any(|n| has_class(&n, class)), "{class} missing");
+    }
+    // memory.max (48 MiB) and cpu.max (50000/100000 = 0.5 cores) were set.
+    let limits: Vec<_> = doc.descendants().filter(|n| n.has_tag_name((SVG_NS, "line"))).collect();
+    assert!(limits.iter().any(|n| has_class(n, "limit memory")));
+    assert!(limits.iter().any(|n| has_class(n, "limit cpu")));
+    // memory.current at the samples stayed near 1 MiB; the kernel's peak was 48 MiB.
+    let peak = limits.iter().find(|n| has_class(n, "peak memory")).expect("peak line");
+    let title = peak.children().find(|n| n.has_tag_name((SVG_NS, "title"))).and_then(|n| n.text());
+    assert_eq!(title, Some("peak 48.0 MiB"));
+    assert!(doc.descendants().any(|n| has_class(&n, "panel pressure")));
+}
+
+#[test]
+fn degenerate_series_still_give_valid_charts() {
+    // No samples at all; then only the first sample (zero intervals).
+    let mut step = run("pure-v2-6.1-oom-throttled-io");
+    let all = step.usage.resource_usage.samples.clone();
+    for keep in [0, 1, 2] {
+        step.usage.resource_usage.samples = all.iter().take(keep).cloned().collect();
+        step.usage.sys_usage.truncate(keep);
+        step.wall_seconds = if keep == 0 { None } else { Some(0.0) };
+        let svg = svg::chart(&step);
+        let doc = parse_svg(&svg);
+        let series = StepSeries::of(&step);
+        assert_eq!(series.memory_bytes.len(), keep);
+        let says_missing = texts_with_class(&doc, "not-measured");
+        assert_eq!(says_missing.len(), if keep == 0 { 2 } else { usize::from(keep < 2) }, "keep {keep}");
+        // A series of one or two points is marked point by point.
+        let markers = doc.descendants().filter(|n| has_class(n, "marker memory")).count();
+        assert_eq!(markers, keep);
+    }
+}
+
+/// What a CommonMark + GFM-tables reader sees in a Markdown document.
+#[derive(Debug, Default)]
+struct Read {
+    headings: Vec<String>,
+    /// Table rows (the header row first), each a list of cell texts.
+    rows: Vec<Vec<String>>,
+    items: Vec<String>,
+    code: Vec<(String, String)>,
+    /// Raw HTML the reader found (must stay empty: escaping failed otherwise).
+    html: Vec<String>,
+}
+
+fn read_markdown(text: &str) -> Read {
+    let mut read = Read::default();
+    let mut buffer = String::new();
+    let mut row: Vec<String> = Vec::new();
+    let mut code_lang = String::new();
+    for event in Parser::new_ext(text, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Heading { .. } | Tag::TableCell | Tag::Item | Tag::CodeBlock(_)) => {
+                if let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(lang))) = &event {
+                    code_lang = lang.to_string();
+                }
+                buffer.clear();
+            }
+            Event::Text(t) | Event::Code(t) => buffer.push_str(&t),
+            Event::SoftBreak | Event::HardBreak => buffer.push(' '),
+            Event::Html(h) | Event::InlineHtml(h) => read.html.push(h.to_string()),
+            Event::End(TagEnd::Heading(_)) => read.headings.push(std::mem::take(&mut buffer)),
+            Event::End(TagEnd::TableCell) => row.push(std::mem::take(&mut buffer)),
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => read.rows.push(std::mem::take(&mut row)),
+            Event::End(TagEnd::Item) => read.items.push(std::mem::take(&mut buffer)),
+            Event::End(TagEnd::CodeBlock) => {
+                read.code.push((std::mem::take(&mut code_lang), std::mem::take(&mut buffer)))
+            }
+            _ => {}
+        }
+    }
+    read
+}
+
+fn value<'a>(read: &'a Read, label: &str) -> &'a str {
+    read.rows
+        .iter()
+        .find(|r| r.first().is_some_and(|l| l == label))
+        .and_then(|r| r.get(1))
+        .unwrap_or_else(|| panic!("no row {label:?} in {:?}", read.rows))
+}
+
+#[test]
+fn markdown_tables_hold_the_summary_values() {
+    let not_measured = || "not measured".to_owned();
+    for (stem, step) in runs() {
+        let text = markdown::render(std::slice::from_ref(&step));
+        let read = read_markdown(&text);
+        assert!(read.html.is_empty(), "{stem}: raw HTML {:?}", read.html);
+        assert_eq!(read.headings, vec![step.name.clone()], "{stem}");
+        assert!(read.rows.iter().all(|r| r.len() == 2), "{stem}: {:?}", read.rows);
+        let s = &step.summary;
+        assert_eq!(value(&read, "OOM kills"), s.memory.oom_kills.map_or_else(not_measured, |k| k.to_string()));
+        assert_eq!(value(&read, "Pids peak"), s.pids_peak.map_or_else(not_measured, |k| k.to_string()));
+        assert_eq!(value(&read, "Memory peak"), s.memory.peak_bytes.map_or_else(not_measured, units::bytes));
+        assert_eq!(
+            value(&read, "CPU average"),
+            s.cpu.average_cores.map_or_else(not_measured, |c| format!("{c:.2} cores")),
+            "{stem}"
+        );
+        assert_eq!(value(&read, "Wall time"), units::seconds(step.wall_seconds.expect("measured")), "{stem}");
+        // The verdicts, word for word, as list items.
+        let verdicts = step.verdicts();
+        for sentence in verdicts.sentences() {
+            assert!(read.items.iter().any(|i| i == sentence), "{stem}: verdict {sentence:?} not in {:?}", read.items);
+        }
+        // A Mermaid chart per series with at least two points, one value per point.
+        let series = StepSeries::of(&step);
+        let charts: Vec<&String> = read.code.iter().filter(|(lang, _)| lang == "mermaid").map(|(_, c)| c).collect();
+        let expected = [&series.cpu_cores, &series.memory_bytes].into_iter().filter(|p| p.len() >= 2).count();
+        assert_eq!(charts.len(), expected, "{stem}");
+    }
+}
+
+#[test]
+fn the_pure_v2_markdown_reports_the_oom_kill_and_throttling() {
+    let step = run("pure-v2-6.1-oom-throttled-io");
+    let read = read_markdown(&markdown::render(std::slice::from_ref(&step)));
+    // The recorded run: one OOM kill, 35 memory.max hits, throttled 48 periods.
+    assert_eq!(value(&read, "OOM kills"), "1");
+    assert_eq!(value(&read, "memory.max / memory.high hits"), "35 / 0");
+    assert_eq!(value(&read, "CPU throttled"), "3.13 s (48 periods)");
+    assert_eq!(value(&read, "Pids peak"), "11");
+    assert_eq!(value(&read, "IO read / write"), "2.0 KiB / 16.0 MiB");
+    let series = StepSeries::of(&step);
+    let memory_chart = read.code.iter().find(|(_, c)| c.contains("Memory")).map(|(_, c)| c).expect("memory chart");
+    let line = memory_chart.lines().find(|l| l.trim_start().starts_with("line [")).expect("line");
+    assert_eq!(line.matches(',').count() + 1, series.memory_bytes.len(), "{line}");
+    // The hybrid runs had no memory controller: said, not zero.
+    let hybrid = read_markdown(&markdown::render(&[run("hybrid-cpu-3s")]));
+    assert_eq!(value(&hybrid, "Memory peak"), "not measured");
+    assert_eq!(value(&hybrid, "OOM kills"), "not measured");
+}
+
+const HOSTILE: [&str; 8] = [
+    "a|b",
+    "<script>alert(1)</script>",
+    "line\nbreak",
+    "&amp; \"double\" 'single'",
+    "`code` *em* _u_ [link](http://x) ![i](y) # not a heading",
+    "1. not a list | x",
+    "bell\u{7} and \\ backslash",
+    "\n- starts a list > quote",
+];
+
+#[test]
+fn hostile_step_names_stay_text() {
+    let base = run("pure-v2-6.1-oom-throttled-io");
+    for name in HOSTILE {
+        let mut step = base.clone();
+        step.name = name.to_owned();
+        step.run.as_mut().expect("a stepmon run").not_measured = vec![name.to_owned()];
+        // SVG: parses, and the title reads the name (breaks as spaces,
+        // characters XML forbids as U+FFFD).
+        let svg = svg::chart(&step);
+        let doc = parse_svg(&svg);
+        let expected_svg: String = name
+            .chars()
+            .map(|c| match c {
+                '\n' => ' ',
+                c if c.is_control() => '\u{FFFD}',
+                c => c,
+            })
+            .collect();
+        let title = doc.descendants().find(|n| n.has_tag_name((SVG_NS, "title"))).and_then(|n| n.text());
+        assert_eq!(title, Some(format!("stepmon: {expected_svg}").as_str()), "{name:?}");
+        // Markdown: one heading with the name as text, no HTML, tables intact.
+        let read = read_markdown(&markdown::render(std::slice::from_ref(&step)));
+        let expected_md: String = name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        assert_eq!(read.headings, vec![expected_md.trim().to_owned()], "{name:?}");
+        assert!(read.items.iter().any(|i| i == expected_md.trim()), "{name:?}: {:?}", read.items);
+        assert!(read.html.is_empty(), "{name:?}: {:?}", read.html);
+        assert!(read.rows.iter().all(|r| r.len() == 2), "{name:?}");
+        // HTML: no markup from the name.
+        let page = html::render(std::slice::from_ref(&step));
+        assert!(!page.contains("<script"), "{name:?}");
+        assert!(!page.contains("\u{7}"), "{name:?}");
+    }
+}
