@@ -18,8 +18,8 @@ pub struct ReportArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Output format: text, json, trace (Chrome trace for Perfetto),
-    /// openmetrics, markdown (with SVG charts; for $GITHUB_STEP_SUMMARY) or
-    /// html.
+    /// openmetrics, markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
+    /// html (with SVG charts) or svg (the charts alone).
     #[arg(short, long, default_value = "text", value_name = "FORMAT")]
     pub format: Format,
     /// Write to FILE instead of stdout.

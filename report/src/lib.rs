@@ -10,8 +10,9 @@
 //!   busy, OOM kills and limit hits, and what stepmon itself cost — each with
 //!   the numbers behind it and the [`Thresholds`] it was judged by.
 //! * [`export`] — the human summary, Chrome trace event JSON (Perfetto,
-//!   `chrome://tracing`), OpenMetrics text, Markdown with inline SVG charts
-//!   (CI job summaries), self-contained HTML.
+//!   `chrome://tracing`), OpenMetrics text, Markdown for CI job summaries
+//!   (charts as Mermaid, which GitHub renders), self-contained HTML and SVG
+//!   charts drawn here (no chart service).
 //! * [`diff`] — two runs of the same step, field by field, with changes
 //!   beyond the noise flagged.
 //!

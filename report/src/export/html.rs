@@ -17,8 +17,8 @@
 
 use std::fmt::Write as _;
 
-use super::markdown::facts;
-use super::svg::escape::xml;
+use super::chart::escape::xml;
+use super::chart::facts;
 use crate::step::Step;
 
 /// Nothing but the page's own inline stylesheet may load or run.

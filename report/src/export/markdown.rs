@@ -28,12 +28,10 @@
 //! is backslash-escaped, so `<script>` stays text and `|` cannot end a table
 //! cell; line breaks become spaces.
 
-#[path = "chart/facts.rs"]
-pub(crate) mod facts;
-
 use std::fmt::Write as _;
 
-use super::svg::escape::markdown as md;
+use super::chart::escape::markdown as md;
+use super::chart::facts;
 use crate::series::{Point, StepSeries};
 use crate::step::Step;
 

@@ -1,5 +1,6 @@
 //! Every output format of a report, chosen with `--format`.
 
+mod chart;
 pub mod html;
 pub mod markdown;
 pub mod openmetrics;
@@ -23,21 +24,25 @@ pub enum Format {
     Trace,
     /// OpenMetrics text exposition.
     OpenMetrics,
-    /// Markdown with inline SVG charts (CI job summaries).
+    /// Markdown for CI job summaries, charts as Mermaid blocks (GitHub
+    /// strips inline SVG and `data:` images; see [`markdown`]).
     Markdown,
-    /// A self-contained HTML page with the same charts.
+    /// A self-contained HTML page with the SVG charts.
     Html,
+    /// The SVG chart (memory, CPU, stall, machine over time) of each step.
+    Svg,
 }
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(&'static str, Format); 6] = [
+    pub const ALL: [(&'static str, Format); 7] = [
         ("text", Format::Text),
         ("json", Format::Json),
         ("trace", Format::Trace),
         ("openmetrics", Format::OpenMetrics),
         ("markdown", Format::Markdown),
         ("html", Format::Html),
+        ("svg", Format::Svg),
     ];
 }
 
@@ -96,5 +101,6 @@ pub fn render(format: Format, steps: &[Step]) -> String {
         Format::OpenMetrics => openmetrics::render(steps),
         Format::Markdown => markdown::render(steps),
         Format::Html => html::render(steps),
+        Format::Svg => svg::charts(steps),
     }
 }

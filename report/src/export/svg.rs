@@ -36,17 +36,12 @@
 //! that one point is still visible. Text and axes use `currentColor`, so the
 //! chart follows the page's (light or dark) text colour.
 
-#[path = "chart/escape.rs"]
-pub(crate) mod escape;
-#[path = "chart/scale.rs"]
-mod scale;
-
 use std::fmt::Write as _;
 
+use super::chart::escape::xml;
+use super::chart::scale::{Axis, Unit};
 use crate::series::{Point, StepSeries};
 use crate::step::Step;
-use escape::xml;
-use scale::{Axis, Unit};
 
 /// Width of the whole chart, px.
 const WIDTH: f64 = 720.0;
@@ -246,6 +241,33 @@ impl Frame {
 /// ```
 #[must_use]
 pub fn chart(step: &Step) -> String {
+    chart_with_height(step).0
+}
+
+/// The charts of `steps` as one SVG document: the chart of a single step as
+/// is, several stacked top to bottom (nested `<svg>` elements).
+#[must_use]
+pub fn charts(steps: &[Step]) -> String {
+    if let [step] = steps {
+        return chart(step) + "\n";
+    }
+    let mut body = String::new();
+    let mut offset = 0.0;
+    for step in steps {
+        let (svg, height) = chart_with_height(step);
+        // Each chart is a complete <svg> element; nested, it takes a y offset.
+        body.push_str(&svg.replacen("<svg ", &format!("<svg y=\"{offset}\" "), 1));
+        body.push('\n');
+        offset += height;
+    }
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-charts\" width=\"{WIDTH}\" height=\"{offset}\" \
+         viewBox=\"0 0 {WIDTH} {offset}\">\n{body}</svg>\n"
+    )
+}
+
+/// The chart of `step` and its height in pixels.
+fn chart_with_height(step: &Step) -> (String, f64) {
     let series = StepSeries::of(step);
     let panels = panels(step, &series);
     let t_max = max_of(
@@ -281,7 +303,7 @@ pub fn chart(step: &Step) -> String {
         LEFT + Frame::width() / 2.0,
         height - 6.0
     );
-    out
+    (out, height)
 }
 
 fn draw_panel(out: &mut String, panel: &Panel<'_>, top: f64, x: &Axis) {
