@@ -17,7 +17,10 @@
 //! stretches wall time and stall time, and inflates CPU time a little
 //! (shared caches, SMT siblings, frequency). Each run's *busy share* is the
 //! largest of its [`MachineVerdict`]'s `others_busy_share` (other work's
-//! share of all CPU time), `steal_share` and `machine_cpu_stall_share`; the
+//! share of all CPU time), `steal_share`, and `machine_cpu_stall_share`
+//! minus `step_cpu_stall_share` (the machine's CPU pressure includes the
+//! step's own: a step throttled by its own `cpu.max` makes the whole
+//! machine look stalled); the
 //! larger of the two runs' shares, times the field kind's
 //! [`FieldKind::busy_widening`] (1 for wall, cores and stall, 1/4 for CPU
 //! time, 0 for memory, IO and counters), is added to the relative
@@ -33,7 +36,10 @@
 //! # Verdict
 //!
 //! Every field is a cost, so a significant increase is "heavier" and a
-//! decrease "lighter". [`DiffVerdict::Heavier`] when only increases are
+//! decrease "lighter". Average cores is CPU time / wall time: it is shown
+//! and judged, but it does not count towards the verdict
+//! ([`FieldDiff::derived`]) — its change is the CPU and wall changes', and
+//! the same work spread over a longer wall time is not "lighter". [`DiffVerdict::Heavier`] when only increases are
 //! significant, [`DiffVerdict::Lighter`] when only decreases,
 //! [`DiffVerdict::Mixed`] when both, [`DiffVerdict::SameWithinNoise`] when
 //! none, [`DiffVerdict::NotComparable`] when no field was measured on both
@@ -258,6 +264,8 @@ pub struct FieldDiff {
     pub significant: bool,
     /// Which way.
     pub direction: Direction,
+    /// Computed from other fields (average cores): not counted in the verdict.
+    pub derived: bool,
 }
 
 /// The overall outcome.
@@ -324,7 +332,8 @@ pub struct StepDiff {
     pub fields: Vec<FieldDiff>,
     /// The outcome.
     pub verdict: DiffVerdict,
-    /// The significant fields (`field` keys), largest relative change first.
+    /// The significant fields (`field` keys) that are not derived, largest
+    /// relative change first.
     pub drivers: Vec<&'static str>,
     /// Why the comparison may mislead: different commands, hosts, kernels,
     /// cgroup layouts, controllers, exit status; fields measured on one side
@@ -448,9 +457,14 @@ const FIELDS: &[FieldSpec] = &[
     },
 ];
 
-/// The largest of the machine's signs of being busy (module docs).
+/// The largest of the machine's signs of being busy with other work
+/// (module docs). The machine's CPU pressure counts the step's own stalls
+/// too (a step throttled by its own `cpu.max` stalls machine-wide), so only
+/// the machine stall beyond the step's own counts.
 fn busy_share(machine: &MachineVerdict) -> Option<f64> {
-    [machine.others_busy_share, machine.steal_share, machine.machine_cpu_stall_share]
+    let machine_stall =
+        machine.machine_cpu_stall_share.map(|m| (m - machine.step_cpu_stall_share.unwrap_or(0.0)).max(0.0));
+    [machine.others_busy_share, machine.steal_share, machine_stall]
         .into_iter()
         .flatten()
         .filter(|v| v.is_finite())
@@ -501,6 +515,7 @@ fn compare(spec: &FieldSpec, before: &Step, after: &Step, busy: f64, estimate: (
         tolerance: None,
         significant: false,
         direction: Direction::Unknown,
+        derived: spec.kind == FieldKind::Cores,
     };
     let (Some(b), Some(a)) = (b, a) else { return diff };
     let change = a - b;
@@ -612,7 +627,7 @@ impl StepDiff {
                 _ => {}
             }
         }
-        let mut significant: Vec<&FieldDiff> = fields.iter().filter(|f| f.significant).collect();
+        let mut significant: Vec<&FieldDiff> = fields.iter().filter(|f| f.significant && !f.derived).collect();
         // Largest relative change first; a change from 0 (no relative change) leads.
         significant.sort_by(|a, b| {
             let key = |f: &FieldDiff| f.relative_change.map_or(f64::INFINITY, f64::abs);
@@ -661,7 +676,7 @@ impl StepDiff {
         for w in &self.warnings {
             let _ = writeln!(out, "  warning  {w}");
         }
-        let _ = writeln!(out, "  {:<20} {:>12} {:>12} {:>22}  {}", "field", "before", "after", "change", "tolerance");
+        let _ = writeln!(out, "  {:<20} {:>12} {:>12} {:>22}  tolerance", "field", "before", "after", "change");
         for f in self.fields.iter().filter(|f| f.comparability != Comparability::MissingBoth) {
             let show = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| f.kind.show(v));
             let change = match (f.change, f.comparability) {

@@ -42,8 +42,13 @@
 //!   are ignored: they describe how the Dockerfile was fetched.
 //!
 //! Each step gets the build's machine samples (`sysUsage`) that fall inside
-//! its time window plus the one sample just before and just after it (see
-//! [`buildkit`]).
+//! its time window — from its first sample minus
+//! [`BUILDKIT_FIRST_SAMPLE_SECONDS`](crate::step::BUILDKIT_FIRST_SAMPLE_SECONDS)
+//! (BuildKit takes no sample at the start) to its last sample — plus the
+//! one machine sample just before and the one just after. BuildKit thins
+//! `sysUsage` to at most 20 + 1 samples over the build, so their interval
+//! varies; the bracketing pair is "± one interval" whatever it is, and makes
+//! counter deltas (machine CPU pressure) cover the whole step.
 //!
 //! BuildKit's `netStat` comes from the host end of the step's veth pair, so
 //! its `rx`/`tx` are the host's view (`rxBytes` is what the step sent,
