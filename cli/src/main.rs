@@ -58,6 +58,9 @@ mod cli {
         /// A saved run (or the steps of a BuildKit build's provenance) as
         /// text, JSON, a Chrome trace, OpenMetrics, Markdown or HTML.
         Report(crate::reports::ReportArgs),
+        /// Compare two runs of the same step (or two builds) field by field;
+        /// changes beyond the noise are flagged.
+        Diff(crate::reports::DiffArgs),
         /// One sample of an existing cgroup (JSON on stdout).
         Sample(crate::commands::SampleArgs),
         /// One sample of the whole machine (JSON on stdout).
@@ -79,6 +82,7 @@ fn main() {
     let result = match cli.command {
         cli::Cmd::Run(args) => run::run(args),
         cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
+        cli::Cmd::Diff(args) => reports::diff(&args),
         cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),

@@ -36,11 +36,14 @@ pub fn load(path: &Path) -> Result<Vec<Step>, CliError> {
     } else {
         std::fs::read_to_string(path).map_err(|e| CliError::io(&format!("cannot read {}", path.display()), &e))?
     };
-    let steps = stepmon_report::import::steps(&text).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
-    if steps.is_empty() {
+    let import = stepmon_report::import::read(&text).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+    for skipped in &import.skipped {
+        eprintln!("stepmon: {}: skipped {} (`{}`): {}", path.display(), skipped.step_id, skipped.name, skipped.reason);
+    }
+    if import.steps.is_empty() {
         return Err(CliError::new(format!("{}: no step with recorded usage", path.display())));
     }
-    Ok(steps)
+    Ok(import.steps)
 }
 
 /// Writes `text` to `output` (a file) or stdout.
@@ -57,4 +60,39 @@ pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let steps = load(&args.file)?;
     write(args.output.as_deref(), &export::render(args.format, &steps))
+}
+
+/// Arguments of `stepmon diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The earlier run (any file `stepmon report` reads).
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+    /// The later run.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+    /// JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with 1 when a step got heavier beyond the noise (for CI gates).
+    #[arg(long)]
+    pub fail_if_heavier: bool,
+}
+
+/// Exit status of `stepmon diff --fail-if-heavier` when a step got heavier.
+pub const HEAVIER: i32 = 1;
+
+/// `stepmon diff`; returns the exit status.
+pub fn diff(args: &DiffArgs) -> Result<i32, CliError> {
+    use stepmon_report::diff::{DiffVerdict, RunDiff};
+    let (before, after) = (load(&args.before)?, load(&args.after)?);
+    let diff = RunDiff::between(&before, &after);
+    let text = if args.json {
+        serde_json::to_string_pretty(&diff).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
+    } else {
+        diff.render_text()
+    };
+    crate::out::emit(&text)?;
+    let heavier = diff.steps.iter().any(|s| matches!(s.verdict, DiffVerdict::Heavier | DiffVerdict::Mixed));
+    Ok(if args.fail_if_heavier && heavier { HEAVIER } else { 0 })
 }

@@ -14,7 +14,7 @@ fn or_dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
 
 fn stall(name: &str, s: &StallSummary) -> Option<String> {
     let some = s.some_seconds?;
-    Some(format!("{name} {} ({})", seconds(some), s.some_share.map_or_else(String::new, percent)))
+    Some(format!("{name} {}{}", seconds(some), s.some_share.map_or_else(String::new, |p| format!(" ({})", percent(p)))))
 }
 
 /// Renders the summary of `step` with its `verdicts` (plain text).

@@ -458,12 +458,9 @@ fn no_input_panics() {
     assert!(outcomes[0] > 0 && outcomes[1] > 0);
 }
 
-/// Known bug outside the import: `verdict/machine.rs` widens the step's
-/// window with `Timestamp ± SignedDuration::from_millis(500)`, which panics
-/// when a timestamp is within 500 ms of jiff's range; import reads such
-/// timestamps fine. Run with `--ignored` once that uses checked arithmetic.
+/// Timestamps at jiff's range edges import fine, and the machine verdict's
+/// ±500 ms window around the step must not overflow on them.
 #[test]
-#[ignore = "verdict/machine.rs: Timestamp ± 500 ms panics at jiff's range edges (reported to the lead)"]
 fn verdicts_at_timestamp_edges() {
     for edge in EDGE_TIMESTAMPS {
         let text = format!(

@@ -60,7 +60,22 @@ impl BottleneckVerdict {
         let worst = measured.iter().copied().max_by(|a, b| a.2.total_cmp(&b.2));
         let cpu_stall_from_own_limit = throttling.throttled;
         let all = measured.iter().map(|(_, n, v)| format!("{n} {}", pct(*v))).collect::<Vec<_>>().join(", ");
+        let stalled_seconds = [
+            ("CPU", s.cpu_stall.some_seconds),
+            ("memory", s.memory_stall.some_seconds),
+            ("IO", s.io_stall.some_seconds),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| Some(format!("{n} {:.2} s", v?)))
+        .collect::<Vec<_>>();
         let (class, reason) = match worst {
+            None if !stalled_seconds.is_empty() => (
+                Bottleneck::Unknown,
+                format!(
+                    "bottleneck unknown: the step's wall time is unknown, so its stall time ({}) has no share",
+                    stalled_seconds.join(", ")
+                ),
+            ),
             None => {
                 (Bottleneck::Unknown, "bottleneck unknown: no stall time (PSI) was measured for the step".to_owned())
             }

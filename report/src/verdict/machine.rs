@@ -47,8 +47,11 @@ pub struct MachineVerdict {
 #[allow(clippy::cast_precision_loss)]
 fn machine_cpu_stall(step: &Step) -> Option<f64> {
     let inside = |t: jiff::Timestamp| {
-        let after = step.start.is_none_or(|s| t >= s - jiff::SignedDuration::from_millis(500));
-        let before = step.end.is_none_or(|e| t <= e + jiff::SignedDuration::from_millis(500));
+        // Half a second of slack on each side; at the ends of the time
+        // range, no bound.
+        let slack = jiff::SignedDuration::from_millis(500);
+        let after = step.start.and_then(|s| s.checked_sub(slack).ok()).is_none_or(|s| t >= s);
+        let before = step.end.and_then(|e| e.checked_add(slack).ok()).is_none_or(|e| t <= e);
         after && before
     };
     let readings: Vec<(jiff::Timestamp, u64)> = step
@@ -79,7 +82,13 @@ impl MachineVerdict {
         // The machine's pressure includes the step's own stalls (its tasks
         // are the machine's too, and throttled ones count as waiting): only
         // what exceeds the step's stall share points at others.
-        let beyond_step = machine_stall.map(|p| p - step.summary.cpu_stall.some_share.unwrap_or(0.0));
+        // A step stall without a share (wall time unknown) cannot be subtracted.
+        let step_stall = match (step.summary.cpu_stall.some_share, step.summary.cpu_stall.some_seconds) {
+            (Some(share), _) => Some(share),
+            (None, Some(_)) => None,
+            (None, None) => Some(0.0),
+        };
+        let beyond_step = machine_stall.zip(step_stall).map(|(p, own)| p - own);
         if let Some(p) = beyond_step.filter(|p| *p >= thresholds.machine_stall_share) {
             signs.push(format!("tasks outside the step waited for CPU at least {} of the time", pct(p)));
         }
