@@ -1,0 +1,117 @@
+//! `stepmon report` and `stepmon diff` with the real binary, on recorded runs
+//! and constructed BuildKit provenance (report/tests/data); `stepmon run
+//! --format` on a real step.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{leftovers, live, run_stepmon, scratch};
+use serde_json::Value;
+
+fn data(path: &str) -> String {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../report/tests/data", path].iter().collect();
+    path.to_str().unwrap().to_owned()
+}
+
+const PURE_V2: &str = "runs/pure-v2-6.1-oom-throttled-io.json";
+
+#[test]
+fn report_prints_the_summary_and_verdicts_of_a_saved_run() {
+    let run = run_stepmon(&["report", &data(PURE_V2)]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let text = &run.stdout;
+    assert!(text.starts_with("stepmon: `sh /guest/capture-step.sh /tmp/capture` exited 0 after 6.66 s"), "{text}");
+    assert!(text.contains("oom kills 1"), "{text}");
+    assert!(text.contains("=> CPU-bound"), "{text}");
+    assert!(text.contains("=> OOM-killed"), "{text}");
+}
+
+#[test]
+fn report_writes_every_format() {
+    let dir = scratch("report-formats");
+    for (format, check) in [
+        ("json", "\"steps\""),
+        ("trace", "\"traceEvents\""),
+        ("openmetrics", "# EOF\n"),
+        ("markdown", "| OOM kills | 1 |"),
+        ("html", "<svg"),
+        ("svg", "class=\"stepmon-chart\""),
+    ] {
+        let out = dir.join(format);
+        let run = run_stepmon(&["report", &data(PURE_V2), "--format", format, "-o", out.to_str().unwrap()]);
+        assert!(run.status.success(), "{format}: {}", run.stderr);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains(check), "{format}: no {check:?} in {text}");
+    }
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("json")).unwrap()).unwrap();
+    assert_eq!(json["steps"][0]["verdicts"]["memory"]["class"], "oomKilled");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn report_reads_buildkit_provenance_and_names_skipped_steps() {
+    let run = run_stepmon(&["report", &data("provenance/slsa1-statement.json"), "--format", "json"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{}", run.stdout);
+    assert!(steps.iter().all(|s| s["origin"]["kind"] == "buildKit"));
+    assert!(run.stderr.contains("skipped step4"), "{}", run.stderr);
+}
+
+#[test]
+fn report_errors_are_one_line_with_a_hint() {
+    let dir = scratch("report-errors");
+    let not_json = dir.join("not.json");
+    std::fs::write(&not_json, "hello").unwrap();
+    let min_mode = dir.join("min.json");
+    std::fs::write(&min_mode, r#"{"_type": "https://in-toto.io/Statement/v1", "predicateType": "https://slsa.dev/provenance/v1", "predicate": {"buildDefinition": {}, "runDetails": {}}}"#).unwrap();
+    for (file, expect) in [
+        (not_json.to_str().unwrap(), "not JSON"),
+        (min_mode.to_str().unwrap(), "capture-usage=true"),
+        ("/nonexistent/run.json", "cannot read /nonexistent/run.json"),
+    ] {
+        let run = run_stepmon(&["report", file]);
+        assert_eq!(run.status.code(), Some(125), "{file}: {}", run.stderr);
+        assert!(run.stderr.starts_with("stepmon: error: "), "{}", run.stderr);
+        assert!(run.stderr.contains(expect), "{file}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+    let run = run_stepmon(&["report", &data(PURE_V2), "--format", "pdf"]);
+    assert_eq!(run.status.code(), Some(2), "clap's usage error");
+    assert!(run.stderr.contains("expected one of text, json"), "{}", run.stderr);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn diff_flags_heavier_runs_and_gates_ci() {
+    let same = run_stepmon(&["diff", &data(PURE_V2), &data(PURE_V2), "--fail-if-heavier"]);
+    assert_eq!(same.status.code(), Some(0), "{}{}", same.stdout, same.stderr);
+    assert!(same.stdout.contains("same within noise"), "{}", same.stdout);
+
+    let heavier = run_stepmon(&["diff", &data(PURE_V2), &data("diff/pure-v2-cpu-plus-50.json"), "--fail-if-heavier"]);
+    assert_eq!(heavier.status.code(), Some(1), "{}{}", heavier.stdout, heavier.stderr);
+    assert!(heavier.stdout.contains("heavier"), "{}", heavier.stdout);
+    let without_gate = run_stepmon(&["diff", &data(PURE_V2), &data("diff/pure-v2-cpu-plus-50.json")]);
+    assert_eq!(without_gate.status.code(), Some(0));
+
+    let json = run_stepmon(&["diff", &data(PURE_V2), &data("diff/pure-v2-cpu-plus-50.json"), "--json"]);
+    let value: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(value["steps"][0]["verdict"], "heavier", "{}", json.stdout);
+}
+
+#[test]
+fn run_writes_any_report_format() {
+    let name = "run_writes_any_report_format";
+    let Some(base) = live(name) else { return };
+    let run = run_stepmon(&["run", "-q", "-o", "-", "--format", "openmetrics", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(run.status.code(), Some(3), "{}", run.stderr);
+    assert!(run.stdout.ends_with("# EOF\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("exit_code=\"3\""), "{}", run.stdout);
+    assert!(leftovers(&base, run.pid).is_empty());
+    let run = run_stepmon(&["run", "-q", "--format", "trace", "--", "true"]);
+    assert_eq!(run.status.code(), Some(2), "--format needs --output: {}", run.stderr);
+}
