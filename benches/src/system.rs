@@ -4,11 +4,12 @@
 //! Parser groups (one input file each, cases named as in [`crate::cases`]
 //! so `scripts/bench-table` reads them the same way):
 //! * `ours` — our parser on the bytes **and** every value it offers taken
-//!   out, since the peers build all of them: `KernelStat::parse` + walking
-//!   `per_cpu()`; `NetDevLines` (one pass); `ours_validate` — the parse call
-//!   alone (it checks every line; per-CPU and per-interface values are then
-//!   decoded lazily); `ours_parse_walk` (net/dev) — `NetDev::parse` + walking
-//!   `interfaces()`, the two passes our network reader makes;
+//!   out, since the peers build all of them, in one pass:
+//!   `KernelStat::parse_with` (each CPU handed out as it is parsed);
+//!   `NetDevLines`; `ours_validate` — the parse call alone (it checks every
+//!   line; per-CPU and per-interface values are then decoded lazily);
+//!   `ours_parse_walk` — `KernelStat::parse` + walking `per_cpu()`,
+//!   `NetDev::parse` + walking `interfaces()` (two passes);
 //! * `ours_file` — open + read the tmpfs copy into a reused buffer + `ours`;
 //!   `ours_pread` — `pread` on a kept-open fd + `ours` (how our probes read);
 //! * `procfs_core_from_buf_read` (bytes), `procfs_core_file`
@@ -110,8 +111,21 @@ pub const GROUPS: &[Group] = &[
     },
 ];
 
-/// `/proc/stat` with every per-CPU line decoded (the peers build a `Vec` of them).
+/// `/proc/stat` with every per-CPU line decoded (the peers build a `Vec` of
+/// them) in the one pass of [`KernelStat::parse_with`], the way `SysProbe`
+/// builds its `StatSnapshot`.
 pub fn stat_all(bytes: &[u8]) -> Result<(KernelStat<'_>, usize), ParseError> {
+    let mut n = 0;
+    let stat = KernelStat::parse_with(bytes, |cpu| {
+        black_box(cpu);
+        n += 1;
+    })?;
+    Ok((stat, n))
+}
+
+/// `/proc/stat` validated whole by [`KernelStat::parse`], then every
+/// per-CPU line decoded again by walking `per_cpu()` (two passes).
+pub fn stat_parse_walk(bytes: &[u8]) -> Result<(KernelStat<'_>, usize), ParseError> {
     let stat = KernelStat::parse(bytes)?;
     let mut n = 0;
     for cpu in stat.per_cpu() {
@@ -195,6 +209,7 @@ fn parser_cases<R: Runner>(r: &mut R, kind: Kind, bytes: &'static [u8], root: &P
     match kind {
         Kind::Stat => {
             ours!(stat_all, KernelStat::parse);
+            r.case("ours_parse_walk", Side::Ours, || stat_parse_walk(black_box(bytes)));
             r.case("procfs_core_from_buf_read", Side::Peer, || {
                 <KernelStats as FromBufReadSI>::from_buf_read(black_box(bytes), &si)
             });
@@ -349,6 +364,7 @@ mod tests {
         for (input, cpus) in [(PROC_STAT, 2), (PROC_STAT_64CPU, 59)] {
             let (ours, n) = stat_all(input.bytes).unwrap();
             assert_eq!(n, cpus);
+            assert_eq!(stat_parse_walk(input.bytes).unwrap(), (ours, n));
             let peer = <KernelStats as FromBufReadSI>::from_buf_read(input.bytes, &SYSTEM_INFO).unwrap();
             assert_eq!(peer.cpu_time.len(), cpus);
             assert_eq!(Some(peer.total.user), ours.total.map(|t| t.user));

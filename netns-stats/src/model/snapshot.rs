@@ -3,7 +3,8 @@
 use std::string::String;
 use std::vec::Vec;
 
-use crate::parse::{DevCounters, NetDev};
+use crate::ParseError;
+use crate::parse::{DevCounters, Interface, NetDev, NetDevLines};
 
 /// One interface of a [`Snapshot`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -13,6 +14,12 @@ pub struct InterfaceCounters {
     pub name: String,
     /// Its counters, as read.
     pub counters: DevCounters,
+}
+
+impl From<&Interface<'_>> for InterfaceCounters {
+    fn from(i: &Interface<'_>) -> Self {
+        InterfaceCounters { name: String::from_utf8_lossy(i.name).into_owned(), counters: i.counters }
+    }
 }
 
 impl InterfaceCounters {
@@ -44,11 +51,25 @@ impl Snapshot {
     /// Copies the interfaces of a parsed file.
     #[must_use]
     pub fn from_net_dev(dev: &NetDev<'_>) -> Snapshot {
-        let interfaces = dev
-            .interfaces()
-            .map(|i| InterfaceCounters { name: String::from_utf8_lossy(i.name).into_owned(), counters: i.counters })
-            .collect();
+        let interfaces = dev.interfaces().map(|i| InterfaceCounters::from(&i)).collect();
         Snapshot { interfaces }
+    }
+
+    /// Parses `/proc/net/dev` straight into a snapshot: one pass over the
+    /// input ([`NetDevLines`]) where [`NetDev::parse`] + [`from_net_dev`](Self::from_net_dev)
+    /// make two. The same errors as [`NetDev::parse`].
+    ///
+    /// ```
+    /// use stepmon_netns_stats::{NetDev, Snapshot};
+    /// let input = b"h\nh\n lo: 10 1 0 0 0 0 0 0 10 1 0 0 0 0 0 0\n eth0: 5 1 0 0 0 0 0 0 7 2 0 0 0 0 0 0\n";
+    /// assert_eq!(Snapshot::parse(input)?, Snapshot::from_net_dev(&NetDev::parse(input)?));
+    /// assert!(Snapshot::parse(b"h\nh\n eth0: 5\n").is_err());
+    /// # Ok::<(), stepmon_netns_stats::ParseError>(())
+    /// ```
+    pub fn parse(input: &[u8]) -> Result<Snapshot, ParseError> {
+        let interfaces =
+            NetDevLines::new(input)?.map(|i| i.map(|i| InterfaceCounters::from(&i))).collect::<Result<_, _>>()?;
+        Ok(Snapshot { interfaces })
     }
 
     /// The counters of the interface called `name`.

@@ -21,12 +21,13 @@
 //! * Columns after the 16th are ignored (none exist today; a future kernel
 //!   adding some should not break readers).
 
-use stepmon_cgroupfs_parse::lines::{Fields, Line, Lines, is_blank};
+use stepmon_cgroupfs_parse::lines::{Fields, Line, is_blank, split_line};
 use stepmon_cgroupfs_parse::number::parse_u64;
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::counters::DevCounters;
-use super::ifname::validate_name;
+use super::fast::{line_end, spaced_u64};
+use super::ifname::{MAX_NAME_LEN, validate_name};
 
 /// One device line of `/proc/net/dev`
 /// (<https://docs.kernel.org/filesystems/proc.html#networking-info-in-proc-net>):
@@ -76,7 +77,11 @@ impl<'a> Interface<'a> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct NetDevLines<'a> {
-    lines: Lines<'a>,
+    input: &'a [u8],
+    /// The input after the last line read.
+    rest: &'a [u8],
+    /// Number of the last line read.
+    number: usize,
 }
 
 impl<'a> NetDevLines<'a> {
@@ -89,31 +94,69 @@ impl<'a> NetDevLines<'a> {
         if input.is_empty() {
             return Err(ParseError::new(ErrorKind::Empty, 1, 0));
         }
-        let mut lines = Lines::new(input);
+        let mut rest = input;
         for number in 1..=2 {
-            let line = lines.next().ok_or(ParseError::new(ErrorKind::MissingHeader, number, input.len()))?;
-            if line.bytes.iter().all(|&b| is_blank(b)) {
-                return Err(line.error(ErrorKind::MissingHeader));
+            let (bytes, next) = split_line(rest);
+            if rest.is_empty() {
+                return Err(ParseError::new(ErrorKind::MissingHeader, number, input.len()));
             }
+            if bytes.iter().all(|&b| is_blank(b)) {
+                let start = input.len().saturating_sub(rest.len());
+                return Err(ParseError::new(ErrorKind::MissingHeader, number, start));
+            }
+            rest = next;
         }
-        Ok(NetDevLines { lines })
+        Ok(NetDevLines { input, rest, number: 2 })
     }
 }
 
 impl<'a> Iterator for NetDevLines<'a> {
     type Item = Result<Interface<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let line = self.lines.next()?;
-        let parsed = parse_line(&line);
-        if parsed.is_err() {
-            self.lines.finish();
+        if self.rest.is_empty() {
+            return None;
         }
+        self.number = self.number.saturating_add(1);
+        if let Some((interface, next)) = fast_line(self.rest) {
+            self.rest = next;
+            return Some(Ok(interface));
+        }
+        let start = self.input.len().saturating_sub(self.rest.len());
+        let (bytes, next) = split_line(self.rest);
+        let parsed = parse_line(&Line { bytes, number: self.number, start });
+        // After an error the iteration ends (fused).
+        self.rest = if parsed.is_ok() { next } else { &[] };
         Some(parsed)
     }
 }
 
 impl core::iter::FusedIterator for NetDevLines<'_> {}
+
+/// The fast path (see `fast`): one device line exactly as
+/// `dev_seq_printf_stats()` prints it — right-aligned name, `:`, 16 spaced
+/// numbers, `\n` — and the input after it; `None` for anything else, which
+/// [`parse_line`] then decides.
+#[inline(always)]
+fn fast_line(input: &[u8]) -> Option<(Interface<'_>, &[u8])> {
+    let mut rest = input;
+    while let [b' ', tail @ ..] = rest {
+        rest = tail;
+    }
+    // The name is at most 15 bytes: the `:` is among the next 16.
+    let colon = rest.iter().take(MAX_NAME_LEN.saturating_add(1)).position(|&b| b == b':')?;
+    let (name, after) = rest.split_at_checked(colon)?;
+    validate_name(name).ok()?;
+    let mut rest = after.get(1..)?;
+    let mut columns = [0u64; DevCounters::COLUMNS];
+    for column in &mut columns {
+        let (value, after) = spaced_u64(rest)?;
+        *column = value;
+        rest = after;
+    }
+    Some((Interface { name, counters: DevCounters::from_array(columns) }, line_end(rest)?))
+}
 
 /// Parses one device line: `NAME: c1 c2 ... c16`.
 fn parse_line<'a>(line: &Line<'a>) -> Result<Interface<'a>> {
@@ -277,6 +320,53 @@ mod tests {
             err(body("  a: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\r\n").as_bytes()),
             (ErrorKind::InvalidNumber, 3, h + 41)
         );
+    }
+
+    /// The device lines by the general path only (the specification).
+    fn general(input: &[u8]) -> Vec<Result<Interface<'_>>> {
+        let mut out = Vec::new();
+        let mut rest = input;
+        let mut number = 0;
+        while !rest.is_empty() {
+            number += 1;
+            let (bytes, next) = split_line(rest);
+            if number > 2 {
+                let parsed = parse_line(&Line { bytes, number, start: input.len() - rest.len() });
+                let stop = parsed.is_err();
+                out.push(parsed);
+                if stop {
+                    break;
+                }
+            }
+            rest = next;
+        }
+        out
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_path() {
+        let base = format!(
+            "{HEADER}    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0\n\
+             verylongname015:18446744073709551615 1 0 0 0 0 0 0 9 1 0 0 0 0 0 0\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n\
+             \x20\x20wg0: 99999999999999999999 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n  a:b: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16"
+        );
+        let base = base.as_bytes();
+        let body = HEADER.len();
+        let check = |input: &[u8]| {
+            if let Ok(lines) = NetDevLines::new(input) {
+                assert_eq!(lines.collect::<Vec<_>>(), general(input), "{:?}", String::from_utf8_lossy(input));
+            }
+        };
+        for cut in body..=base.len() {
+            check(&base[..cut]);
+        }
+        for at in body..base.len() {
+            for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b'\r', b'-', b':', b'/', 0] {
+                let mut changed = base.to_vec();
+                changed[at] = b;
+                check(&changed);
+            }
+        }
     }
 
     #[test]

@@ -136,9 +136,11 @@ impl NetnsCounters {
         Ok(f(&dev))
     }
 
-    /// Reads the counters of every interface.
+    /// Reads the counters of every interface (one pass over the file:
+    /// [`Snapshot::parse`]).
     pub fn read(&mut self) -> Result<Snapshot, Error> {
-        self.with_net_dev(Snapshot::from_net_dev)
+        self.read_raw()?;
+        Snapshot::parse(&self.buf).map_err(|source| Error::Parse { path: self.source.clone(), source })
     }
 }
 

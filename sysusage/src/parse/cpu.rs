@@ -1,9 +1,10 @@
 //! The CPU lines of `/proc/stat` (`cpu` and `cpuN`):
 //! <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
 
-use stepmon_cgroupfs_parse::lines::{Fields, Line};
-use stepmon_cgroupfs_parse::number::parse_u64;
-use stepmon_cgroupfs_parse::{ErrorKind, Result};
+use stepmon_cgroupfs_parse::Result;
+use stepmon_cgroupfs_parse::lines::Line;
+
+use super::columns::Columns;
 
 /// The time columns of one `/proc/stat` CPU line, in clock ticks (USER_HZ,
 /// `sysconf(_SC_CLK_TCK)`, 100 on x86), spec:
@@ -75,29 +76,40 @@ impl CpuTimes {
     }
 
     /// Parses the numeric columns of a CPU line (everything after the `cpu`/`cpuN`
-    /// key). Fewer than four columns is [`ErrorKind::MissingField`]. Errors
+    /// key). Fewer than four columns is [`ErrorKind::MissingField`](super::ErrorKind::MissingField). Errors
     /// are located within `columns` (line 1); [`KernelStat`](super::KernelStat)
     /// reports them at their place in the whole file.
     pub fn parse_columns(columns: &[u8]) -> Result<Self> {
         let line = Line { bytes: columns, number: 1, start: 0 };
-        Self::parse_fields(&line, Fields::new(columns), 0)
+        Self::parse_rest(Columns::at(line, 0), 0)
     }
 
-    /// Parses the remaining `fields` of `line`; `key_end` locates a
-    /// [`ErrorKind::MissingField`] error right after the key.
-    pub(crate) fn parse_fields(line: &Line<'_>, fields: Fields<'_>, key_end: usize) -> Result<Self> {
-        let mut known = [None; 10];
-        let mut columns: usize = 0;
-        for (at, field) in fields {
-            if let Some(slot) = known.get_mut(columns) {
-                *slot = Some(parse_u64(field).map_err(|kind| line.error_at(kind, at))?);
-            }
+    /// Parses the remaining columns of a CPU line in one forward scan;
+    /// `key_end` locates a [`ErrorKind::MissingField`](super::ErrorKind::MissingField) error right after the key.
+    ///
+    /// Columns are read left to right and a missing one is only noticed after
+    /// the last, so the first bad column wins, as in a parse of every field.
+    #[inline]
+    pub(crate) fn parse_rest(mut cols: Columns<'_>, key_end: usize) -> Result<Self> {
+        let user = cols.require_u64(key_end)?;
+        let nice = cols.require_u64(key_end)?;
+        let system = cols.require_u64(key_end)?;
+        let idle = cols.require_u64(key_end)?;
+        let mut later = [None; 6];
+        let mut columns: usize = 4;
+        for slot in &mut later {
+            let Some(value) = cols.next_u64()? else { break };
+            *slot = Some(value);
             columns = columns.saturating_add(1);
         }
-        let [Some(user), Some(nice), Some(system), Some(idle), iowait, irq, softirq, steal, guest, guest_nice] = known
-        else {
-            return Err(line.error_at(ErrorKind::MissingField, key_end));
-        };
+        if columns == Self::COLUMNS.len() {
+            // Vendor columns after the tenth are counted, not parsed: their
+            // format is not ours to judge.
+            while cols.next_field().is_some() {
+                columns = columns.saturating_add(1);
+            }
+        }
+        let [iowait, irq, softirq, steal, guest, guest_nice] = later;
         Ok(CpuTimes { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice, columns })
     }
 
@@ -136,6 +148,7 @@ impl CpuTimes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stepmon_cgroupfs_parse::ErrorKind;
 
     #[test]
     fn column_counts() {

@@ -4,6 +4,8 @@ use stepmon_cgroupfs_parse::lines::{Fields, Lines};
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
+use super::fast::leading_u64;
+
 /// `/proc/loadavg`: `L1 L5 L15 R/T P`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#kernel-data>.
 ///
@@ -44,7 +46,32 @@ impl LoadAvg {
     }
 
     /// Parses the file. Never allocates.
+    #[inline]
     pub fn parse(input: &[u8]) -> Result<Self> {
+        match Self::parse_fast(input) {
+            Some(parsed) => Ok(parsed),
+            None => Self::parse_general(input),
+        }
+    }
+
+    /// The line exactly as `loadavg_proc_show()` (`fs/proc/loadavg.c`) prints
+    /// it, `"%lu.%02lu %lu.%02lu %lu.%02lu %u/%d %d\n"`, read in one forward
+    /// pass; `None` for anything else, which [`parse_general`](Self::parse_general)
+    /// decides (the fast path accepts only what it accepts, with the same values).
+    #[inline(always)]
+    fn parse_fast(input: &[u8]) -> Option<Self> {
+        let (load1, rest) = hundredths(input)?;
+        let (load5, rest) = hundredths(rest.strip_prefix(b" ")?)?;
+        let (load15, rest) = hundredths(rest.strip_prefix(b" ")?)?;
+        let (runnable, rest) = leading_u64(rest.strip_prefix(b" ")?)?;
+        let (threads, rest) = leading_u64(rest.strip_prefix(b"/")?)?;
+        let (last_pid, rest) = leading_u64(rest.strip_prefix(b" ")?)?;
+        matches!(rest, b"" | b"\n").then(|| LoadAvg::new([load1, load5, load15], runnable, threads, last_pid))
+    }
+
+    /// Any shape: lines and fields; decides every value and error.
+    #[inline(never)]
+    fn parse_general(input: &[u8]) -> Result<Self> {
         let mut lines = Lines::new(input);
         let line = lines.next().ok_or(ParseError::new(ErrorKind::Empty, 1, 0))?;
         if let Some(extra) = lines.next() {
@@ -70,6 +97,18 @@ impl LoadAvg {
     }
 }
 
+/// `INT.DD` with 1–16 integer digits (so ×100 cannot overflow) and what follows.
+#[inline(always)]
+fn hundredths(bytes: &[u8]) -> Option<(Hundredths, &[u8])> {
+    let (int, rest) = leading_u64(bytes)?;
+    let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = rest else { return None };
+    if bytes.len().saturating_sub(rest.len()) > 19 {
+        return None;
+    }
+    let frac = u64::from(d1.wrapping_sub(b'0')).wrapping_mul(10).wrapping_add(u64::from(d2.wrapping_sub(b'0')));
+    Some((Hundredths(int.wrapping_mul(100).wrapping_add(frac)), rest))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +128,25 @@ mod tests {
         assert_eq!(err(b"0.18 0.07 0.02 1/89\n"), (ErrorKind::MissingField, 1, 19));
         assert_eq!(err(b"0.18 0.07 0.0x 1/89 1\n"), (ErrorKind::InvalidNumber, 1, 10));
         assert_eq!(err(b"0.18 0.07 0.02 1/89 1\nmore\n"), (ErrorKind::TrailingData, 2, 22));
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_path() {
+        let base = b"12.50 7.00 100.01 4/1203 99\n";
+        let check = |input: &[u8]| assert_eq!(LoadAvg::parse(input), LoadAvg::parse_general(input), "{input:?}");
+        check(b"9999999999999999.99 0.00 0.00 1/1 1");
+        check(b"99999999999999999.99 0.00 0.00 1/1 1");
+        check(b"184467440737095516.15 0.00 0.00 1/1 1");
+        for cut in 0..=base.len() {
+            check(&base[..cut]);
+        }
+        for at in 0..base.len() {
+            for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b'.', b'/', b'\r'] {
+                let mut changed = base.to_vec();
+                changed[at] = b;
+                check(&changed);
+            }
+        }
+        assert!(LoadAvg::parse_fast(base).is_some(), "the kernel's layout takes the fast path");
     }
 }

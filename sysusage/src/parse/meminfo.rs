@@ -1,10 +1,11 @@
 //! `/proc/meminfo`: <https://docs.kernel.org/filesystems/proc.html#meminfo>.
 
-use stepmon_cgroupfs_parse::lines::{Fields, Line, Lines};
+use stepmon_cgroupfs_parse::lines::{Fields, Line, Lines, find_either, split_line};
 use stepmon_cgroupfs_parse::number::parse_u64;
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::ascii_key;
+use super::fast::{line_end, spaced_u64};
 
 /// The unit printed after a `/proc/meminfo` value, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#meminfo>.
@@ -91,6 +92,20 @@ fn parse_entry<'a>(line: &Line<'a>) -> Result<MemInfoEntry<'a>> {
     Ok(MemInfoEntry { key, value, unit, line: line.number })
 }
 
+/// The fast path (see `fast`): `Key:` + spaces + number + (` kB`) + line end,
+/// as `meminfo_proc_show()` prints it: the key (not validated here), value,
+/// unit and the input after the line; `None` for anything else.
+#[inline(always)]
+fn fast_entry(input: &[u8]) -> Option<(&[u8], u64, MemUnit, &[u8])> {
+    let colon = find_either(b':', b'\n', input)?;
+    let (key, [b':', rest @ ..]) = input.split_at_checked(colon)? else { return None };
+    let (value, rest) = spaced_u64(rest)?;
+    if let Some(next) = line_end(rest) {
+        return Some((key, value, MemUnit::Count, next));
+    }
+    Some((key, value, MemUnit::Kb, line_end(rest.strip_prefix(b" kB")?)?))
+}
+
 impl<'a> Iterator for MemInfoEntries<'a> {
     type Item = Result<MemInfoEntry<'a>>;
 
@@ -137,6 +152,9 @@ macro_rules! meminfo_struct {
         impl MemInfo {
             /// The known keys and their units, in the kernel's print order.
             pub const KEYS: &'static [(&'static str, MemUnit)] = &[$( ($key, MemUnit::$unit) ),*];
+
+            /// The field of each of [`KEYS`](Self::KEYS), same index.
+            const FIELDS: &'static [fn(&mut MemInfo) -> &mut Option<u64>] = &[$( |m| &mut m.$field ),*];
 
             fn slot(&mut self, key: &str) -> Option<(&mut Option<u64>, MemUnit)> {
                 match key {
@@ -311,18 +329,55 @@ impl MemInfo {
             return Err(ParseError::new(ErrorKind::Empty, 1, 0));
         }
         let mut out = MemInfo::default();
-        for line in Lines::new(input) {
-            let entry = parse_entry(&line)?;
-            if let Some((slot, unit)) = out.slot(entry.key) {
-                if unit != entry.unit {
-                    // Located where the unit is (or should be): the end of the line.
-                    let kind = if unit == MemUnit::Kb { ErrorKind::MissingField } else { ErrorKind::InvalidField };
-                    return Err(line.error_at(kind, line.bytes.len()));
+        let (mut rest, mut number) = (input, 0usize);
+        // Index in `KEYS` of the key expected next: the kernel prints them in
+        // that order, so a key is mostly found with one comparison.
+        let mut expected = 0usize;
+        while !rest.is_empty() {
+            number = number.saturating_add(1);
+            if let Some((key, value, unit, next)) = fast_entry(rest) {
+                let known = match Self::KEYS.get(expected) {
+                    Some((k, _)) if k.as_bytes() == key => Some(expected),
+                    _ => Self::KEYS.iter().position(|(k, _)| k.as_bytes() == key),
+                };
+                let done = match known {
+                    Some(index) => match (Self::KEYS.get(index), Self::FIELDS.get(index)) {
+                        (Some((_, want)), Some(field)) if *want == unit => {
+                            *field(&mut out) = Some(value);
+                            expected = index.saturating_add(1);
+                            true
+                        }
+                        // The wrong unit: the general path locates the error.
+                        _ => false,
+                    },
+                    None => ascii_key(key).is_ok(),
+                };
+                if done {
+                    rest = next;
+                    continue;
                 }
-                *slot = Some(entry.value);
             }
+            let start = input.len().saturating_sub(rest.len());
+            let (bytes, next) = split_line(rest);
+            out.parse_line(&Line { bytes, number, start })?;
+            rest = next;
         }
         Ok(out)
+    }
+
+    /// The general path: one line of any shape; decides every value and error.
+    #[inline(never)]
+    fn parse_line(&mut self, line: &Line<'_>) -> Result<()> {
+        let entry = parse_entry(line)?;
+        if let Some((slot, unit)) = self.slot(entry.key) {
+            if unit != entry.unit {
+                // Located where the unit is (or should be): the end of the line.
+                let kind = if unit == MemUnit::Kb { ErrorKind::MissingField } else { ErrorKind::InvalidField };
+                return Err(line.error_at(kind, line.bytes.len()));
+            }
+            *slot = Some(entry.value);
+        }
+        Ok(())
     }
 
     /// The unit of a known key, `None` for unknown keys.
@@ -379,6 +434,32 @@ mod tests {
         assert_eq!(err(b"MemFree: 1 kB\n\n"), (ErrorKind::EmptyLine, 2, 14));
         assert_eq!(err(b"Mem\x01: 1 kB\n"), (ErrorKind::InvalidKey, 1, 0));
         assert_eq!(err(b": 1 kB\n"), (ErrorKind::InvalidKey, 1, 0));
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_path() {
+        let base: &[u8] = b"MemTotal:       24684092 kB\nFuture:  7 kB\nHugePages_Total:       0\nDirectMap2M:    9 kB\nCached: 1 kB\nHugePages_Free: 1 kB\nZ: 18446744073709551615 kB\n";
+        let general = |input: &[u8]| -> Result<MemInfo> {
+            if input.is_empty() {
+                return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+            }
+            let mut out = MemInfo::default();
+            for line in Lines::new(input) {
+                out.parse_line(&line)?;
+            }
+            Ok(out)
+        };
+        let check = |input: &[u8]| assert_eq!(MemInfo::parse(input), general(input), "{input:?}");
+        for cut in 0..=base.len() {
+            check(&base[..cut]);
+        }
+        for at in 0..base.len() {
+            for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b':', b'\r', b'(', 0] {
+                let mut changed = base.to_vec();
+                changed[at] = b;
+                check(&changed);
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //! Values are the kernel's raw units: clock ticks (USER_HZ) for CPU times, kB
 //! for most meminfo keys; conversions live in the `model` module (feature `std`).
 
+mod columns;
 mod cpu;
+mod fast;
 mod loadavg;
 mod meminfo;
 mod stat;

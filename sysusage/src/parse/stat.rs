@@ -1,11 +1,13 @@
 //! `/proc/stat`:
 //! <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
 
-use stepmon_cgroupfs_parse::lines::{Fields, Line, Lines};
-use stepmon_cgroupfs_parse::number::{parse_u32, parse_u64};
+use stepmon_cgroupfs_parse::lines::{Line, split_line};
+use stepmon_cgroupfs_parse::number::parse_u32;
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
+use super::columns::Columns;
 use super::cpu::{CpuTimes, PerCpuTimes};
+use super::fast::{leading_u64, line_end, line_len, spaced_u64};
 
 /// The single-number lines of `/proc/stat`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
@@ -105,10 +107,13 @@ enum Key {
     Aggregate,
     Cpu(u32),
     Intr,
-    Counter(fn(&mut StatCounters) -> &mut Option<u64>),
+    Counter(Slot),
     Softirq,
     Unknown,
 }
+
+/// Where a single-number line goes in [`StatCounters`].
+type Slot = fn(&mut StatCounters) -> &mut Option<u64>;
 
 fn classify(key: &[u8]) -> core::result::Result<Key, ErrorKind> {
     Ok(match key {
@@ -125,38 +130,194 @@ fn classify(key: &[u8]) -> core::result::Result<Key, ErrorKind> {
     })
 }
 
-/// The first field of `line` and the line's classification.
-fn split_key<'a>(line: &Line<'a>) -> Result<(Key, Fields<'a>, usize)> {
-    let mut fields = Fields::new(line.bytes);
-    let Some((at, key)) = fields.next() else {
+/// What one line holds.
+enum Item {
+    Aggregate(CpuTimes),
+    Cpu(PerCpuTimes),
+    Intr(u64),
+    Counter(Slot, u64),
+    Softirq(Softirqs),
+    Unknown,
+}
+
+/// The first field of `line`, its classification, and a cursor after it.
+#[inline]
+fn split_key<'a>(line: &Line<'a>) -> Result<(Key, Columns<'a>)> {
+    let mut cols = Columns::at(*line, 0);
+    let Some((at, key)) = cols.next_field() else {
         return Err(line.error(ErrorKind::EmptyLine));
     };
     let kind = classify(key).map_err(|kind| line.error_at(kind, at))?;
-    Ok((kind, fields, at.saturating_add(key.len())))
+    Ok((kind, cols))
 }
 
-/// The next field as a number; [`ErrorKind::MissingField`] after `key_end` if there is none.
-fn next_u64(line: &Line<'_>, fields: &mut Fields<'_>, key_end: usize) -> Result<u64> {
-    let (at, field) = fields.next().ok_or_else(|| line.error_at(ErrorKind::MissingField, key_end))?;
-    parse_u64(field).map_err(|kind| line.error_at(kind, at))
-}
-
-fn parse_softirq(line: &Line<'_>, mut fields: Fields<'_>, key_end: usize) -> Result<Softirqs> {
-    let total = next_u64(line, &mut fields, key_end)?;
+fn parse_softirq(mut cols: Columns<'_>, key_end: usize) -> Result<Softirqs> {
+    let total = cols.require_u64(key_end)?;
     let mut types = [None; 10];
     for slot in &mut types {
-        let Some((at, field)) = fields.next() else { break };
-        *slot = Some(parse_u64(field).map_err(|kind| line.error_at(kind, at))?);
+        let Some(value) = cols.next_u64()? else { break };
+        *slot = Some(value);
     }
+    Ok(softirqs(total, types))
+}
+
+fn softirqs(total: u64, types: [Option<u64>; 10]) -> Softirqs {
     let [hi, timer, net_tx, net_rx, block, irq_poll, tasklet, sched, hrtimer, rcu] = types;
-    Ok(Softirqs { total, hi, timer, net_tx, net_rx, block, irq_poll, tasklet, sched, hrtimer, rcu })
+    Softirqs { total, hi, timer, net_tx, net_rx, block, irq_poll, tasklet, sched, hrtimer, rcu }
+}
+
+/// The general path: one line of any shape, split into fields; decides
+/// every value and every error.
+#[inline(never)]
+fn general_line(line: &Line<'_>) -> Result<Item> {
+    let (key, mut cols) = split_key(line)?;
+    let key_end = cols.position();
+    Ok(match key {
+        Key::Cpu(cpu) => Item::Cpu(PerCpuTimes { cpu, times: CpuTimes::parse_rest(cols, key_end)? }),
+        Key::Aggregate => Item::Aggregate(CpuTimes::parse_rest(cols, key_end)?),
+        // Only the total: the per-IRQ columns are never looked at.
+        Key::Intr => Item::Intr(cols.require_u64(key_end)?),
+        Key::Counter(slot) => {
+            let value = cols.require_u64(key_end)?;
+            if let Some((at, _)) = cols.next_field() {
+                return Err(line.error_at(ErrorKind::TrailingData, at));
+            }
+            Item::Counter(slot, value)
+        }
+        Key::Softirq => Item::Softirq(parse_softirq(cols, key_end)?),
+        // Every /proc/stat line, old or new, is a key and at least one
+        // value: a lone token is a read cut short (`cp`, `ctx`).
+        Key::Unknown if cols.next_field().is_none() => return Err(line.error_at(ErrorKind::MissingField, key_end)),
+        Key::Unknown => Item::Unknown,
+    })
+}
+
+/// The fast path (see `fast`): one line as `show_stat()` (`fs/proc/stat.c`)
+/// prints it — the key, single spaces, plain numbers, `\n` — and the input
+/// after it; `None` for anything else, including lines it does not know.
+#[inline(always)]
+fn fast_line(input: &[u8]) -> Option<(Item, &[u8])> {
+    match input {
+        [b'c', b'p', b'u', b' ', ..] => {
+            let (times, next) = fast_cpu_columns(input.get(3..)?)?;
+            Some((Item::Aggregate(times), next))
+        }
+        [b'c', b'p', b'u', rest @ ..] => {
+            let (cpu, rest) = leading_u64(rest)?;
+            let (times, next) = fast_cpu_columns(rest)?;
+            Some((Item::Cpu(PerCpuTimes { cpu: u32::try_from(cpu).ok()?, times }), next))
+        }
+        [b'i', b'n', b't', b'r', rest @ ..] => {
+            let (total, rest) = spaced_u64(rest)?;
+            // The per-IRQ columns (thousands of bytes on big machines) are
+            // skipped with memchr, never tokenized.
+            let next = match rest {
+                [b' ', ..] => split_line(rest).1,
+                _ => line_end(rest)?,
+            };
+            Some((Item::Intr(total), next))
+        }
+        [b'c', b't', b'x', b't', rest @ ..] => fast_counter(rest, |c| &mut c.ctxt),
+        [b'b', b't', b'i', b'm', b'e', rest @ ..] => fast_counter(rest, |c| &mut c.btime),
+        [b'p', b'r', b'o', b'c', rest @ ..] => match rest {
+            [b'e', b's', b's', b'e', b's', rest @ ..] => fast_counter(rest, |c| &mut c.processes),
+            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', rest @ ..] => {
+                fast_counter(rest, |c| &mut c.procs_running)
+            }
+            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', rest @ ..] => {
+                fast_counter(rest, |c| &mut c.procs_blocked)
+            }
+            _ => None,
+        },
+        [b's', b'o', b'f', b't', b'i', b'r', b'q', rest @ ..] => {
+            let (total, mut rest) = spaced_u64(rest)?;
+            let mut types = [None; 10];
+            for slot in &mut types {
+                if line_end(rest).is_some() {
+                    break;
+                }
+                let (value, after) = spaced_u64(rest)?;
+                *slot = Some(value);
+                rest = after;
+            }
+            Some((Item::Softirq(softirqs(total, types)), line_end(rest)?))
+        }
+        _ => None,
+    }
+}
+
+/// ` N\n` after a counter's key.
+#[inline(always)]
+fn fast_counter(rest: &[u8], slot: Slot) -> Option<(Item, &[u8])> {
+    let (value, rest) = spaced_u64(rest)?;
+    Some((Item::Counter(slot, value), line_end(rest)?))
+}
+
+/// The columns after `cpu`/`cpuN`: 4 to 10 spaced numbers, then the line end.
+/// More columns (vendor kernels) go to the general path, which counts them.
+#[inline(always)]
+fn fast_cpu_columns(rest: &[u8]) -> Option<(CpuTimes, &[u8])> {
+    let (user, rest) = spaced_u64(rest)?;
+    let (nice, rest) = spaced_u64(rest)?;
+    let (system, rest) = spaced_u64(rest)?;
+    let (idle, mut rest) = spaced_u64(rest)?;
+    let mut later = [None; 6];
+    let mut columns: usize = 4;
+    for slot in &mut later {
+        if line_end(rest).is_some() {
+            break;
+        }
+        let (value, after) = spaced_u64(rest)?;
+        *slot = Some(value);
+        columns = columns.saturating_add(1);
+        rest = after;
+    }
+    let next = line_end(rest)?;
+    let [iowait, irq, softirq, steal, guest, guest_nice] = later;
+    Some((CpuTimes { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice, columns }, next))
+}
+
+/// One line of `input` (which starts at byte `start` of the file, on line
+/// `number`): what it holds, and the input after it.
+#[inline(always)]
+fn next_item(input: &[u8], number: usize, start: usize) -> Result<(Item, &[u8])> {
+    if let Some(fast) = fast_line(input) {
+        return Ok(fast);
+    }
+    let (bytes, next) = split_line(input);
+    Ok((general_line(&Line { bytes, number, start })?, next))
 }
 
 impl<'a> KernelStat<'a> {
     /// Parses the whole file. An empty input is [`ErrorKind::Empty`]; a line
     /// that is only a key (a truncated read), or a CPU line with fewer than
     /// four columns, is [`ErrorKind::MissingField`]. Never allocates.
+    ///
+    /// Every `cpuN` line is checked here and decoded again by
+    /// [`per_cpu`](Self::per_cpu); a caller that wants every CPU's times
+    /// gets them in the same pass with [`parse_with`](Self::parse_with).
     pub fn parse(input: &'a [u8]) -> Result<Self> {
+        Self::parse_with(input, |_| {})
+    }
+
+    /// [`parse`](Self::parse), handing each `cpuN` line to `each_cpu` as it
+    /// is parsed (file order): one scan of the input for everything in it.
+    ///
+    /// On an error `each_cpu` may already have seen the CPU lines before it;
+    /// discard what it collected then. Never allocates (the closure may).
+    ///
+    /// ```
+    /// use stepmon_sysusage::parse::KernelStat;
+    /// let input = b"cpu  30 0 10 400\ncpu0 10 0 5 200\ncpu2 20 0 5 200\nctxt 9\n";
+    /// let mut busy = Vec::new();
+    /// let stat = KernelStat::parse_with(input, |c| busy.push((c.cpu, c.times.busy_ticks())))?;
+    /// assert_eq!(busy, [(0, 15), (2, 25)]);
+    /// assert_eq!((stat.cpu_count(), stat.counters.ctxt), (2, Some(9)));
+    /// assert!(KernelStat::parse_with(b"cpu0 1 2 3 4\ncpu1 1 2\n", |_| {}).is_err());
+    /// # Ok::<(), stepmon_sysusage::parse::ParseError>(())
+    /// ```
+    #[inline]
+    pub fn parse_with(input: &'a [u8], mut each_cpu: impl FnMut(PerCpuTimes)) -> Result<Self> {
         if input.is_empty() {
             return Err(ParseError::new(ErrorKind::Empty, 1, 0));
         }
@@ -168,32 +329,25 @@ impl<'a> KernelStat<'a> {
             cpu_count: 0,
         };
         let mut section: Option<(usize, usize)> = None;
-        for line in Lines::new(input) {
-            let (key, mut fields, key_end) = split_key(&line)?;
-            match key {
-                Key::Aggregate => out.total = Some(CpuTimes::parse_fields(&line, fields, key_end)?),
-                Key::Cpu(_) => {
-                    CpuTimes::parse_fields(&line, fields, key_end)?;
+        let (mut rest, mut number) = (input, 0usize);
+        while !rest.is_empty() {
+            number = number.saturating_add(1);
+            let start = input.len().saturating_sub(rest.len());
+            let (item, next) = next_item(rest, number, start)?;
+            match item {
+                Item::Cpu(cpu) => {
+                    each_cpu(cpu);
                     out.cpu_count = out.cpu_count.saturating_add(1);
-                    let end = line.start.saturating_add(line.bytes.len());
-                    section = Some((section.map_or(line.start, |(start, _)| start), end));
+                    let end = start.saturating_add(line_len(rest, rest.len().saturating_sub(next.len())));
+                    section = Some((section.map_or(start, |(first, _)| first), end));
                 }
-                // Only the total: the per-IRQ columns are never looked at; the
-                // line iterator already found its end with memchr.
-                Key::Intr => out.counters.intr_total = Some(next_u64(&line, &mut fields, key_end)?),
-                Key::Counter(slot) => {
-                    let value = next_u64(&line, &mut fields, key_end)?;
-                    if let Some((at, _)) = fields.next() {
-                        return Err(line.error_at(ErrorKind::TrailingData, at));
-                    }
-                    *slot(&mut out.counters) = Some(value);
-                }
-                Key::Softirq => out.softirq = Some(parse_softirq(&line, fields, key_end)?),
-                // Every /proc/stat line, old or new, is a key and at least one
-                // value: a lone token is a read cut short (`cp`, `ctx`).
-                Key::Unknown if fields.next().is_none() => return Err(line.error_at(ErrorKind::MissingField, key_end)),
-                Key::Unknown => {}
+                Item::Aggregate(times) => out.total = Some(times),
+                Item::Intr(total) => out.counters.intr_total = Some(total),
+                Item::Counter(slot, value) => *slot(&mut out.counters) = Some(value),
+                Item::Softirq(softirq) => out.softirq = Some(softirq),
+                Item::Unknown => {}
             }
+            rest = next;
         }
         if let Some((start, end)) = section {
             out.cpu_section = input.get(start..end).unwrap_or_default();
@@ -211,7 +365,7 @@ impl<'a> KernelStat<'a> {
     /// The `cpuN` lines in file order (ascending CPU number on real kernels).
     #[must_use]
     pub fn per_cpu(&self) -> PerCpu<'a> {
-        PerCpu { lines: Lines::new(self.cpu_section), remaining: self.cpu_count }
+        PerCpu { rest: self.cpu_section, remaining: self.cpu_count }
     }
 
     /// The times of CPU `cpu`, `None` if it has no line (offline or absent).
@@ -227,7 +381,8 @@ impl<'a> KernelStat<'a> {
 /// [`KernelStat::cpu_count`] items.
 #[derive(Debug, Clone)]
 pub struct PerCpu<'a> {
-    lines: Lines<'a>,
+    /// The rest of the section from the first to the last `cpuN` line.
+    rest: &'a [u8],
     remaining: usize,
 }
 
@@ -235,16 +390,19 @@ impl Iterator for PerCpu<'_> {
     type Item = PerCpuTimes;
 
     fn next(&mut self) -> Option<PerCpuTimes> {
-        for line in self.lines.by_ref() {
+        while !self.rest.is_empty() {
+            // Validated by `KernelStat::parse`: positions are not needed.
+            let Ok((item, next)) = next_item(self.rest, 0, 0) else { break };
+            self.rest = next;
             // Lines between the first and last cpuN line that are not cpuN
             // lines (never printed by the kernel) are skipped.
-            let Ok((Key::Cpu(cpu), fields, key_end)) = split_key(&line) else { continue };
-            // Validated by `KernelStat::parse`; on the impossible error, stop.
-            let Ok(times) = CpuTimes::parse_fields(&line, fields, key_end) else { break };
-            self.remaining = self.remaining.saturating_sub(1);
-            return Some(PerCpuTimes { cpu, times });
+            if let Item::Cpu(cpu) = item {
+                self.remaining = self.remaining.saturating_sub(1);
+                return Some(cpu);
+            }
         }
-        self.lines.finish();
+        // The end, or the impossible error: stop for good.
+        self.rest = &[];
         self.remaining = 0;
         None
     }
@@ -307,6 +465,79 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
         assert_eq!(err(b"intr x 1 2\n"), (ErrorKind::InvalidNumber, 1, 5));
         assert_eq!(err(b"softirq\n"), (ErrorKind::MissingField, 1, 7));
         assert_eq!(err(b"ctxt 1\npag"), (ErrorKind::MissingField, 2, 10));
+    }
+
+    #[test]
+    fn parse_with_sees_what_per_cpu_yields() {
+        let mut seen = Vec::new();
+        let s = KernelStat::parse_with(HOST, |c| seen.push(c)).unwrap();
+        assert_eq!(seen, s.per_cpu().collect::<Vec<_>>());
+        assert_eq!(s, KernelStat::parse(HOST).unwrap());
+        let mut seen = Vec::new();
+        let e = KernelStat::parse_with(b"cpu0 1 2 3 4\ncpu1 1 2 3 4\ncpu2 x\n", |c| seen.push(c.cpu)).unwrap_err();
+        assert_eq!((e.kind, e.line, seen), (ErrorKind::InvalidNumber, 3, vec![0, 1]));
+    }
+
+    /// `parse_with` with the general path only: the specification the fast
+    /// path must agree with.
+    fn parse_general(input: &[u8]) -> Result<(KernelStat<'_>, Vec<PerCpuTimes>)> {
+        let mut cpus = Vec::new();
+        let mut out = KernelStat::parse(b"x 1").unwrap();
+        let mut number = 0;
+        let mut rest = input;
+        if input.is_empty() {
+            return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+        }
+        while !rest.is_empty() {
+            number += 1;
+            let (bytes, next) = split_line(rest);
+            match general_line(&Line { bytes, number, start: input.len() - rest.len() })? {
+                Item::Cpu(c) => cpus.push(c),
+                Item::Aggregate(t) => out.total = Some(t),
+                Item::Intr(t) => out.counters.intr_total = Some(t),
+                Item::Counter(slot, v) => *slot(&mut out.counters) = Some(v),
+                Item::Softirq(s) => out.softirq = Some(s),
+                Item::Unknown => {}
+            }
+            rest = next;
+        }
+        Ok((out, cpus))
+    }
+
+    fn check_against_general(input: &[u8]) {
+        let mut cpus = Vec::new();
+        let fast = KernelStat::parse_with(input, |c| cpus.push(c));
+        match (fast, parse_general(input)) {
+            (Ok(f), Ok((g, g_cpus))) => {
+                assert_eq!((f.total, f.counters, f.softirq), (g.total, g.counters, g.softirq), "{input:?}");
+                assert_eq!(cpus, g_cpus, "{input:?}");
+                assert_eq!(f.per_cpu().collect::<Vec<_>>(), g_cpus, "{input:?}");
+            }
+            (Err(f), Err(g)) => assert_eq!(f, g, "{input:?}"),
+            (f, g) => panic!("{input:?}: fast {f:?}, general {g:?}"),
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_path() {
+        let inputs: [&[u8]; 3] = [
+            HOST,
+            b"cpu  1 2 3 4 5 6 7 8 9 10 11\ncpu12 99999999999999999999 1 1 1\ncpu1  1\t2 3 4 \nintr 5\nintr 6 x\n",
+            b"softirq 1 2 3 4 5 6 7 8 9 10 11 12\nctxt 18446744073709551615\nbtime 1 \nprocs_blocked 01\n",
+        ];
+        // Every cut, and every byte replaced by each of a few troublemakers.
+        for input in inputs {
+            for cut in 0..=input.len() {
+                check_against_general(&input[..cut]);
+            }
+            for at in 0..input.len() {
+                for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b'\r', b'-', b':'] {
+                    let mut changed = input.to_vec();
+                    changed[at] = b;
+                    check_against_general(&changed);
+                }
+            }
+        }
     }
 
     #[test]

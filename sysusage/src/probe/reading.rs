@@ -4,7 +4,7 @@ use std::num::NonZeroU64;
 use std::time::Instant;
 
 use crate::model::Missing;
-use crate::parse::{CpuTimes, KernelStat, LoadAvg, MemInfo, PerCpuTimes, Pressure, Softirqs, StatCounters};
+use crate::parse::{CpuTimes, KernelStat, LoadAvg, MemInfo, ParseError, PerCpuTimes, Pressure, Softirqs, StatCounters};
 
 /// `/proc/stat`, owned (the parser's [`KernelStat`] borrows the read buffer).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -18,6 +18,17 @@ pub struct StatSnapshot {
     pub counters: StatCounters,
     /// The `softirq` line.
     pub softirq: Option<Softirqs>,
+}
+
+impl StatSnapshot {
+    /// Parses `/proc/stat` into an owned snapshot in one pass
+    /// ([`KernelStat::parse_with`]); `cpus` is the capacity to reserve for
+    /// the per-CPU list (e.g. the count of the previous reading).
+    pub fn parse(bytes: &[u8], cpus: usize) -> Result<Self, ParseError> {
+        let mut per_cpu = Vec::with_capacity(cpus);
+        let s = KernelStat::parse_with(bytes, |cpu| per_cpu.push(cpu))?;
+        Ok(StatSnapshot { total: s.total, per_cpu, counters: s.counters, softirq: s.softirq })
+    }
 }
 
 impl From<&KernelStat<'_>> for StatSnapshot {

@@ -9,7 +9,7 @@ use stepmon_fdread::{Dir, HeldFile, read_once};
 use super::file::ProcFile;
 use super::reading::{StatSnapshot, SysReading};
 use crate::model::{Missing, MissingKind};
-use crate::parse::{KernelStat, LoadAvg, MemInfo, Pressure};
+use crate::parse::{LoadAvg, MemInfo, Pressure};
 
 /// USER_HZ when the aux vector does not tell (100 on every mainstream architecture).
 pub const DEFAULT_USER_HZ: u64 = 100;
@@ -20,7 +20,12 @@ pub const DEFAULT_USER_HZ: u64 = 100;
 pub enum ReadStrategy {
     /// Open every file once and re-read it with `pread` from offset 0 on
     /// each reading (the default). A file that failed to open or read is
-    /// re-opened on the next reading.
+    /// re-opened on the next reading, except one that a real procfs said is
+    /// absent (`ENOENT`, `ENODEV`, `EOPNOTSUPP`) when the probe opened it:
+    /// procfs creates its entries at boot from the kernel's configuration
+    /// (`/proc/pressure/irq` exists only with `CONFIG_IRQ_TIME_ACCOUNTING`,
+    /// `/proc/pressure` only with PSI enabled), so such a file cannot appear
+    /// later, and retrying its `openat` on every reading only costs time.
     #[default]
     HeldPread,
     /// `openat` + `read` until EOF + `close` on every reading. Use it for
@@ -34,6 +39,9 @@ pub enum ReadStrategy {
 struct Slot {
     file: Option<HeldFile>,
     buf: Vec<u8>,
+    /// The entry every reading reports for a file a procfs root said is
+    /// absent at open (see [`ReadStrategy::HeldPread`]), built once.
+    absent: Option<Missing>,
 }
 
 /// Reads `/proc/{stat,meminfo,loadavg,pressure/*}` below a configurable
@@ -60,6 +68,9 @@ pub struct SysProbe {
     strategy: ReadStrategy,
     user_hz: NonZeroU64,
     slots: [Slot; ProcFile::ALL.len()],
+    /// `cpuN` lines of the last good `/proc/stat`: the capacity for the
+    /// next reading's per-CPU list, so it is allocated once at its size.
+    cpus_seen: usize,
 }
 
 impl SysProbe {
@@ -78,13 +89,16 @@ impl SysProbe {
         let hz = NonZeroU64::new(rustix::param::clock_ticks_per_second())
             .or(NonZeroU64::new(DEFAULT_USER_HZ))
             .unwrap_or(NonZeroU64::MIN);
-        let mut probe = SysProbe { root, dir, strategy, user_hz: hz, slots: Default::default() };
+        let mut probe = SysProbe { root, dir, strategy, user_hz: hz, slots: Default::default(), cpus_seen: 0 };
         if strategy == ReadStrategy::HeldPread {
+            let procfs = is_procfs(&probe.dir);
             for file in ProcFile::ALL {
-                // A failure here is reported by the first `read`, which retries.
-                let held = HeldFile::open_at(&probe.dir, file.path()).ok();
-                if let Some(slot) = probe.slots.get_mut(file.index()) {
-                    slot.file = held;
+                let Some(slot) = probe.slots.get_mut(file.index()) else { continue };
+                match HeldFile::open_at(&probe.dir, file.path()) {
+                    Ok(held) => slot.file = Some(held),
+                    Err(e) if procfs && is_permanent(&e) => slot.absent = Some(missing_file(file, &e)),
+                    // Reported by the first `read`, which retries.
+                    Err(_) => {}
                 }
             }
         }
@@ -144,24 +158,47 @@ impl SysProbe {
     pub fn read(&mut self) -> SysReading {
         let mut reading = SysReading::new(jiff::Timestamp::now(), self.user_hz);
         for file in ProcFile::ALL {
-            match self.read_file(file) {
-                Ok(bytes) => parse_into(file, bytes, &mut reading),
-                Err(e) => {
-                    let missing = Missing::new(file.field(), file.path(), Missing::kind_of(&e), e.to_string());
-                    reading.missing.push(missing);
-                }
+            if let Some(absent) = self.slots.get(file.index()).and_then(|slot| slot.absent.as_ref()) {
+                reading.missing.push(absent.clone());
+                continue;
             }
+            let cpus_seen = self.cpus_seen;
+            match self.read_file(file) {
+                Ok(bytes) => parse_into(file, bytes, cpus_seen, &mut reading),
+                Err(e) => reading.missing.push(missing_file(file, &e)),
+            }
+        }
+        if let Some(stat) = &reading.stat {
+            self.cpus_seen = stat.per_cpu.len();
         }
         reading
     }
 }
 
+/// The `missing` entry of a file that could not be opened or read.
+fn missing_file(file: ProcFile, e: &io::Error) -> Missing {
+    Missing::new(file.field(), file.path(), Missing::kind_of(e), e.to_string())
+}
+
+/// Whether an open error says the file is not there or not supported,
+/// rather than something that may pass (`EACCES`, `EMFILE`, `EINTR`, ...).
+fn is_permanent(e: &io::Error) -> bool {
+    stepmon_fdread::is_gone(e) || stepmon_fdread::is_unsupported(e) || e.kind() == io::ErrorKind::NotFound
+}
+
+/// Whether `dir` is on a procfs mount (not a directory of captured files,
+/// whose files may come and go).
+fn is_procfs(dir: &Dir) -> bool {
+    rustix::fs::fstatfs(dir).is_ok_and(|fs| fs.f_type == rustix::fs::PROC_SUPER_MAGIC)
+}
+
 /// Parses the bytes of `file` into its part of `reading`, or records why not.
-fn parse_into(file: ProcFile, bytes: &[u8], reading: &mut SysReading) {
+/// `cpus` is the expected number of `cpuN` lines (the capacity to reserve).
+fn parse_into(file: ProcFile, bytes: &[u8], cpus: usize, reading: &mut SysReading) {
     let parse_error =
         |e: crate::parse::ParseError| Missing::new(file.field(), file.path(), MissingKind::Parse, e.to_string());
     let result = match file {
-        ProcFile::Stat => KernelStat::parse(bytes).map(|s| reading.stat = Some(StatSnapshot::from(&s))),
+        ProcFile::Stat => StatSnapshot::parse(bytes, cpus).map(|s| reading.stat = Some(s)),
         ProcFile::Meminfo => MemInfo::parse(bytes).map(|m| reading.meminfo = Some(m)),
         ProcFile::Loadavg => LoadAvg::parse(bytes).map(|l| reading.loadavg = Some(l)),
         ProcFile::PressureCpu | ProcFile::PressureMemory | ProcFile::PressureIo | ProcFile::PressureIrq => {
@@ -187,5 +224,33 @@ fn parse_into(file: ProcFile, bytes: &[u8], reading: &mut SysReading) {
     };
     if let Err(e) = result {
         reading.missing.push(parse_error(e));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_real_procfs_remembers_absent_files() {
+        assert!(is_procfs(&Dir::open("/proc").unwrap()));
+        assert!(!is_procfs(&Dir::open(std::env::temp_dir()).unwrap()));
+        let mut probe = SysProbe::open("/proc").unwrap();
+        let absent: Vec<&str> =
+            ProcFile::ALL.iter().filter(|f| probe.slots[f.index()].absent.is_some()).map(|f| f.path()).collect();
+        for file in ProcFile::ALL {
+            let exists = std::path::Path::new("/proc").join(file.path()).exists();
+            assert_eq!(absent.contains(&file.path()), !exists, "{}", file.path());
+        }
+        if absent.is_empty() {
+            eprintln!("SKIPPED the reuse check: every /proc file of the probe exists on this host");
+            return;
+        }
+        let (first, second) = (probe.read(), probe.read());
+        for path in absent {
+            let entry = |r: &SysReading| r.missing.iter().find(|m| m.file == path).cloned().unwrap();
+            assert_eq!(entry(&first), entry(&second));
+            assert_eq!(entry(&first).kind, MissingKind::NotFound, "{path}");
+        }
     }
 }

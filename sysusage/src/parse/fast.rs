@@ -1,0 +1,102 @@
+//! Building blocks of the parsers' fast paths: the exact layout the kernel
+//! prints (single keys, runs of spaces, plain decimal numbers, `\n`), read
+//! straight off the unsplit input in one forward pass.
+//!
+//! Every parser here reads a line with these first and, on *any* deviation
+//! (a tab, a sign, a 20-digit number, a vendor column, a truncated line),
+//! re-reads that line with its general line-based path, which decides the
+//! value or the located error. A fast path therefore only ever accepts what
+//! the general path would accept with the same result; the general path is
+//! the specification and the tests compare the two.
+//!
+//! Why not `Lines` + `Fields` + `parse_u64` for everything: that finds each
+//! line end, then each token end, then reads the digits, walking every byte
+//! three times; these files are mostly numbers and padding, so that was most
+//! of the time (`benches/README.md`, "Why, and what would fix it").
+
+/// The most decimal digits that always fit a `u64` (`u64::MAX` has 20).
+pub(crate) const SAFE_DIGITS: usize = 19;
+
+/// The 1–19 digit decimal number at the start of `bytes` and what follows
+/// it; `None` if there is no digit or 20 or more (the general parser then
+/// decides between a value and an overflow).
+///
+/// A plain byte loop: it beat an eight-bytes-at-a-time (SWAR) version
+/// here, whose digit count sits on the critical path from one number to the
+/// next, while the predicted branches of this loop let the CPU run ahead.
+#[inline(always)]
+pub(crate) fn leading_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let mut value: u64 = 0;
+    let mut rest = bytes;
+    while let [b, tail @ ..] = rest {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+        rest = tail;
+    }
+    let len = bytes.len().saturating_sub(rest.len());
+    (1..=SAFE_DIGITS).contains(&len).then_some((value, rest))
+}
+
+/// One or more spaces, then a number ([`leading_u64`]): a column as the
+/// kernel pads it (`" %llu"`, `"%7llu"`).
+#[inline(always)]
+pub(crate) fn spaced_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let [b' ', rest @ ..] = bytes else { return None };
+    let mut rest = rest;
+    while let [b' ', tail @ ..] = rest {
+        rest = tail;
+    }
+    leading_u64(rest)
+}
+
+/// The end of a line: what follows its `\n`, or the empty rest after a last
+/// line without one; `None` if the line goes on.
+#[inline(always)]
+pub(crate) fn line_end(bytes: &[u8]) -> Option<&[u8]> {
+    match bytes {
+        [] => Some(bytes),
+        [b'\n', rest @ ..] => Some(rest),
+        _ => None,
+    }
+}
+
+/// Length of the line a fast path consumed: `consumed` bytes of input,
+/// possibly ending with the `\n`, which is not part of the line.
+#[inline(always)]
+pub(crate) fn line_len(input: &[u8], consumed: usize) -> usize {
+    match input.get(..consumed) {
+        Some([.., b'\n']) => consumed.saturating_sub(1),
+        _ => consumed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_ends() {
+        assert_eq!(leading_u64(b"123 4"), Some((123, &b" 4"[..])));
+        assert_eq!(leading_u64(b"9999999999999999999"), Some((9_999_999_999_999_999_999, &b""[..])));
+        assert_eq!(leading_u64(b"18446744073709551615"), None, "20 digits go to the general parser");
+        assert_eq!(leading_u64(b"x1"), None);
+        assert_eq!(leading_u64(b"12345678 tail"), Some((12_345_678, &b" tail"[..])));
+        assert_eq!(leading_u64(b"123456789012 x"), Some((123_456_789_012, &b" x"[..])));
+        assert_eq!(leading_u64(b"1234567890123456 x"), Some((1_234_567_890_123_456, &b" x"[..])));
+        assert_eq!(leading_u64(b"9999999999999999999 x"), Some((9_999_999_999_999_999_999, &b" x"[..])));
+        assert_eq!(leading_u64(b"99999999999999999999 x"), None);
+        assert_eq!(leading_u64(b"12345678901"), Some((12_345_678_901, &b""[..])));
+        assert_eq!(leading_u64(b""), None);
+        assert_eq!(spaced_u64(b"   7\n"), Some((7, &b"\n"[..])));
+        assert_eq!(spaced_u64(b"7"), None);
+        assert_eq!(spaced_u64(b" \t7"), None);
+        assert_eq!(spaced_u64(b"  "), None);
+        assert_eq!(line_end(b"\nnext"), Some(&b"next"[..]));
+        assert_eq!(line_end(b""), Some(&b""[..]));
+        assert_eq!(line_end(b" \n"), None);
+        assert_eq!((line_len(b"ab\ncd", 3), line_len(b"ab", 2), line_len(b"", 0)), (2, 2, 0));
+    }
+}
