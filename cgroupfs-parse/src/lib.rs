@@ -57,6 +57,7 @@ pub mod error;
 pub mod format;
 pub mod lines;
 pub mod number;
+pub mod scan;
 
 mod cgroup_core;
 mod cpu;

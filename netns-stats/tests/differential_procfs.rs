@@ -165,7 +165,14 @@ proptest! {
             let i = at.index(input.len());
             input[i] = byte;
         }
-        if let (Ok(ours), Some(peer)) = (ours(&input), peer(&input)) {
+        // procfs-core takes a line's first whitespace-separated token as the
+        // name, so after a mangled `name:5 696 …` (no space after the colon,
+        // one column too many) its name holds a colon, which no kernel prints
+        // (dev_valid_name() in net/core/dev.c); we split at the colon. A known
+        // divergence, not compared.
+        if let (Ok(ours), Some(peer)) = (ours(&input), peer(&input))
+            && !peer.keys().any(|name| name.contains(':'))
+        {
             prop_assert_eq!(ours, peer);
         }
     }

@@ -7,7 +7,6 @@
 //! | `/sys/class/net/<if>/statistics/<counter>` | [`SysfsStatistics::set`], [`StatFile`] |
 
 mod counters;
-mod fast;
 mod ifname;
 mod net_dev;
 mod sysfs;

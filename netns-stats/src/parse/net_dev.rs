@@ -26,8 +26,8 @@ use stepmon_cgroupfs_parse::number::parse_u64;
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::counters::DevCounters;
-use super::fast::{line_end, spaced_u64};
 use super::ifname::{MAX_NAME_LEN, validate_name};
+use stepmon_cgroupfs_parse::scan::{line_end, spaced_u64};
 
 /// One device line of `/proc/net/dev`
 /// (<https://docs.kernel.org/filesystems/proc.html#networking-info-in-proc-net>):

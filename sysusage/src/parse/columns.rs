@@ -11,10 +11,8 @@
 
 use stepmon_cgroupfs_parse::lines::{Line, is_blank};
 use stepmon_cgroupfs_parse::number::parse_u64;
+use stepmon_cgroupfs_parse::scan::leading_u64;
 use stepmon_cgroupfs_parse::{ErrorKind, Result};
-
-/// The most decimal digits that always fit a `u64` (`u64::MAX` has 20).
-const SAFE_DIGITS: usize = 19;
 
 /// A cursor over the fields of one [`Line`]: fields are separated by runs of
 /// spaces or tabs, as for `Fields`; positions are indices within the line.
@@ -63,18 +61,9 @@ impl<'a> Columns<'a> {
     #[inline(always)]
     pub(crate) fn next_u64(&mut self) -> Result<Option<u64>> {
         self.skip_blanks();
-        let mut rest = self.rest;
-        let mut value: u64 = 0;
-        while let [b, tail @ ..] = rest {
-            let digit = b.wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
-            rest = tail;
-        }
-        let len = self.rest.len().saturating_sub(rest.len());
-        if (1..=SAFE_DIGITS).contains(&len) && rest.first().is_none_or(|&b| is_blank(b)) {
+        if let Some((value, rest)) = leading_u64(self.rest)
+            && rest.first().is_none_or(|&b| is_blank(b))
+        {
             self.rest = rest;
             return Ok(Some(value));
         }

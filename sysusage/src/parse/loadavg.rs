@@ -4,7 +4,7 @@ use stepmon_cgroupfs_parse::lines::{Fields, Lines};
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
-use super::fast::leading_u64;
+use stepmon_cgroupfs_parse::scan::leading_u64;
 
 /// `/proc/loadavg`: `L1 L5 L15 R/T P`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#kernel-data>.

@@ -5,7 +5,7 @@ use stepmon_cgroupfs_parse::number::parse_u64;
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::ascii_key;
-use super::fast::{line_end, spaced_u64};
+use stepmon_cgroupfs_parse::scan::{line_end, spaced_u64};
 
 /// The unit printed after a `/proc/meminfo` value, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#meminfo>.

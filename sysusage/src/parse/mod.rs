@@ -15,7 +15,6 @@
 
 mod columns;
 mod cpu;
-mod fast;
 mod loadavg;
 mod meminfo;
 mod stat;

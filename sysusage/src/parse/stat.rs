@@ -7,7 +7,7 @@ use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::columns::Columns;
 use super::cpu::{CpuTimes, PerCpuTimes};
-use super::fast::{leading_u64, line_end, line_len, spaced_u64};
+use stepmon_cgroupfs_parse::scan::{leading_u64, line_end, line_len, spaced_u64};
 
 /// The single-number lines of `/proc/stat`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.

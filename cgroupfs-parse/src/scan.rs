@@ -1,8 +1,9 @@
-//! Building blocks of the parsers' fast paths: the exact layout the kernel
+//! Building blocks of one-pass fast paths: the exact layout the kernel
 //! prints (single keys, runs of spaces, plain decimal numbers, `\n`), read
-//! straight off the unsplit input in one forward pass.
+//! straight off the unsplit input in one forward pass. Used by the `/proc`
+//! parsers of `stepmon-sysusage` and `stepmon-netns-stats`.
 //!
-//! Every parser here reads a line with these first and, on *any* deviation
+//! A parser reads a line with these first and, on *any* deviation
 //! (a tab, a sign, a 20-digit number, a vendor column, a truncated line),
 //! re-reads that line with its general line-based path, which decides the
 //! value or the located error. A fast path therefore only ever accepts what
@@ -11,11 +12,19 @@
 //!
 //! Why not `Lines` + `Fields` + `parse_u64` for everything: that finds each
 //! line end, then each token end, then reads the digits, walking every byte
-//! three times; these files are mostly numbers and padding, so that was most
-//! of the time (`benches/README.md`, "Why, and what would fix it").
+//! three times; files like `/proc/stat` and `/proc/net/dev` are mostly
+//! numbers and padding, so that was most of their parse time.
+//!
+//! ```
+//! use stepmon_cgroupfs_parse::scan::{line_end, spaced_u64};
+//!
+//! let (rx, rest) = spaced_u64(b"   1200 7\n").unwrap();
+//! let (packets, rest) = spaced_u64(rest).unwrap();
+//! assert_eq!((rx, packets, line_end(rest)), (1200, 7, Some(&b""[..])));
+//! ```
 
 /// The most decimal digits that always fit a `u64` (`u64::MAX` has 20).
-pub(crate) const SAFE_DIGITS: usize = 19;
+pub const SAFE_DIGITS: usize = 19;
 
 /// The 1–19 digit decimal number at the start of `bytes` and what follows
 /// it; `None` if there is no digit or 20 or more (the general parser then
@@ -25,7 +34,7 @@ pub(crate) const SAFE_DIGITS: usize = 19;
 /// here, whose digit count sits on the critical path from one number to the
 /// next, while the predicted branches of this loop let the CPU run ahead.
 #[inline(always)]
-pub(crate) fn leading_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
+pub fn leading_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
     let mut value: u64 = 0;
     let mut rest = bytes;
     while let [b, tail @ ..] = rest {
@@ -43,7 +52,7 @@ pub(crate) fn leading_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
 /// One or more spaces, then a number ([`leading_u64`]): a column as the
 /// kernel pads it (`" %llu"`, `"%7llu"`).
 #[inline(always)]
-pub(crate) fn spaced_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
+pub fn spaced_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
     let [b' ', rest @ ..] = bytes else { return None };
     let mut rest = rest;
     while let [b' ', tail @ ..] = rest {
@@ -55,7 +64,7 @@ pub(crate) fn spaced_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
 /// The end of a line: what follows its `\n`, or the empty rest after a last
 /// line without one; `None` if the line goes on.
 #[inline(always)]
-pub(crate) fn line_end(bytes: &[u8]) -> Option<&[u8]> {
+pub fn line_end(bytes: &[u8]) -> Option<&[u8]> {
     match bytes {
         [] => Some(bytes),
         [b'\n', rest @ ..] => Some(rest),
@@ -66,7 +75,7 @@ pub(crate) fn line_end(bytes: &[u8]) -> Option<&[u8]> {
 /// Length of the line a fast path consumed: `consumed` bytes of input,
 /// possibly ending with the `\n`, which is not part of the line.
 #[inline(always)]
-pub(crate) fn line_len(input: &[u8], consumed: usize) -> usize {
+pub fn line_len(input: &[u8], consumed: usize) -> usize {
     match input.get(..consumed) {
         Some([.., b'\n']) => consumed.saturating_sub(1),
         _ => consumed,
