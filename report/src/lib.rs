@@ -51,3 +51,8 @@ pub mod verdict;
 pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
 pub use step::{Origin, Step, WallSource};
 pub use verdict::{Thresholds, Verdicts};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
