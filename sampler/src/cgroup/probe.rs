@@ -47,6 +47,13 @@ impl CgroupProbe {
     /// directory itself cannot be opened or is not a cgroup v2 directory
     /// (no `cgroup.controllers`).
     pub fn open(path: impl AsRef<Path>) -> io::Result<CgroupProbe> {
+        CgroupProbe::open_with_proc(path, Path::new("/proc"))
+    }
+
+    /// [`open`](Self::open) with procfs at `proc_root` (a copy of another
+    /// host's, a test's): only `<proc_root>/cgroups` is read, to tell
+    /// controllers bound to cgroup v1 from controllers not enabled.
+    pub fn open_with_proc(path: impl AsRef<Path>, proc_root: &Path) -> io::Result<CgroupProbe> {
         let path = path.as_ref().to_path_buf();
         let dir = Dir::open(&path)?;
         let mut buf = Vec::new();
@@ -60,7 +67,7 @@ impl CgroupProbe {
             CgroupFile::ALL.iter().map(|&file| (file, HeldFile::open_at(&dir, file.info().name))).collect();
         let is_root =
             files.iter().any(|(file, opened)| *file == CgroupFile::CgroupEvents && opened.as_ref().is_err_and(is_gone));
-        let context = Context { enabled, on_v1: super::controllers_on_v1(Path::new("/proc")), is_root };
+        let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root };
         Ok(CgroupProbe { path, files, context, buf })
     }
 
