@@ -25,12 +25,40 @@ use crate::probe::{Probe, Tick};
 /// parse leave their fields absent and add a [`Missing`] entry with the
 /// reason (controller not enabled, bound to cgroup v1, kernel too old, PSI
 /// disabled, cgroup removed, ...).
+///
+/// A file that cannot be opened at open time is never tried again, and its
+/// reason is worked out then, once: every sample reports the same entry.
+/// Re-opening absent files on each sample would cost a path lookup per file
+/// (14 of the 19 on a hybrid host's child cgroup, several times the whole
+/// sample) for a case a step does not have: the kernel creates a
+/// controller's files in a cgroup only when the parent's
+/// `cgroup.subtree_control` enables it, which BuildKit and the recorder do
+/// before the step's cgroup exists, and kernel features (PSI, swap
+/// accounting, newer files) do not change while the system runs. If the
+/// parent does enable a controller during the step, its fields stay absent
+/// with the reason that held at open ("not enabled").
 #[derive(Debug)]
 pub struct CgroupProbe {
     path: PathBuf,
-    files: Vec<(CgroupFile, Result<HeldFile, io::Error>)>,
-    context: Context,
+    /// One per [`CgroupFile::ALL`], by [`CgroupFile::index`].
+    files: Vec<Slot>,
+    /// The entries for `cpu.stat` without bandwidth keys (cpu controller
+    /// not enabled or bound to v1, or no `CONFIG_CFS_BANDWIDTH`).
+    cpu_bandwidth_absent: [Missing; 3],
     buf: Vec<u8>,
+    /// Length of the last sample's `missing` list: the next one's capacity
+    /// (it is the same on every sample unless a read or parse fails).
+    missing_len: usize,
+}
+
+/// A file of the sample as found at open.
+#[derive(Debug)]
+enum Slot {
+    /// Open, read on every sample.
+    Held(HeldFile),
+    /// Could not be opened (absent, or another error): what every sample
+    /// reports for it.
+    Unavailable(Missing),
 }
 
 /// Microseconds to nanoseconds, as BuildKit converts `*_usec`.
@@ -63,12 +91,25 @@ impl CgroupProbe {
             let list = ControllerList::parse(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             list.iter().map(str::to_owned).collect()
         };
-        let files: Vec<_> =
-            CgroupFile::ALL.iter().map(|&file| (file, HeldFile::open_at(&dir, file.info().name))).collect();
+        let opened = CgroupFile::ALL.map(|file| HeldFile::open_at(&dir, file.info().name));
         let is_root =
-            files.iter().any(|(file, opened)| *file == CgroupFile::CgroupEvents && opened.as_ref().is_err_and(is_gone));
+            opened.get(CgroupFile::CgroupEvents.index()).is_some_and(|events| events.as_ref().is_err_and(is_gone));
         let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root };
-        Ok(CgroupProbe { path, files, context, buf })
+        let files = CgroupFile::ALL
+            .into_iter()
+            .zip(opened)
+            .map(|(file, opened)| match opened {
+                Ok(held) => Slot::Held(held),
+                Err(error) if is_gone(&error) => Slot::Unavailable(context.absent(file)),
+                Err(error) => {
+                    let info = file.info();
+                    let reason = format!("cannot open {}: {error}", info.name);
+                    Slot::Unavailable(Missing::new(info.field, info.name, MissingKind::Io, reason))
+                }
+            })
+            .collect();
+        let cpu_bandwidth_absent = context.cpu_bandwidth_absent();
+        Ok(CgroupProbe { path, files, cpu_bandwidth_absent, buf, missing_len: 0 })
     }
 
     /// The cgroup directory.
@@ -80,7 +121,9 @@ impl CgroupProbe {
     /// Reads one sample now.
     pub fn read(&mut self, timestamp: Timestamp) -> StepSample {
         let mut sample = StepSample::empty(timestamp);
-        let mut reader = Reader { probe: self, missing: Vec::new() };
+        // One spare slot: `StepProbe` appends the network's entry, if any.
+        let missing = Vec::with_capacity(self.missing_len.saturating_add(1));
+        let mut reader = Reader { probe: self, missing };
 
         // cpu
         let cpu_stat = reader.parse(CgroupFile::CpuStat, RawCpuStat::parse);
@@ -164,19 +207,17 @@ impl CgroupProbe {
         let io_pressure = reader.pressure(CgroupFile::IoPressure);
         let io = reader.with(CgroupFile::IoStat, |bytes| {
             let io = RawIoStat::parse(bytes)?;
-            let devices = io
-                .devices()
-                .map(|d| IoDevice {
-                    device: d.device.to_string(),
-                    read_bytes: d.rbytes,
-                    write_bytes: d.wbytes,
-                    discard_bytes: d.dbytes,
-                    read_ios: d.rios,
-                    write_ios: d.wios,
-                    discard_ios: d.dios,
-                    cost_usage_usec: d.cost_usage_usec,
-                })
-                .collect::<Vec<_>>();
+            let mut devices = Vec::with_capacity(io.device_count());
+            devices.extend(io.devices().map(|d| IoDevice {
+                device: d.device,
+                read_bytes: d.rbytes,
+                write_bytes: d.wbytes,
+                discard_bytes: d.dbytes,
+                read_ios: d.rios,
+                write_ios: d.wios,
+                discard_ios: d.dios,
+                cost_usage_usec: d.cost_usage_usec,
+            }));
             Ok((io.totals(), devices))
         });
         if io.is_some() || io_pressure.is_some() {
@@ -205,7 +246,9 @@ impl CgroupProbe {
         sample.stepmon.populated =
             reader.parse(CgroupFile::CgroupEvents, CgroupEvents::parse).and_then(|e| e.populated);
 
-        sample.stepmon.missing = reader.missing;
+        let missing = reader.missing;
+        self.missing_len = missing.len();
+        sample.stepmon.missing = missing;
         sample
     }
 }
@@ -226,67 +269,51 @@ struct Reader<'p> {
 }
 
 impl Reader<'_> {
-    fn note(&mut self, field: &'static str, file: &'static str, kind: MissingKind, detail: String) {
-        if !self.missing.iter().any(|m| m.field == field) {
-            self.missing.push(Missing::new(field, file, kind, detail));
+    /// Adds a copy of an entry made at open unless its field already has one.
+    fn note_fixed(missing: &mut Vec<Missing>, entry: &Missing) {
+        if !missing.iter().any(|m| m.field == entry.field) {
+            missing.push(entry.clone());
         }
     }
 
+    fn has(&self, field: &str) -> bool {
+        self.missing.iter().any(|m| m.field == field)
+    }
+
     fn note_cpu_bandwidth_absent(&mut self) {
-        let cpu_enabled = self.probe.context.enabled.iter().any(|c| c == "cpu");
-        let (reason, detail) = if self.probe.context.on_v1.iter().any(|c| c == "cpu") && !cpu_enabled {
-            (
-                MissingKind::ControllerOnCgroupV1,
-                "the cpu controller is bound to a cgroup v1 hierarchy on this host (hybrid layout); cpu.stat has only the core usage keys",
-            )
-        } else if !cpu_enabled {
-            (
-                MissingKind::ControllerNotEnabled,
-                "the cpu controller is not enabled for this cgroup; cpu.stat has only the core usage keys",
-            )
-        } else {
-            (MissingKind::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
-        };
-        for field in ["cpuStat.nrPeriods", "cpuStat.nrThrottled", "cpuStat.throttledNanos"] {
-            self.note(field, "cpu.stat", reason, detail.to_owned());
+        for entry in &self.probe.cpu_bandwidth_absent {
+            Reader::note_fixed(&mut self.missing, entry);
         }
     }
 
     /// Reads `file` and hands its bytes to `parse`; `None` (and a missing
     /// entry) if the file is absent, unreadable or malformed.
     fn with<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
-        let info = file.info();
-        let (_, opened) = self.probe.files.iter().find(|(f, _)| *f == file)?;
-        let outcome = match opened {
-            Err(error) if is_gone(error) => Err(None),
-            Err(error) => Err(Some((MissingKind::Io, format!("cannot open {}: {error}", info.name)))),
-            Ok(held) => match held.read(&mut self.probe.buf) {
-                Ok(bytes) => {
-                    parse(bytes).map_err(|e| Some((MissingKind::Parse, format!("cannot parse {}: {e}", info.name))))
-                }
-                Err(error) if is_gone(&error) => Err(Some((
-                    MissingKind::CgroupRemoved,
-                    format!("{} could not be read: the cgroup was removed ({error})", info.name),
-                ))),
-                Err(error) if is_unsupported(&error) && info.name.ends_with(".pressure") => Err(Some((
-                    MissingKind::PsiDisabled,
-                    format!("reading {} fails with EOPNOTSUPP: pressure stall information is disabled", info.name),
-                ))),
-                Err(error) => Err(Some((MissingKind::Io, format!("cannot read {}: {error}", info.name)))),
-            },
+        let CgroupProbe { files, buf, .. } = &mut *self.probe;
+        let held = match files.get(file.index())? {
+            Slot::Held(held) => held,
+            Slot::Unavailable(entry) => {
+                Reader::note_fixed(&mut self.missing, entry);
+                return None;
+            }
         };
-        match outcome {
-            Ok(value) => Some(value),
-            Err(None) => {
-                let (field, file, kind, detail) = self.probe.context.absent(file);
-                self.note(field, file, kind, detail);
-                None
-            }
-            Err(Some((kind, detail))) => {
-                self.note(info.field, info.name, kind, detail);
-                None
-            }
+        let info = file.info();
+        let failure = match held.read(buf) {
+            Ok(bytes) => match parse(bytes) {
+                Ok(value) => return Some(value),
+                Err(error) => Err(error),
+            },
+            Err(error) => Ok(error),
+        };
+        // Described only when kept (the first failure of a field).
+        if !self.has(info.field) {
+            let (kind, reason) = match failure {
+                Err(error) => (MissingKind::Parse, format!("cannot parse {}: {error}", info.name)),
+                Ok(error) => read_failure(info.name, &error),
+            };
+            self.missing.push(Missing::new(info.field, info.name, kind, reason));
         }
+        None
     }
 
     fn parse<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
@@ -295,5 +322,19 @@ impl Reader<'_> {
 
     fn pressure(&mut self, file: CgroupFile) -> Option<PressureJson> {
         self.with(file, |bytes| Pressure::parse(bytes).map(|p| PressureJson::from(&p)))
+    }
+}
+
+/// Why a file opened at open time could not be read now.
+fn read_failure(name: &str, error: &io::Error) -> (MissingKind, String) {
+    if is_gone(error) {
+        (MissingKind::CgroupRemoved, format!("{name} could not be read: the cgroup was removed ({error})"))
+    } else if is_unsupported(error) && name.ends_with(".pressure") {
+        (
+            MissingKind::PsiDisabled,
+            format!("reading {name} fails with EOPNOTSUPP: pressure stall information is disabled"),
+        )
+    } else {
+        (MissingKind::Io, format!("cannot read {name}: {error}"))
     }
 }
