@@ -273,4 +273,25 @@ mod tests {
             assert_eq!(file.index(), position, "{file:?}");
         }
     }
+
+    /// The probe adds an entry made at open without searching the list for
+    /// its field unless a read failed (`Reader::note_fixed`): that needs the
+    /// cpu bandwidth entries to name fields no file's entry names.
+    #[test]
+    fn no_file_names_a_cpu_bandwidth_field() {
+        let context = Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: false };
+        for bandwidth in context.cpu_bandwidth_absent() {
+            for file in CgroupFile::ALL {
+                let info = file.info();
+                let object = info.controller.map(Controller::object);
+                assert!(info.field != bandwidth.field && object != Some(&*bandwidth.field), "{file:?}");
+                for context in [
+                    Context { enabled: Vec::new(), on_v1: Vec::new(), is_root: false },
+                    Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: true },
+                ] {
+                    assert_ne!(context.absent(file).field, bandwidth.field, "{file:?}");
+                }
+            }
+        }
+    }
 }

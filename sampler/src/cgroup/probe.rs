@@ -58,7 +58,18 @@ enum Slot {
     Held(HeldFile),
     /// Could not be opened (absent, or another error): what every sample
     /// reports for it.
-    Unavailable(Missing),
+    Unavailable(Fixed),
+}
+
+/// The entry of a file that could not be opened.
+#[derive(Debug)]
+struct Fixed {
+    entry: Missing,
+    /// An earlier unavailable file (in read order) reports the same field
+    /// (e.g. every `memory.*` file names `memoryStat` when the memory
+    /// controller is not enabled): that entry is always in the list
+    /// before this one, so this one never is.
+    repeat: bool,
 }
 
 /// Microseconds to nanoseconds, as BuildKit converts `*_usec`.
@@ -95,19 +106,23 @@ impl CgroupProbe {
         let is_root =
             opened.get(CgroupFile::CgroupEvents.index()).is_some_and(|events| events.as_ref().is_err_and(is_gone));
         let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root };
-        let files = CgroupFile::ALL
-            .into_iter()
-            .zip(opened)
-            .map(|(file, opened)| match opened {
-                Ok(held) => Slot::Held(held),
-                Err(error) if is_gone(&error) => Slot::Unavailable(context.absent(file)),
+        let mut files: Vec<Slot> = Vec::with_capacity(CgroupFile::ALL.len());
+        for (file, opened) in CgroupFile::ALL.into_iter().zip(opened) {
+            let entry = match opened {
+                Ok(held) => {
+                    files.push(Slot::Held(held));
+                    continue;
+                }
+                Err(error) if is_gone(&error) => context.absent(file),
                 Err(error) => {
                     let info = file.info();
                     let reason = format!("cannot open {}: {error}", info.name);
-                    Slot::Unavailable(Missing::new(info.field, info.name, MissingKind::Io, reason))
+                    Missing::new(info.field, info.name, MissingKind::Io, reason)
                 }
-            })
-            .collect();
+            };
+            let repeat = files.iter().any(|slot| matches!(slot, Slot::Unavailable(f) if f.entry.field == entry.field));
+            files.push(Slot::Unavailable(Fixed { entry, repeat }));
+        }
         let cpu_bandwidth_absent = context.cpu_bandwidth_absent();
         Ok(CgroupProbe { path, files, cpu_bandwidth_absent, buf, missing_len: 0 })
     }
@@ -123,7 +138,7 @@ impl CgroupProbe {
         let mut sample = StepSample::empty(timestamp);
         // One spare slot: `StepProbe` appends the network's entry, if any.
         let missing = Vec::with_capacity(self.missing_len.saturating_add(1));
-        let mut reader = Reader { probe: self, missing };
+        let mut reader = Reader { probe: self, missing, failed: false };
 
         // cpu
         let cpu_stat = reader.parse(CgroupFile::CpuStat, RawCpuStat::parse);
@@ -266,14 +281,20 @@ impl Probe for CgroupProbe {
 struct Reader<'p> {
     probe: &'p mut CgroupProbe,
     missing: Vec<Missing>,
+    /// A read or parse failed in this sample (its entry is in `missing`).
+    failed: bool,
 }
 
 impl Reader<'_> {
-    /// Adds a copy of an entry made at open unless its field already has one.
-    fn note_fixed(missing: &mut Vec<Missing>, entry: &Missing) {
-        if !missing.iter().any(|m| m.field == entry.field) {
-            missing.push(entry.clone());
+    /// Adds a copy of an entry made at open unless its field already has
+    /// one. Without a failure earlier in this sample only an earlier
+    /// unavailable file can have named the field (`repeat`; the cpu
+    /// bandwidth fields are named by no file), so the list is not searched.
+    fn note_fixed(missing: &mut Vec<Missing>, failed: bool, fixed: &Fixed) {
+        if fixed.repeat || (failed && missing.iter().any(|m| m.field == fixed.entry.field)) {
+            return;
         }
+        missing.push(fixed.entry.clone());
     }
 
     fn has(&self, field: &str) -> bool {
@@ -282,7 +303,9 @@ impl Reader<'_> {
 
     fn note_cpu_bandwidth_absent(&mut self) {
         for entry in &self.probe.cpu_bandwidth_absent {
-            Reader::note_fixed(&mut self.missing, entry);
+            if !self.has(&entry.field) {
+                self.missing.push(entry.clone());
+            }
         }
     }
 
@@ -292,8 +315,8 @@ impl Reader<'_> {
         let CgroupProbe { files, buf, .. } = &mut *self.probe;
         let held = match files.get(file.index())? {
             Slot::Held(held) => held,
-            Slot::Unavailable(entry) => {
-                Reader::note_fixed(&mut self.missing, entry);
+            Slot::Unavailable(fixed) => {
+                Reader::note_fixed(&mut self.missing, self.failed, fixed);
                 return None;
             }
         };
@@ -312,6 +335,7 @@ impl Reader<'_> {
                 Ok(error) => read_failure(info.name, &error),
             };
             self.missing.push(Missing::new(info.field, info.name, kind, reason));
+            self.failed = true;
         }
         None
     }
