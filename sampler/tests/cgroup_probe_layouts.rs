@@ -14,6 +14,10 @@
 //! layout); it was produced by the probe before the per-sample work was
 //! moved to open time, and the probe must keep producing it byte for byte.
 //! `STEPMON_BLESS=1` rewrites the files instead of comparing (review the diff).
+//!
+//! The same layouts also pin the allocations of a sample: the owned output
+//! only (the `missing` list, one reason string per entry, the io device
+//! list), nothing formatted or parsed into the heap on the way.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -255,4 +259,47 @@ fn io_stat_devices_and_empty_io_stat() {
     layout.write("io.stat", b"");
     samples.push(probe.read(at(2)));
     check("io-devices", &samples);
+}
+
+/// Allocations of one `read` (and dropping its sample), after a first read.
+fn allocations_per_sample(probe: &mut CgroupProbe) -> (u64, StepSample) {
+    drop(probe.read(at(0)));
+    let mut kept = None;
+    let info = allocation_counter::measure(|| kept = Some(probe.read(at(1))));
+    let sample = kept.unwrap();
+    // What the sample owns: its `missing` list and each entry's reason (the
+    // fields and files are static), the io device list.
+    let owned = u64::from(!sample.stepmon.missing.is_empty())
+        + u64::try_from(sample.stepmon.missing.len()).unwrap()
+        + u64::from(!sample.stepmon.io_devices.is_empty());
+    assert_eq!(info.count_total, owned, "{:?}", sample.stepmon.missing);
+    (info.count_total, sample)
+}
+
+#[test]
+fn a_sample_allocates_only_what_it_owns() {
+    let hybrid = Layout::new("allocs-hybrid", Some(PROC_CGROUPS_HYBRID));
+    hybrid_child(&hybrid);
+    let (count, sample) = allocations_per_sample(&mut hybrid.probe());
+    assert_eq!((count, sample.stepmon.missing.len()), (9, 8), "the hybrid child: the list and 8 reasons");
+
+    let pure = Layout::new("allocs-pure", Some(PROC_CGROUPS_PURE_V2));
+    pure.copy_all();
+    let (count, sample) = allocations_per_sample(&mut pure.probe());
+    assert_eq!((count, sample.stepmon.io_devices.len()), (3, 2), "the list, irq.pressure's reason, the devices");
+
+    let root = Layout::new("allocs-root", Some(PROC_CGROUPS_PURE_V2));
+    root.write("cgroup.controllers", b"cpu io memory pids\n");
+    root.write("cpu.stat", b"usage_usec 1\nuser_usec 1\nsystem_usec 0\n");
+    allocations_per_sample(&mut root.probe());
+}
+
+#[test]
+fn control_the_counter_sees_a_reason_string() {
+    let layout = Layout::new("allocs-control", Some(PROC_CGROUPS_HYBRID));
+    hybrid_child(&layout);
+    let mut probe = layout.probe();
+    let sample = probe.read(at(0));
+    let info = allocation_counter::measure(|| drop(std::hint::black_box(sample.stepmon.missing[0].clone())));
+    assert_eq!(info.count_total, 1);
 }
