@@ -288,6 +288,13 @@ fn a_sample_allocates_only_what_it_owns() {
     let (count, sample) = allocations_per_sample(&mut pure.probe());
     assert_eq!((count, sample.stepmon.io_devices.len()), (3, 2), "the list, irq.pressure's reason, the devices");
 
+    // Nothing missing, no io devices: no allocation at all.
+    let full = Layout::new("allocs-full", Some(PROC_CGROUPS_PURE_V2));
+    full.copy_all();
+    full.write("irq.pressure", b"some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\n");
+    full.write("io.stat", b"");
+    assert_eq!(allocations_per_sample(&mut full.probe()).0, 0);
+
     let root = Layout::new("allocs-root", Some(PROC_CGROUPS_PURE_V2));
     root.write("cgroup.controllers", b"cpu io memory pids\n");
     root.write("cpu.stat", b"usage_usec 1\nuser_usec 1\nsystem_usec 0\n");

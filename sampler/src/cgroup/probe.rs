@@ -27,16 +27,17 @@ use crate::probe::{Probe, Tick};
 /// disabled, cgroup removed, ...).
 ///
 /// A file that cannot be opened at open time is never tried again, and its
-/// reason is worked out then, once: every sample reports the same entry.
-/// Re-opening absent files on each sample would cost a path lookup per file
-/// (14 of the 19 on a hybrid host's child cgroup, several times the whole
-/// sample) for a case a step does not have: the kernel creates a
-/// controller's files in a cgroup only when the parent's
-/// `cgroup.subtree_control` enables it, which BuildKit and the recorder do
-/// before the step's cgroup exists, and kernel features (PSI, swap
-/// accounting, newer files) do not change while the system runs. If the
-/// parent does enable a controller during the step, its fields stay absent
-/// with the reason that held at open ("not enabled").
+/// reason is worked out then, once: every sample copies the same entry.
+/// Trying again on each sample would cost a failing path lookup per absent
+/// file on every sample (14 of the 19 on a child cgroup of a hybrid host)
+/// for a change a step's cgroup does not see in practice: the kernel adds a
+/// controller's files to a cgroup only when its parent's
+/// `cgroup.subtree_control` enables the controller, which BuildKit does
+/// once when its monitor starts (`prepareCgroupControllers`), before any
+/// step cgroup exists; PSI (`psi=`, `CONFIG_PSI`), swap accounting and the
+/// kernel's version are fixed at boot. The exceptions are a parent that
+/// enables a controller, or a write to `cgroup.pressure`, while the step
+/// runs: the fields stay absent, with the reason that held at open.
 #[derive(Debug)]
 pub struct CgroupProbe {
     path: PathBuf,
@@ -136,8 +137,10 @@ impl CgroupProbe {
     /// Reads one sample now.
     pub fn read(&mut self, timestamp: Timestamp) -> StepSample {
         let mut sample = StepSample::empty(timestamp);
-        // One spare slot: `StepProbe` appends the network's entry, if any.
-        let missing = Vec::with_capacity(self.missing_len.saturating_add(1));
+        // The last sample's length, plus a slot for the network's entry that
+        // `StepProbe` may append; nothing when nothing was missing.
+        let spare = usize::from(self.missing_len > 0);
+        let missing = Vec::with_capacity(self.missing_len.saturating_add(spare));
         let mut reader = Reader { probe: self, missing, failed: false };
 
         // cpu
