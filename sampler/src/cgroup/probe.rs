@@ -327,15 +327,15 @@ impl Reader<'_> {
         let failure = match held.read(buf) {
             Ok(bytes) => match parse(bytes) {
                 Ok(value) => return Some(value),
-                Err(error) => Err(error),
+                Err(error) => Failure::Parse(error),
             },
-            Err(error) => Ok(error),
+            Err(error) => Failure::Read(error),
         };
         // Described only when kept (the first failure of a field).
         if !self.has(info.field) {
             let (kind, reason) = match failure {
-                Err(error) => (MissingKind::Parse, format!("cannot parse {}: {error}", info.name)),
-                Ok(error) => read_failure(info.name, &error),
+                Failure::Parse(error) => (MissingKind::Parse, format!("cannot parse {}: {error}", info.name)),
+                Failure::Read(error) => read_failure(info.name, &error),
             };
             self.missing.push(Missing::new(info.field, info.name, kind, reason));
             self.failed = true;
@@ -350,6 +350,12 @@ impl Reader<'_> {
     fn pressure(&mut self, file: CgroupFile) -> Option<PressureJson> {
         self.with(file, |bytes| Pressure::parse(bytes).map(|p| PressureJson::from(&p)))
     }
+}
+
+/// Why a held file gave no value in this sample.
+enum Failure {
+    Read(io::Error),
+    Parse(ParseError),
 }
 
 /// Why a file opened at open time could not be read now.
