@@ -33,8 +33,8 @@ use crate::probe::{Probe, Tick};
 /// for a change a step's cgroup does not see in practice: the kernel adds a
 /// controller's files to a cgroup only when its parent's
 /// `cgroup.subtree_control` enables the controller, which BuildKit does
-/// once when its monitor starts (`prepareCgroupControllers`), before any
-/// step cgroup exists; PSI (`psi=`, `CONFIG_PSI`), swap accounting and the
+/// once, when its resource monitor starts (`prepareCgroupControllers` in
+/// monitor.go), before any step cgroup exists; PSI (`psi=`, `CONFIG_PSI`), swap accounting and the
 /// kernel's version are fixed at boot. The exceptions are a parent that
 /// enables a controller, or a write to `cgroup.pressure`, while the step
 /// runs: the fields stay absent, with the reason that held at open.
