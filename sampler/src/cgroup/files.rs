@@ -1,7 +1,7 @@
 //! The cgroup files a step sample reads, what each belongs to, and why one
 //! can be absent.
 
-use crate::model::MissingKind;
+use crate::model::{Missing, MissingKind};
 
 /// A controller whose files live in a cgroup only when it is enabled there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +103,11 @@ impl CgroupFile {
         CgroupFile::CgroupEvents,
     ];
 
+    /// Position in [`CgroupFile::ALL`] (the declaration order, checked by a test).
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
     pub(crate) fn info(self) -> FileInfo {
         use Controller::{Cpu, Io, Memory, Pids};
         use Requirement::{Core, Feature, Kernel, Psi};
@@ -161,9 +166,14 @@ impl Context {
         self.enabled.iter().any(|c| c == controller.name())
     }
 
-    /// Why a file that does not exist is absent: (field to report, file that
-    /// tells, kind, detail).
-    pub(crate) fn absent(&self, file: CgroupFile) -> (&'static str, &'static str, MissingKind, String) {
+    /// The entry for a file that does not exist: the field to report, the
+    /// file that tells, why.
+    pub(crate) fn absent(&self, file: CgroupFile) -> Missing {
+        let (field, source, kind, reason) = self.why_absent(file);
+        Missing::new(field, source, kind, reason)
+    }
+
+    fn why_absent(&self, file: CgroupFile) -> (&'static str, &'static str, MissingKind, String) {
         let info = file.info();
         if let Some(controller) = info.controller
             && !self.has(controller)
@@ -225,6 +235,63 @@ impl Context {
                 MissingKind::KernelTooOld,
                 format!("{} is absent (a core cgroup file since Linux {version})", info.name),
             ),
+        }
+    }
+}
+
+impl Context {
+    /// The entries for a `cpu.stat` without the bandwidth keys (`nr_periods`,
+    /// `nr_throttled`, `throttled_usec`): the cpu controller is bound to v1
+    /// or not enabled, or the kernel lacks `CONFIG_CFS_BANDWIDTH`.
+    pub(crate) fn cpu_bandwidth_absent(&self) -> [Missing; 3] {
+        let cpu_enabled = self.has(Controller::Cpu);
+        let (kind, reason) = if self.on_v1.iter().any(|c| c == "cpu") && !cpu_enabled {
+            (
+                MissingKind::ControllerOnCgroupV1,
+                "the cpu controller is bound to a cgroup v1 hierarchy on this host (hybrid layout); cpu.stat has only the core usage keys",
+            )
+        } else if !cpu_enabled {
+            (
+                MissingKind::ControllerNotEnabled,
+                "the cpu controller is not enabled for this cgroup; cpu.stat has only the core usage keys",
+            )
+        } else {
+            (MissingKind::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
+        };
+        ["cpuStat.nrPeriods", "cpuStat.nrThrottled", "cpuStat.throttledNanos"]
+            .map(|field| Missing::new(field, "cpu.stat", kind, reason))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_is_the_position_in_all() {
+        for (position, file) in CgroupFile::ALL.iter().enumerate() {
+            assert_eq!(file.index(), position, "{file:?}");
+        }
+    }
+
+    /// The probe adds an entry made at open without searching the list for
+    /// its field unless a read failed (`Reader::note_fixed`): that needs the
+    /// cpu bandwidth entries to name fields no file's entry names.
+    #[test]
+    fn no_file_names_a_cpu_bandwidth_field() {
+        let context = Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: false };
+        for bandwidth in context.cpu_bandwidth_absent() {
+            for file in CgroupFile::ALL {
+                let info = file.info();
+                let object = info.controller.map(Controller::object);
+                assert!(info.field != bandwidth.field && object != Some(&*bandwidth.field), "{file:?}");
+                for context in [
+                    Context { enabled: Vec::new(), on_v1: Vec::new(), is_root: false },
+                    Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: true },
+                ] {
+                    assert_ne!(context.absent(file).field, bandwidth.field, "{file:?}");
+                }
+            }
         }
     }
 }

@@ -25,12 +25,52 @@ use crate::probe::{Probe, Tick};
 /// parse leave their fields absent and add a [`Missing`] entry with the
 /// reason (controller not enabled, bound to cgroup v1, kernel too old, PSI
 /// disabled, cgroup removed, ...).
+///
+/// A file that cannot be opened at open time is never tried again, and its
+/// reason is worked out then, once: every sample copies the same entry.
+/// Trying again on each sample would cost a failing path lookup per absent
+/// file on every sample (14 of the 19 on a child cgroup of a hybrid host)
+/// for a change a step's cgroup does not see in practice: the kernel adds a
+/// controller's files to a cgroup only when its parent's
+/// `cgroup.subtree_control` enables the controller, which BuildKit does
+/// once, when its resource monitor starts (`prepareCgroupControllers` in
+/// monitor.go), before any step cgroup exists; PSI (`psi=`, `CONFIG_PSI`), swap accounting and the
+/// kernel's version are fixed at boot. The exceptions are a parent that
+/// enables a controller, or a write to `cgroup.pressure`, while the step
+/// runs: the fields stay absent, with the reason that held at open.
 #[derive(Debug)]
 pub struct CgroupProbe {
     path: PathBuf,
-    files: Vec<(CgroupFile, Result<HeldFile, io::Error>)>,
-    context: Context,
+    /// One per [`CgroupFile::ALL`], by [`CgroupFile::index`].
+    files: Vec<Slot>,
+    /// The entries for `cpu.stat` without bandwidth keys (cpu controller
+    /// not enabled or bound to v1, or no `CONFIG_CFS_BANDWIDTH`).
+    cpu_bandwidth_absent: [Missing; 3],
     buf: Vec<u8>,
+    /// Length of the last sample's `missing` list: the next one's capacity
+    /// (it is the same on every sample unless a read or parse fails).
+    missing_len: usize,
+}
+
+/// A file of the sample as found at open.
+#[derive(Debug)]
+enum Slot {
+    /// Open, read on every sample.
+    Held(HeldFile),
+    /// Could not be opened (absent, or another error): what every sample
+    /// reports for it.
+    Unavailable(Fixed),
+}
+
+/// The entry of a file that could not be opened.
+#[derive(Debug)]
+struct Fixed {
+    entry: Missing,
+    /// An earlier unavailable file (in read order) reports the same field
+    /// (e.g. every `memory.*` file names `memoryStat` when the memory
+    /// controller is not enabled): that entry is always in the list
+    /// before this one, so this one never is.
+    repeat: bool,
 }
 
 /// Microseconds to nanoseconds, as BuildKit converts `*_usec`.
@@ -47,6 +87,13 @@ impl CgroupProbe {
     /// directory itself cannot be opened or is not a cgroup v2 directory
     /// (no `cgroup.controllers`).
     pub fn open(path: impl AsRef<Path>) -> io::Result<CgroupProbe> {
+        CgroupProbe::open_with_proc(path, Path::new("/proc"))
+    }
+
+    /// [`open`](Self::open) with procfs at `proc_root` (a copy of another
+    /// host's, a test's): only `<proc_root>/cgroups` is read, to tell
+    /// controllers bound to cgroup v1 from controllers not enabled.
+    pub fn open_with_proc(path: impl AsRef<Path>, proc_root: &Path) -> io::Result<CgroupProbe> {
         let path = path.as_ref().to_path_buf();
         let dir = Dir::open(&path)?;
         let mut buf = Vec::new();
@@ -56,12 +103,29 @@ impl CgroupProbe {
             let list = ControllerList::parse(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             list.iter().map(str::to_owned).collect()
         };
-        let files: Vec<_> =
-            CgroupFile::ALL.iter().map(|&file| (file, HeldFile::open_at(&dir, file.info().name))).collect();
+        let opened = CgroupFile::ALL.map(|file| HeldFile::open_at(&dir, file.info().name));
         let is_root =
-            files.iter().any(|(file, opened)| *file == CgroupFile::CgroupEvents && opened.as_ref().is_err_and(is_gone));
-        let context = Context { enabled, on_v1: super::controllers_on_v1(Path::new("/proc")), is_root };
-        Ok(CgroupProbe { path, files, context, buf })
+            opened.get(CgroupFile::CgroupEvents.index()).is_some_and(|events| events.as_ref().is_err_and(is_gone));
+        let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root };
+        let mut files: Vec<Slot> = Vec::with_capacity(CgroupFile::ALL.len());
+        for (file, opened) in CgroupFile::ALL.into_iter().zip(opened) {
+            let entry = match opened {
+                Ok(held) => {
+                    files.push(Slot::Held(held));
+                    continue;
+                }
+                Err(error) if is_gone(&error) => context.absent(file),
+                Err(error) => {
+                    let info = file.info();
+                    let reason = format!("cannot open {}: {error}", info.name);
+                    Missing::new(info.field, info.name, MissingKind::Io, reason)
+                }
+            };
+            let repeat = files.iter().any(|slot| matches!(slot, Slot::Unavailable(f) if f.entry.field == entry.field));
+            files.push(Slot::Unavailable(Fixed { entry, repeat }));
+        }
+        let cpu_bandwidth_absent = context.cpu_bandwidth_absent();
+        Ok(CgroupProbe { path, files, cpu_bandwidth_absent, buf, missing_len: 0 })
     }
 
     /// The cgroup directory.
@@ -73,7 +137,11 @@ impl CgroupProbe {
     /// Reads one sample now.
     pub fn read(&mut self, timestamp: Timestamp) -> StepSample {
         let mut sample = StepSample::empty(timestamp);
-        let mut reader = Reader { probe: self, missing: Vec::new() };
+        // The last sample's length, plus a slot for the network's entry that
+        // `StepProbe` may append; nothing when nothing was missing.
+        let spare = usize::from(self.missing_len > 0);
+        let missing = Vec::with_capacity(self.missing_len.saturating_add(spare));
+        let mut reader = Reader { probe: self, missing, failed: false };
 
         // cpu
         let cpu_stat = reader.parse(CgroupFile::CpuStat, RawCpuStat::parse);
@@ -157,19 +225,17 @@ impl CgroupProbe {
         let io_pressure = reader.pressure(CgroupFile::IoPressure);
         let io = reader.with(CgroupFile::IoStat, |bytes| {
             let io = RawIoStat::parse(bytes)?;
-            let devices = io
-                .devices()
-                .map(|d| IoDevice {
-                    device: d.device.to_string(),
-                    read_bytes: d.rbytes,
-                    write_bytes: d.wbytes,
-                    discard_bytes: d.dbytes,
-                    read_ios: d.rios,
-                    write_ios: d.wios,
-                    discard_ios: d.dios,
-                    cost_usage_usec: d.cost_usage_usec,
-                })
-                .collect::<Vec<_>>();
+            let mut devices = Vec::with_capacity(io.device_count());
+            devices.extend(io.devices().map(|d| IoDevice {
+                device: d.device,
+                read_bytes: d.rbytes,
+                write_bytes: d.wbytes,
+                discard_bytes: d.dbytes,
+                read_ios: d.rios,
+                write_ios: d.wios,
+                discard_ios: d.dios,
+                cost_usage_usec: d.cost_usage_usec,
+            }));
             Ok((io.totals(), devices))
         });
         if io.is_some() || io_pressure.is_some() {
@@ -198,7 +264,9 @@ impl CgroupProbe {
         sample.stepmon.populated =
             reader.parse(CgroupFile::CgroupEvents, CgroupEvents::parse).and_then(|e| e.populated);
 
-        sample.stepmon.missing = reader.missing;
+        let missing = reader.missing;
+        self.missing_len = missing.len();
+        sample.stepmon.missing = missing;
         sample
     }
 }
@@ -216,70 +284,63 @@ impl Probe for CgroupProbe {
 struct Reader<'p> {
     probe: &'p mut CgroupProbe,
     missing: Vec<Missing>,
+    /// A read or parse failed in this sample (its entry is in `missing`).
+    failed: bool,
 }
 
 impl Reader<'_> {
-    fn note(&mut self, field: &'static str, file: &'static str, kind: MissingKind, detail: String) {
-        if !self.missing.iter().any(|m| m.field == field) {
-            self.missing.push(Missing::new(field, file, kind, detail));
+    /// Adds a copy of an entry made at open unless its field already has
+    /// one. Without a failure earlier in this sample only an earlier
+    /// unavailable file can have named the field (`repeat`; the cpu
+    /// bandwidth fields are named by no file), so the list is not searched.
+    fn note_fixed(missing: &mut Vec<Missing>, failed: bool, fixed: &Fixed) {
+        if fixed.repeat || (failed && missing.iter().any(|m| m.field == fixed.entry.field)) {
+            return;
         }
+        missing.push(fixed.entry.clone());
+    }
+
+    fn has(&self, field: &str) -> bool {
+        self.missing.iter().any(|m| m.field == field)
     }
 
     fn note_cpu_bandwidth_absent(&mut self) {
-        let cpu_enabled = self.probe.context.enabled.iter().any(|c| c == "cpu");
-        let (reason, detail) = if self.probe.context.on_v1.iter().any(|c| c == "cpu") && !cpu_enabled {
-            (
-                MissingKind::ControllerOnCgroupV1,
-                "the cpu controller is bound to a cgroup v1 hierarchy on this host (hybrid layout); cpu.stat has only the core usage keys",
-            )
-        } else if !cpu_enabled {
-            (
-                MissingKind::ControllerNotEnabled,
-                "the cpu controller is not enabled for this cgroup; cpu.stat has only the core usage keys",
-            )
-        } else {
-            (MissingKind::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
-        };
-        for field in ["cpuStat.nrPeriods", "cpuStat.nrThrottled", "cpuStat.throttledNanos"] {
-            self.note(field, "cpu.stat", reason, detail.to_owned());
+        for entry in &self.probe.cpu_bandwidth_absent {
+            if !self.has(&entry.field) {
+                self.missing.push(entry.clone());
+            }
         }
     }
 
     /// Reads `file` and hands its bytes to `parse`; `None` (and a missing
     /// entry) if the file is absent, unreadable or malformed.
     fn with<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
-        let info = file.info();
-        let (_, opened) = self.probe.files.iter().find(|(f, _)| *f == file)?;
-        let outcome = match opened {
-            Err(error) if is_gone(error) => Err(None),
-            Err(error) => Err(Some((MissingKind::Io, format!("cannot open {}: {error}", info.name)))),
-            Ok(held) => match held.read(&mut self.probe.buf) {
-                Ok(bytes) => {
-                    parse(bytes).map_err(|e| Some((MissingKind::Parse, format!("cannot parse {}: {e}", info.name))))
-                }
-                Err(error) if is_gone(&error) => Err(Some((
-                    MissingKind::CgroupRemoved,
-                    format!("{} could not be read: the cgroup was removed ({error})", info.name),
-                ))),
-                Err(error) if is_unsupported(&error) && info.name.ends_with(".pressure") => Err(Some((
-                    MissingKind::PsiDisabled,
-                    format!("reading {} fails with EOPNOTSUPP: pressure stall information is disabled", info.name),
-                ))),
-                Err(error) => Err(Some((MissingKind::Io, format!("cannot read {}: {error}", info.name)))),
-            },
+        let CgroupProbe { files, buf, .. } = &mut *self.probe;
+        let held = match files.get(file.index())? {
+            Slot::Held(held) => held,
+            Slot::Unavailable(fixed) => {
+                Reader::note_fixed(&mut self.missing, self.failed, fixed);
+                return None;
+            }
         };
-        match outcome {
-            Ok(value) => Some(value),
-            Err(None) => {
-                let (field, file, kind, detail) = self.probe.context.absent(file);
-                self.note(field, file, kind, detail);
-                None
-            }
-            Err(Some((kind, detail))) => {
-                self.note(info.field, info.name, kind, detail);
-                None
-            }
+        let info = file.info();
+        let failure = match held.read(buf) {
+            Ok(bytes) => match parse(bytes) {
+                Ok(value) => return Some(value),
+                Err(error) => Failure::Parse(error),
+            },
+            Err(error) => Failure::Read(error),
+        };
+        // Described only when kept (the first failure of a field).
+        if !self.has(info.field) {
+            let (kind, reason) = match failure {
+                Failure::Parse(error) => (MissingKind::Parse, format!("cannot parse {}: {error}", info.name)),
+                Failure::Read(error) => read_failure(info.name, &error),
+            };
+            self.missing.push(Missing::new(info.field, info.name, kind, reason));
+            self.failed = true;
         }
+        None
     }
 
     fn parse<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
@@ -288,5 +349,25 @@ impl Reader<'_> {
 
     fn pressure(&mut self, file: CgroupFile) -> Option<PressureJson> {
         self.with(file, |bytes| Pressure::parse(bytes).map(|p| PressureJson::from(&p)))
+    }
+}
+
+/// Why a held file gave no value in this sample.
+enum Failure {
+    Read(io::Error),
+    Parse(ParseError),
+}
+
+/// Why a file opened at open time could not be read now.
+fn read_failure(name: &str, error: &io::Error) -> (MissingKind, String) {
+    if is_gone(error) {
+        (MissingKind::CgroupRemoved, format!("{name} could not be read: the cgroup was removed ({error})"))
+    } else if is_unsupported(error) && name.ends_with(".pressure") {
+        (
+            MissingKind::PsiDisabled,
+            format!("reading {name} fails with EOPNOTSUPP: pressure stall information is disabled"),
+        )
+    } else {
+        (MissingKind::Io, format!("cannot read {name}: {error}"))
     }
 }

@@ -4,6 +4,7 @@
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+use stepmon_cgroupfs_parse::DeviceId;
 use stepmon_netns_stats::model::NetworkSample;
 use stepmon_sysusage::model::PressureJson;
 
@@ -198,8 +199,9 @@ pub struct PidsStat {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct IoDevice {
-    /// `MAJ:MIN`.
-    pub device: String,
+    /// The device; `"MAJ:MIN"` in JSON, as the kernel prints it.
+    #[serde(with = "device_id")]
+    pub device: DeviceId,
     /// `rbytes`.
     pub read_bytes: Option<u64>,
     /// `wbytes`.
@@ -218,6 +220,23 @@ pub struct IoDevice {
     /// iocost `cost.usage`, µs.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cost_usage_usec: Option<u64>,
+}
+
+/// A [`DeviceId`] as the JSON string `"MAJ:MIN"`.
+mod device_id {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use stepmon_cgroupfs_parse::DeviceId;
+
+    pub(super) fn serialize<S: Serializer>(device: &DeviceId, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(device)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<DeviceId, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        DeviceId::parse(text.as_bytes())
+            .map_err(|kind| D::Error::custom(format_args!("device {text:?} is not MAJ:MIN: {kind}")))
+    }
 }
 
 /// A limit from a `*.max`/`*.high` file, in JSON the number of bytes (or
