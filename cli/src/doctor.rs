@@ -241,7 +241,7 @@ fn sample(dir: &Path) -> Option<StepSample> {
 
 /// The `missing` reason the sampler gives for `field`, if any.
 fn missing_reason(sample: &StepSample, field: &str) -> Option<String> {
-    sample.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.reason.clone())
+    sample.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.reason.to_string())
 }
 
 /// Everything doctor looks at, gathered once.
@@ -473,7 +473,7 @@ fn psi_checks(own: &Path) -> Vec<Check> {
                 .as_ref()
                 .and_then(|s| s.stepmon.as_ref())
                 .and_then(|ext| ext.missing.iter().find(|m| m.field == "cpuPressure"))
-                .map_or_else(|| "cannot read /proc".to_owned(), |m| m.reason.clone()),
+                .map_or_else(|| "cannot read /proc".to_owned(), |m| m.reason.to_string()),
             Some("boot with psi=1 (kernel built with CONFIG_PSI)".to_owned()),
         ),
     });

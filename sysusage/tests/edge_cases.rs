@@ -231,9 +231,9 @@ fn probe_reports_broken_files_and_keeps_the_rest() {
             ],
             "{strategy:?}"
         );
-        assert_eq!(r.missing[0].reason, "missing field at line 1, byte 20");
-        assert_eq!(r.missing[1].reason, "empty input at line 1, byte 0");
-        assert_eq!(r.missing[3].reason, "not a decimal number at line 1, byte 45");
+        assert_eq!(&*r.missing[0].reason, "missing field at line 1, byte 20");
+        assert_eq!(&*r.missing[1].reason, "empty input at line 1, byte 0");
+        assert_eq!(&*r.missing[3].reason, "not a decimal number at line 1, byte 45");
         assert!(r.missing[4].reason.contains("directory"), "{}", r.missing[4].reason);
     }
 }

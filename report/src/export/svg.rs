@@ -104,7 +104,7 @@ fn why_missing(step: &Step, fields: &[&str], controller: &str) -> String {
         .iter()
         .flat_map(|s| &s.stepmon.missing)
         .find(|m| fields.iter().any(|f| m.field == *f))
-        .map(|m| m.reason.clone());
+        .map(|m| m.reason.to_string());
     let from_controllers = || {
         step.run.as_ref().and_then(|r| {
             r.controllers_not_enabled

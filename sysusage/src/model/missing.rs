@@ -2,6 +2,7 @@
 //! stepmon sample (system samples here, step samples in `stepmon-sampler`).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +65,9 @@ pub struct Missing {
     /// Why, as a category.
     pub kind: MissingKind,
     /// Why, for people (the OS error or the parse error with its position).
-    pub reason: String,
+    /// Shared: a probe works out the reasons for files absent at open once,
+    /// and every sample then repeats them without allocating.
+    pub reason: Arc<str>,
 }
 
 impl Missing {
@@ -74,7 +77,7 @@ impl Missing {
         field: impl Into<Cow<'static, str>>,
         file: impl Into<Cow<'static, str>>,
         kind: MissingKind,
-        reason: impl Into<String>,
+        reason: impl Into<Arc<str>>,
     ) -> Self {
         Missing { field: field.into(), file: file.into(), kind, reason: reason.into() }
     }
