@@ -19,7 +19,8 @@ pub struct ReportArgs {
     pub file: PathBuf,
     /// Output format: text, json, trace (Chrome trace for Perfetto),
     /// openmetrics, markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
-    /// html (with SVG charts) or svg (the charts alone).
+    /// markdown-svg (charts as inline SVG, for renderers that keep it), html
+    /// (with SVG charts) or svg (the charts alone).
     #[arg(short, long, default_value = "text", value_name = "FORMAT")]
     pub format: Format,
     /// Write to FILE instead of stdout.

@@ -344,3 +344,25 @@ fn hostile_step_names_stay_text() {
         assert!(!page.contains("\u{7}"), "{name:?}");
     }
 }
+
+#[test]
+fn markdown_with_inline_svg_keeps_the_chart_whole() {
+    for (stem, step) in runs() {
+        let text = markdown::render_with_svg(std::slice::from_ref(&step));
+        let read = read_markdown(&text);
+        // The chart is one HTML block (no blank line cuts it, its text is
+        // not read as Markdown): a <div> around the SVG chart itself, valid
+        // XML as a whole; no Mermaid blocks.
+        let html: String = read.html.concat();
+        let chart = svg::chart(&step);
+        let lines = |s: &str| s.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect::<Vec<_>>();
+        let mut expected = vec!["<div class=\"stepmon-chart-block\">".to_owned()];
+        expected.extend(lines(&chart));
+        expected.push("</div>".to_owned());
+        assert_eq!(lines(&html), expected, "{stem}");
+        roxmltree::Document::parse(html.trim()).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert!(read.code.iter().all(|(lang, _)| lang != "mermaid"), "{stem}");
+        // The same table as the Mermaid variant.
+        assert_eq!(read.rows, read_markdown(&markdown::render(std::slice::from_ref(&step))).rows, "{stem}");
+    }
+}

@@ -21,7 +21,9 @@
 //! `xychart-beta` block: numbers only (the step's name never goes into it),
 //! at most [`MAX_CHART_POINTS`] points (each the largest value of its share of
 //! the series, so peaks survive), evenly spaced with each point labelled by
-//! its time. The full SVG chart ([`super::svg::chart`]) is in the HTML export.
+//! its time. The full SVG chart ([`super::svg::chart`]) is in the HTML export,
+//! and inline in [`render_with_svg`] (format `markdown-svg`) for renderers
+//! that keep inline SVG.
 //!
 //! All text from the step (its name, verdicts, what was not measured) is
 //! escaped for inline Markdown: ASCII punctuation that means something there
@@ -53,10 +55,25 @@ pub const MAX_CHART_POINTS: usize = 60;
 /// ```
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
-    steps.iter().map(step).collect::<Vec<_>>().join("\n")
+    steps.iter().map(|s| step(s, Charts::Mermaid)).collect::<Vec<_>>().join("\n")
 }
 
-fn step(step: &Step) -> String {
+/// [`render`] with the SVG chart ([`super::svg::chart`]) inline instead of
+/// the Mermaid blocks: for Markdown renderers that keep inline SVG (editors'
+/// previews, static site generators), not for GitHub (see the module docs).
+#[must_use]
+pub fn render_with_svg(steps: &[Step]) -> String {
+    steps.iter().map(|s| step(s, Charts::InlineSvg)).collect::<Vec<_>>().join("\n")
+}
+
+/// How the charts are drawn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Charts {
+    Mermaid,
+    InlineSvg,
+}
+
+fn step(step: &Step, charts: Charts) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", md(&step.name));
     let _ = writeln!(out, "{}\n", md(&facts::status(step)));
@@ -68,15 +85,27 @@ fn step(step: &Step) -> String {
     for sentence in step.verdicts().sentences() {
         let _ = writeln!(out, "- {}", md(sentence));
     }
-    let series = StepSeries::of(step);
-    #[allow(clippy::cast_precision_loss)]
-    let mib = |v: f64| v / (1024.0 * 1024.0);
-    for (title, unit, points, scale) in [
-        ("CPU", "cores", &series.cpu_cores, (|v| v) as fn(f64) -> f64),
-        ("Memory in use", "MiB", &series.memory_bytes, mib as fn(f64) -> f64),
-    ] {
-        out.push('\n');
-        out.push_str(&chart(title, unit, points, scale));
+    if charts == Charts::InlineSvg {
+        // A CommonMark HTML block (type 6: a line starting with `<div>`), so
+        // that the SVG's text is not read as Markdown; the block ends at the
+        // first blank line, so the SVG must not have one.
+        out.push_str("\n<div class=\"stepmon-chart-block\">\n");
+        for line in super::svg::chart(step).lines().filter(|l| !l.trim().is_empty()) {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str("</div>\n");
+    } else {
+        let series = StepSeries::of(step);
+        #[allow(clippy::cast_precision_loss)]
+        let mib = |v: f64| v / (1024.0 * 1024.0);
+        for (title, unit, points, scale) in [
+            ("CPU", "cores", &series.cpu_cores, (|v| v) as fn(f64) -> f64),
+            ("Memory in use", "MiB", &series.memory_bytes, mib as fn(f64) -> f64),
+        ] {
+            out.push('\n');
+            out.push_str(&chart(title, unit, points, scale));
+        }
     }
     let not_measured: Vec<&String> = step.run.iter().flat_map(|r| &r.not_measured).collect();
     if !not_measured.is_empty() {

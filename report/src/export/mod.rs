@@ -27,6 +27,9 @@ pub enum Format {
     /// Markdown for CI job summaries, charts as Mermaid blocks (GitHub
     /// strips inline SVG and `data:` images; see [`markdown`]).
     Markdown,
+    /// Markdown with the SVG charts inline, for renderers that keep inline
+    /// SVG (not GitHub's).
+    MarkdownSvg,
     /// A self-contained HTML page with the SVG charts.
     Html,
     /// The SVG chart (memory, CPU, stall, machine over time) of each step.
@@ -35,12 +38,13 @@ pub enum Format {
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(&'static str, Format); 7] = [
+    pub const ALL: [(&'static str, Format); 8] = [
         ("text", Format::Text),
         ("json", Format::Json),
         ("trace", Format::Trace),
         ("openmetrics", Format::OpenMetrics),
         ("markdown", Format::Markdown),
+        ("markdown-svg", Format::MarkdownSvg),
         ("html", Format::Html),
         ("svg", Format::Svg),
     ];
@@ -100,6 +104,7 @@ pub fn render(format: Format, steps: &[Step]) -> String {
         Format::Trace => trace::render(steps),
         Format::OpenMetrics => openmetrics::render(steps),
         Format::Markdown => markdown::render(steps),
+        Format::MarkdownSvg => markdown::render_with_svg(steps),
         Format::Html => html::render(steps),
         Format::Svg => svg::charts(steps),
     }
