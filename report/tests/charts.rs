@@ -8,55 +8,19 @@
 //! Set `STEPMON_REPORT_OUT=DIR` to also write each run's `.svg`, `.md` and
 //! `.html` there for a look.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use stepmon_report::export::{html, markdown, svg};
-use stepmon_report::series::{Point, StepSeries};
-use stepmon_report::{Step, import, units};
+use stepmon_report::series::StepSeries;
+use stepmon_report::{Step, units};
 
 const SVG_NS: &str = "http://www.w3.org/2000/svg";
 
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runs")
-}
-
-/// Every recorded run: (file stem, its step).
-fn runs() -> Vec<(String, Step)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir())
-        .expect("tests/data/runs")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 4, "expected the four recorded runs, found {files:?}");
-    files
-        .iter()
-        .flat_map(|path| {
-            let text = std::fs::read_to_string(path).expect("read run");
-            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name").to_owned();
-            import::steps(&text).expect("import").into_iter().map(move |step| (stem.clone(), step))
-        })
-        .collect()
-}
-
 fn run(stem: &str) -> Step {
-    runs().into_iter().find(|(s, _)| s == stem).map(|(_, step)| step).expect(stem)
-}
-
-/// Every series the chart may draw, by the class of its polyline.
-fn series_by_class(s: &StepSeries) -> Vec<(&'static str, &Vec<Point>)> {
-    vec![
-        ("memory", &s.memory_bytes),
-        ("memory-anon", &s.memory_anon_bytes),
-        ("memory-file", &s.memory_file_bytes),
-        ("cpu", &s.cpu_cores),
-        ("cpu-stall", &s.cpu_stall_share),
-        ("memory-stall", &s.memory_stall_share),
-        ("io-stall", &s.io_stall_share),
-        ("machine-busy", &s.machine_cpu_busy_share),
-        ("machine-cpu-stall", &s.machine_cpu_stall_share),
-    ]
+    common::load(stem)
 }
 
 fn has_class(node: &roxmltree::Node<'_, '_>, class: &str) -> bool {
@@ -103,11 +67,11 @@ fn parse_svg(svg: &str) -> roxmltree::Document<'_> {
 #[test]
 fn every_chart_is_svg_with_one_polyline_per_recorded_series() {
     let mut drawn = 0;
-    for (stem, step) in runs() {
+    for (stem, step) in common::runs() {
         let svg = svg::chart(&step);
         let doc = parse_svg(&svg);
         let series = StepSeries::of(&step);
-        for (class, points) in series_by_class(&series) {
+        for (class, points) in common::series_by_class(&series) {
             let lines: Vec<_> = doc
                 .descendants()
                 .filter(|n| n.has_tag_name((SVG_NS, "polyline")) && has_class(n, &format!("series {class}")))
@@ -250,7 +214,7 @@ fn value<'a>(read: &'a Read, label: &str) -> &'a str {
 #[test]
 fn markdown_tables_hold_the_summary_values() {
     let not_measured = || "not measured".to_owned();
-    for (stem, step) in runs() {
+    for (stem, step) in common::runs() {
         let text = markdown::render(std::slice::from_ref(&step));
         let read = read_markdown(&text);
         assert!(read.html.is_empty(), "{stem}: raw HTML {:?}", read.html);
@@ -347,7 +311,7 @@ fn hostile_step_names_stay_text() {
 
 #[test]
 fn markdown_with_inline_svg_keeps_the_chart_whole() {
-    for (stem, step) in runs() {
+    for (stem, step) in common::runs() {
         let text = markdown::render_with_svg(std::slice::from_ref(&step));
         let read = read_markdown(&text);
         // The chart is one HTML block (no blank line cuts it, its text is

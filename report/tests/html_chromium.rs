@@ -19,14 +19,16 @@
 //! (or `STEPMON_CHROMIUM`) the test prints `SKIPPED: ...` and returns, unless
 //! `STEPMON_REQUIRE_REPORT_TOOLS=1`, when it fails.
 
+mod common;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use stepmon_report::Step;
 use stepmon_report::export::html;
 use stepmon_report::series::StepSeries;
-use stepmon_report::{Step, import};
 
 /// Window size for the renders (the page is at most 780 px wide).
 const WINDOW: (u32, u32) = (900, 4000);
@@ -97,15 +99,7 @@ impl Chromium {
 }
 
 fn steps() -> Vec<Step> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runs");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("runs")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    let mut steps: Vec<Step> =
-        files.iter().flat_map(|p| import::steps(&std::fs::read_to_string(p).expect("read")).expect("import")).collect();
+    let mut steps: Vec<Step> = common::runs().into_iter().map(|(_, step)| step).collect();
     assert!(steps.len() >= 4, "expected the four recorded runs");
     // The same pure-v2 run once more under a hostile name.
     let mut hostile = steps.iter().find(|s| !StepSeries::of(s).memory_bytes.is_empty()).expect("pure-v2 run").clone();
@@ -144,17 +138,7 @@ const MEASURE: &str = r"<script>
 /// The series of `step` by polyline class, as the chart draws them.
 fn expected_series(step: &Step) -> Vec<(String, usize, bool)> {
     let s = StepSeries::of(step);
-    let all = [
-        ("memory", &s.memory_bytes),
-        ("memory-anon", &s.memory_anon_bytes),
-        ("memory-file", &s.memory_file_bytes),
-        ("cpu", &s.cpu_cores),
-        ("cpu-stall", &s.cpu_stall_share),
-        ("memory-stall", &s.memory_stall_share),
-        ("io-stall", &s.io_stall_share),
-        ("machine-busy", &s.machine_cpu_busy_share),
-        ("machine-cpu-stall", &s.machine_cpu_stall_share),
-    ];
+    let all = common::series_by_class(&s);
     all.iter()
         .filter(|(_, points)| !points.is_empty())
         .map(|(class, points)| {

@@ -10,6 +10,8 @@
 //! print `SKIPPED: ...` to stderr and pass — unless
 //! `STEPMON_REQUIRE_REPORT_TOOLS=1`, when they fail.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -18,26 +20,7 @@ use serde::Deserialize;
 use stepmon_report::Step;
 use stepmon_report::export::openmetrics;
 
-const RUNS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runs");
 const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_openmetrics.py");
-
-fn load(file: &str) -> Step {
-    let text = std::fs::read_to_string(format!("{RUNS}/{file}")).unwrap();
-    let mut steps = stepmon_report::import::steps(&text).unwrap();
-    assert_eq!(steps.len(), 1, "{file}");
-    steps.remove(0)
-}
-
-fn all_runs() -> Vec<(String, Step)> {
-    let mut files: Vec<String> = std::fs::read_dir(RUNS)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 4, "recorded runs missing: {files:?}");
-    files.into_iter().map(|f| (f.clone(), load(&f))).collect()
-}
 
 /// A Python that can import the parser, or `None` (after printing why)
 /// when the tests are to be skipped.
@@ -252,7 +235,7 @@ fn assert_well_formed(parsed: &Parsed, steps: usize) {
 #[test]
 fn every_recorded_run_parses_and_matches_its_summary() {
     let Some(python) = python() else { return };
-    for (file, step) in all_runs() {
+    for (file, step) in common::runs() {
         let text = openmetrics::render(std::slice::from_ref(&step));
         let parsed = parse(&python, &text);
         eprintln!("{file}: {}", parsed.families.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(" "));
@@ -264,7 +247,7 @@ fn every_recorded_run_parses_and_matches_its_summary() {
 #[test]
 fn pure_v2_run_with_oom_kill_throttling_and_io() {
     let Some(python) = python() else { return };
-    let step = load("pure-v2-6.1-oom-throttled-io.json");
+    let step = common::load("pure-v2-6.1-oom-throttled-io.json");
     let text = openmetrics::render(std::slice::from_ref(&step));
     let parsed = parse(&python, &text);
     let excerpt: Vec<&str> = text
@@ -292,7 +275,7 @@ fn pure_v2_run_with_oom_kill_throttling_and_io() {
 #[test]
 fn hybrid_runs_leave_out_what_was_not_measured() {
     let Some(python) = python() else { return };
-    let step = load("hybrid-exit7.json");
+    let step = common::load("hybrid-exit7.json");
     let parsed = parse(&python, &openmetrics::render(std::slice::from_ref(&step)));
     assert_eq!(parsed.value("stepmon_step_exit_code", 0, &[]), Some(7.0));
     // The memory controller is on cgroup v1 on that host: no memory numbers.
@@ -301,7 +284,7 @@ fn hybrid_runs_leave_out_what_was_not_measured() {
         assert!(parsed.family(family).is_none(), "{family}");
     }
     assert_eq!(parsed.state("stepmon_step_memory_outcome", 0), "unknown");
-    let net = load("hybrid-net-isolated.json");
+    let net = common::load("hybrid-net-isolated.json");
     let parsed = parse(&python, &openmetrics::render(std::slice::from_ref(&net)));
     assert_eq!(parsed.value("stepmon_step_network_receive_bytes_total", 0, &[]), Some(16_803_436.0));
     assert_eq!(parsed.value("stepmon_step_network_transmit_bytes_total", 0, &[]), Some(16_803_436.0));
@@ -310,7 +293,7 @@ fn hybrid_runs_leave_out_what_was_not_measured() {
 /// A BuildKit build of three steps: two recorded runs and one BuildKit step
 /// made of the pure-v2 run's samples.
 fn build() -> Vec<Step> {
-    let text = std::fs::read_to_string(format!("{RUNS}/pure-v2-6.1-oom-throttled-io.json")).unwrap();
+    let text = std::fs::read_to_string(common::runs_dir().join("pure-v2-6.1-oom-throttled-io.json")).unwrap();
     let document: stepmon_report::RunDocument = serde_json::from_str(&text).unwrap();
     let buildkit = Step::from_buildkit(
         "RUN make \"all\"".to_owned(),
@@ -318,7 +301,7 @@ fn build() -> Vec<Step> {
         Some("sha256:0123abcd".to_owned()),
         document.usage(),
     );
-    vec![load("hybrid-cpu-3s.json"), load("hybrid-exit7.json"), buildkit]
+    vec![common::load("hybrid-cpu-3s.json"), common::load("hybrid-exit7.json"), buildkit]
 }
 
 #[test]
@@ -362,7 +345,7 @@ fn step_names_are_escaped() {
     let steps: Vec<Step> = names
         .iter()
         .map(|name| {
-            let mut step = load("hybrid-exit7.json");
+            let mut step = common::load("hybrid-exit7.json");
             step.name = (*name).to_owned();
             step
         })
@@ -385,7 +368,7 @@ fn step_names_are_escaped() {
 #[test]
 fn two_steps_of_the_same_name_stay_distinct() {
     let Some(python) = python() else { return };
-    let steps = vec![load("hybrid-exit7.json"), load("hybrid-exit7.json")];
+    let steps = vec![common::load("hybrid-exit7.json"), common::load("hybrid-exit7.json")];
     let parsed = parse(&python, &openmetrics::render(&steps));
     assert_eq!(parsed.values("stepmon_step_exit_code", &[]), [7.0, 7.0]);
 }

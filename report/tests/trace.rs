@@ -4,32 +4,14 @@
 //! time, each step's slice covering its counters, and the counter values
 //! equal to the step's series.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 use stepmon_report::Step;
 use stepmon_report::export::trace;
 use stepmon_report::series::{Point, StepSeries};
-
-const RUNS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runs");
-
-fn load(file: &str) -> Step {
-    let text = std::fs::read_to_string(format!("{RUNS}/{file}")).unwrap();
-    let mut steps = stepmon_report::import::steps(&text).unwrap();
-    assert_eq!(steps.len(), 1, "{file}");
-    steps.remove(0)
-}
-
-fn all_runs() -> Vec<(String, Step)> {
-    let mut files: Vec<String> = std::fs::read_dir(RUNS)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 4, "recorded runs missing: {files:?}");
-    files.into_iter().map(|f| (f.clone(), load(&f))).collect()
-}
 
 /// serde_json's default float reader may be one ulp off what its writer
 /// wrote (it is not correctly rounded without `float_roundtrip`), so
@@ -176,7 +158,7 @@ fn counter_names(events: &[Value]) -> Vec<String> {
 
 #[test]
 fn every_recorded_run() {
-    for (file, step) in all_runs() {
+    for (file, step) in common::runs() {
         let events = check(std::slice::from_ref(&step));
         eprintln!("{file}: {} events, counters {:?}", events.len(), counter_names(&events));
         // A recorded run has a start: its slice begins the trace.
@@ -188,7 +170,7 @@ fn every_recorded_run() {
 
 #[test]
 fn pure_v2_run_has_every_track() {
-    let step = load("pure-v2-6.1-oom-throttled-io.json");
+    let step = common::load("pure-v2-6.1-oom-throttled-io.json");
     let events = check(std::slice::from_ref(&step));
     let names = counter_names(&events);
     for track in ["cpu", "memory", "memory anon", "memory file", "io read", "io write", "cpu stall", "pids"] {
@@ -209,7 +191,7 @@ fn pure_v2_run_has_every_track() {
 fn hybrid_run_has_no_memory_tracks() {
     // The memory controller is on cgroup v1 there: nothing to draw, and
     // nothing drawn as 0.
-    let events = check(&[load("hybrid-cpu-3s.json")]);
+    let events = check(&[common::load("hybrid-cpu-3s.json")]);
     let names = counter_names(&events);
     for track in ["1: memory", "1: memory anon", "1: memory file", "1: pids", "1: io read"] {
         assert!(!names.iter().any(|n| n == track), "{track} in {names:?}");
@@ -219,7 +201,7 @@ fn hybrid_run_has_no_memory_tracks() {
 
 #[test]
 fn several_steps_one_track_each() {
-    let text = std::fs::read_to_string(format!("{RUNS}/pure-v2-6.1-oom-throttled-io.json")).unwrap();
+    let text = std::fs::read_to_string(common::runs_dir().join("pure-v2-6.1-oom-throttled-io.json")).unwrap();
     let document: stepmon_report::RunDocument = serde_json::from_str(&text).unwrap();
     let buildkit = Step::from_buildkit(
         "RUN make all".to_owned(),
@@ -227,7 +209,7 @@ fn several_steps_one_track_each() {
         Some("sha256:0123".to_owned()),
         document.usage(),
     );
-    let steps = vec![load("hybrid-cpu-3s.json"), load("hybrid-exit7.json"), buildkit];
+    let steps = vec![common::load("hybrid-cpu-3s.json"), common::load("hybrid-exit7.json"), buildkit];
     let events = check(&steps);
     let mut slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     // In time order in the file: the BuildKit step (recorded first) leads.
@@ -250,7 +232,7 @@ fn several_steps_one_track_each() {
 
 #[test]
 fn step_with_unknown_start_uses_its_first_sample() {
-    let text = std::fs::read_to_string(format!("{RUNS}/pure-v2-6.1-oom-throttled-io.json")).unwrap();
+    let text = std::fs::read_to_string(common::runs_dir().join("pure-v2-6.1-oom-throttled-io.json")).unwrap();
     let document: stepmon_report::RunDocument = serde_json::from_str(&text).unwrap();
     let mut usage = document.usage();
     // BuildKit with only its final sample: no start, no wall time.
@@ -263,9 +245,9 @@ fn step_with_unknown_start_uses_its_first_sample() {
     let series = StepSeries::of(&step);
     let span = expected_tracks(&series).iter().flat_map(|(_, _, p)| p.iter().map(|p| p.t)).fold(0.0, f64::max);
     assert!(span > 0.0);
-    let events = check(&[load("hybrid-exit7.json"), step]);
+    let events = check(&[common::load("hybrid-exit7.json"), step]);
     let slice = events.iter().find(|e| e["ph"] == "X" && e["tid"] == 2).unwrap();
-    let origin = load("hybrid-exit7.json").start.unwrap().min(last);
+    let origin = common::load("hybrid-exit7.json").start.unwrap().min(last);
     assert!(close(slice["ts"].as_f64().unwrap(), last.duration_since(origin).as_secs_f64() * 1e6));
     assert!(close(slice["dur"].as_f64().unwrap(), (span * 1e9).round() / 1e3));
     // Its single memory reading is drawn at that sample.
@@ -275,13 +257,13 @@ fn step_with_unknown_start_uses_its_first_sample() {
 
 #[test]
 fn step_without_any_time_is_listed_not_drawn() {
-    let mut step = load("hybrid-exit7.json");
+    let mut step = common::load("hybrid-exit7.json");
     step.start = None;
     step.usage.resource_usage.samples.clear();
     let events = check(&[step]);
     assert!(events.iter().all(|e| e["ph"] == "M"));
-    let trace: Value = serde_json::from_str(&trace::render(&[load("hybrid-exit7.json"), {
-        let mut s = load("hybrid-exit7.json");
+    let trace: Value = serde_json::from_str(&trace::render(&[common::load("hybrid-exit7.json"), {
+        let mut s = common::load("hybrid-exit7.json");
         s.name = "untimed".to_owned();
         s.start = None;
         s.usage.resource_usage.samples.clear();
@@ -297,7 +279,7 @@ fn step_names_are_escaped() {
     let steps: Vec<Step> = names
         .iter()
         .map(|name| {
-            let mut step = load("hybrid-exit7.json");
+            let mut step = common::load("hybrid-exit7.json");
             step.name = (*name).to_owned();
             step
         })

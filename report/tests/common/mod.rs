@@ -1,0 +1,50 @@
+//! What the report tests share: the recorded runs in `tests/data/runs/`
+//! and the chart's series by polyline class.
+#![allow(dead_code)] // each test file uses a part
+
+use std::path::{Path, PathBuf};
+
+use stepmon_report::Step;
+use stepmon_report::series::{Point, StepSeries};
+
+/// `tests/data/runs/`.
+pub(crate) fn runs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runs")
+}
+
+/// The one step of the recorded run `name` (`hybrid-exit7` or `hybrid-exit7.json`).
+pub(crate) fn load(name: &str) -> Step {
+    let file = if name.ends_with(".json") { name.to_owned() } else { format!("{name}.json") };
+    let text = std::fs::read_to_string(runs_dir().join(&file)).expect("read run");
+    let mut steps = stepmon_report::import::steps(&text).expect("import");
+    assert_eq!(steps.len(), 1, "{file}");
+    steps.remove(0)
+}
+
+/// Every recorded run: (file stem, its step), sorted by name.
+pub(crate) fn runs() -> Vec<(String, Step)> {
+    let mut stems: Vec<String> = std::fs::read_dir(runs_dir())
+        .expect("tests/data/runs")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| p.file_stem().and_then(|s| s.to_str()).expect("name").to_owned())
+        .collect();
+    stems.sort();
+    assert!(stems.len() >= 4, "expected the four recorded runs, found {stems:?}");
+    stems.into_iter().map(|stem| (stem.clone(), load(&stem))).collect()
+}
+
+/// Every series the chart may draw, by the class of its polyline.
+pub(crate) fn series_by_class(s: &StepSeries) -> Vec<(&'static str, &Vec<Point>)> {
+    vec![
+        ("memory", &s.memory_bytes),
+        ("memory-anon", &s.memory_anon_bytes),
+        ("memory-file", &s.memory_file_bytes),
+        ("cpu", &s.cpu_cores),
+        ("cpu-stall", &s.cpu_stall_share),
+        ("memory-stall", &s.memory_stall_share),
+        ("io-stall", &s.io_stall_share),
+        ("machine-busy", &s.machine_cpu_busy_share),
+        ("machine-cpu-stall", &s.machine_cpu_stall_share),
+    ]
+}
