@@ -61,3 +61,52 @@ pub struct GroupInfo {
 pub fn keep<T>(value: T) {
     let _ = black_box(value);
 }
+
+/// A [`Runner`] for unit tests: runs every case once (a pair as both
+/// sides once), fails on a result that reads `Err(`, and records each
+/// function with its result's `Debug` text and whether the group skipped.
+#[derive(Debug)]
+pub struct CheckRunner {
+    /// The group, for messages.
+    pub group: &'static str,
+    /// Every function run, in order, with its result's `Debug` text.
+    pub seen: Vec<(&'static str, String)>,
+    /// Whether the group said it cannot run here.
+    pub skipped: bool,
+}
+
+impl CheckRunner {
+    /// A runner for `group`.
+    #[must_use]
+    pub fn new(group: &'static str) -> Self {
+        CheckRunner { group, seen: Vec::new(), skipped: false }
+    }
+
+    /// Whether `function` ran.
+    #[must_use]
+    pub fn ran(&self, function: &str) -> bool {
+        self.seen.iter().any(|(f, _)| *f == function)
+    }
+}
+
+impl Runner for CheckRunner {
+    fn case<T: Debug>(&mut self, function: &'static str, _side: Side, mut run: impl FnMut() -> T) {
+        let text = format!("{:?}", run());
+        assert!(!text.contains("Err("), "{}/{function}: {text}", self.group);
+        self.seen.push((function, text));
+    }
+
+    fn paired<A: Debug, B: Debug>(
+        &mut self,
+        function: &'static str,
+        mut a: impl FnMut() -> A,
+        mut b: impl FnMut() -> B,
+    ) {
+        self.case(function, Side::Ours, || (a(), b()));
+    }
+
+    fn skip(&mut self, group: &'static str, reason: &str) {
+        eprintln!("SKIPPED {group}: {reason}");
+        self.skipped = true;
+    }
+}

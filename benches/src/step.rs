@@ -288,31 +288,7 @@ impl Drop for ChildCgroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Check {
-        group: &'static str,
-        seen: Vec<&'static str>,
-    }
-
-    impl Runner for Check {
-        fn case<T: std::fmt::Debug>(&mut self, function: &'static str, _side: Side, mut run: impl FnMut() -> T) {
-            let text = format!("{:?}", run());
-            assert!(!text.contains("Err("), "{}/{function}: {text}", self.group);
-            if function.starts_with("ours_") && function != "ours_probe" {
-                assert!(text == "Ok(0)" || text == "0", "{}/{function}: {text} parse errors", self.group);
-            }
-            self.seen.push(function);
-        }
-
-        fn paired<A: std::fmt::Debug, B: std::fmt::Debug>(
-            &mut self,
-            function: &'static str,
-            mut a: impl FnMut() -> A,
-            mut b: impl FnMut() -> B,
-        ) {
-            self.case(function, Side::Ours, || (a(), b()));
-        }
-    }
+    use crate::runner::CheckRunner;
 
     #[test]
     fn sample_files_are_the_fixture() {
@@ -328,9 +304,14 @@ mod tests {
 
     #[test]
     fn fake_v2_cases_succeed_and_cgroups_rs_reads_the_same_values() {
-        let mut check = Check { group: "step_fake_v2", seen: Vec::new() };
+        let mut check = CheckRunner::new("step_fake_v2");
         GROUPS[0].cases(&mut check).unwrap();
-        assert!(check.seen.contains(&"cgroups_rs_mem_blkio"));
+        assert!(check.ran("cgroups_rs_mem_blkio"));
+        for (function, text) in &check.seen {
+            if function.starts_with("ours_") && *function != "ours_probe" {
+                assert!(text == "Ok(0)" || text == "0", "step_fake_v2/{function}: {text} parse errors");
+            }
+        }
 
         let dir = TmpDir::new().unwrap();
         for (name, bytes) in PURE_V2_STEP {
@@ -352,19 +333,9 @@ mod tests {
 
     #[test]
     fn real_cgroup_cases_succeed_or_say_why_not() {
-        struct Skip(Check, bool);
-        impl Runner for Skip {
-            fn case<T: std::fmt::Debug>(&mut self, f: &'static str, s: Side, run: impl FnMut() -> T) {
-                self.0.case(f, s, run);
-            }
-            fn skip(&mut self, group: &'static str, reason: &str) {
-                eprintln!("SKIPPED {group}: {reason}");
-                self.1 = true;
-            }
-        }
         // The idle child: moving the test process (all test threads) is left to the bench.
-        let mut check = Skip(Check { group: "step_real_idle", seen: Vec::new() }, false);
+        let mut check = CheckRunner::new("step_real_idle");
         GROUPS[1].cases(&mut check).unwrap();
-        assert!(check.1 || check.0.seen.contains(&"ours_probe"));
+        assert!(check.skipped || check.ran("ours_probe"));
     }
 }
