@@ -127,9 +127,13 @@ impl RunCgroups {
         kill_and_wait(&self.leaf, timeout)
     }
 
-    /// Removes the leaf and the parent (depth first).
+    /// Removes the leaf and the parent: two `rmdir`s, or a depth-first walk
+    /// when the step created cgroups of its own below the leaf.
     pub fn remove(&self) -> io::Result<()> {
-        remove_tree(&self.parent)
+        match fs::remove_dir(&self.leaf).and_then(|()| fs::remove_dir(&self.parent)) {
+            Ok(()) => Ok(()),
+            Err(_) => remove_tree(&self.parent),
+        }
     }
 }
 

@@ -1,6 +1,8 @@
-//! Where the sampler gets time from. [`SystemClock`] uses `async-io` timers
-//! (its own reactor thread, so it works under any executor); [`ManualClock`]
-//! is moved by hand, which makes schedules testable without sleeping.
+//! Where the sampler gets time from. [`SystemClock`] sleeps by parking the
+//! sampler thread of [`crate::Sampler::start`] and on `async-io` timers
+//! (their own reactor thread, so it works under any executor) everywhere
+//! else; [`ManualClock`] is moved by hand, which makes schedules testable
+//! without sleeping.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -56,10 +58,31 @@ impl Clock for SystemClock {
 
     fn sleep_until(&self, deadline: Duration) -> Sleep {
         let at = self.origin.checked_add(deadline).unwrap_or_else(Instant::now);
-        let timer = async_io::Timer::at(at);
-        Box::pin(async move {
-            timer.await;
-        })
+        Box::pin(SystemSleep { at, timer: None })
+    }
+}
+
+/// [`SystemClock`]'s sleep: on the sampler thread of [`crate::Sampler::start`]
+/// it only registers its deadline with that thread (`crate::driver`); on any
+/// other executor it waits on an `async-io` timer, created on first need.
+struct SystemSleep {
+    at: Instant,
+    timer: Option<async_io::Timer>,
+}
+
+impl Future for SystemSleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if Instant::now() >= self.at {
+            return Poll::Ready(());
+        }
+        if crate::driver::register_deadline(self.at) {
+            return Poll::Pending;
+        }
+        let at = self.at;
+        let timer = self.timer.get_or_insert_with(|| async_io::Timer::at(at));
+        Pin::new(timer).poll(cx).map(drop)
     }
 }
 

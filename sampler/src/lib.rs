@@ -5,8 +5,9 @@
 //!   [`Subscription`]s, following a [`Policy`]: BuildKit's rules by default
 //!   (2 s minimum interval, per-subscriber back-off, thinning on close, one
 //!   final sample), plus an optional fast start and baseline sample. Driven
-//!   by its own thread ([`Sampler::start`]) or by any executor
-//!   ([`Sampler::driver`]); timers come from `async-io`; samples arrive as a
+//!   by the process's one sampler thread ([`Sampler::start`]; it parks until
+//!   the next deadline) or by any executor ([`Sampler::driver`]; timers from
+//!   `async-io` there); samples arrive as a
 //!   `futures::Stream` and on `close().await` (or `close_blocking()`). Time is
 //!   injectable ([`Clock`], [`ManualClock`]) so schedules are tested exactly.
 //! * [`Monitor`] and [`Recorder`] — BuildKit's per-step recording: a step's
@@ -36,6 +37,7 @@
 #[cfg(target_os = "linux")]
 pub mod cgroup;
 pub mod clock;
+mod driver;
 pub mod model;
 pub mod policy;
 pub mod probe;

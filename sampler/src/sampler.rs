@@ -6,7 +6,6 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
-use std::thread::JoinHandle;
 
 use event_listener::Event;
 use futures::channel::mpsc;
@@ -105,7 +104,7 @@ impl<P: Probe> Shared<P> {
 ///
 /// Reads happen on a shared tick; one read serves every subscriber due on
 /// that tick. Something must drive the ticks: either [`Sampler::start`]
-/// (a background thread, usable without any executor) or
+/// (the process's one sampler thread, usable without any executor) or
 /// [`Sampler::driver`] spawned on the caller's executor (smol, tokio,
 /// `futures::executor`, ... — timers come from `async-io`, which has its
 /// own reactor thread).
@@ -125,7 +124,6 @@ impl<P: Probe> Shared<P> {
 /// ```
 pub struct Sampler<P: Probe> {
     shared: Arc<Shared<P>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl<P: Probe> std::fmt::Debug for Sampler<P> {
@@ -152,18 +150,17 @@ impl<P: Probe> Sampler<P> {
             changed: Event::new(),
             stopped: AtomicBool::new(false),
         });
-        Ok(Sampler { shared, thread: None })
+        Ok(Sampler { shared })
     }
 
-    /// A sampler on the system clock, driven by its own thread.
+    /// A sampler on the system clock, driven by the process's one sampler
+    /// thread (started on first use; it parks until the next deadline of any
+    /// sampler it drives, see `driver.rs`). After [`Sampler::stop`] or drop,
+    /// that thread drops the driver (and with it the probe) on its next round,
+    /// which the stop triggers: soon, but not before `stop` returns.
     pub fn start(probe: P, policy: Policy) -> Result<Self, StartError> {
-        let mut sampler = Sampler::new(probe, policy)?;
-        let driver = sampler.driver();
-        let thread = std::thread::Builder::new()
-            .name("stepmon-sampler".into())
-            .spawn(move || async_io::block_on(driver))
-            .map_err(StartError::Thread)?;
-        sampler.thread = Some(thread);
+        let sampler = Sampler::new(probe, policy)?;
+        crate::driver::spawn(Box::pin(sampler.driver())).map_err(StartError::Thread)?;
         Ok(sampler)
     }
 
@@ -206,11 +203,8 @@ impl<P: Probe> Sampler<P> {
 
 impl<P: Probe> Drop for Sampler<P> {
     fn drop(&mut self) {
+        // The driver returns as soon as it sees the stop.
         self.shared.stop();
-        if let Some(thread) = self.thread.take() {
-            // The driver returns as soon as it sees the stop.
-            let _ = thread.join();
-        }
     }
 }
 
@@ -264,7 +258,7 @@ impl<P: Probe> Subscription<P> {
 
     /// [`Subscription::close`] for callers without an executor.
     pub fn close_blocking(self, capture_last: bool) -> Vec<Timed<P::Sample>> {
-        async_io::block_on(self.close(capture_last))
+        futures::executor::block_on(self.close(capture_last))
     }
 }
 

@@ -200,7 +200,7 @@ impl RecorderBackend {
         let monitor = Arc::clone(&self.monitor);
         lock(&monitor.releases).push(wait);
         std::thread::Builder::new().name("stepmon-release".into()).spawn(move || {
-            let usage = async_io::block_on(self.close());
+            let usage = futures::executor::block_on(self.close());
             release(usage);
             let _ = done.send(());
         })?;

@@ -140,7 +140,7 @@ impl Monitor {
 
     /// [`Monitor::shutdown`] for callers without an executor.
     pub fn shutdown_blocking(&self) {
-        async_io::block_on(self.shutdown());
+        futures::executor::block_on(self.shutdown());
     }
 }
 
@@ -166,7 +166,7 @@ impl Recorder {
 
     /// [`Recorder::close`] for callers without an executor.
     pub fn close_blocking(self) -> StepUsage {
-        async_io::block_on(self.close())
+        futures::executor::block_on(self.close())
     }
 
     /// Finalises on a background thread, then runs `release` with the usage
