@@ -33,6 +33,8 @@ mod reports;
 #[cfg(target_os = "linux")]
 mod run;
 #[cfg(target_os = "linux")]
+mod signals;
+#[cfg(target_os = "linux")]
 mod spawn;
 #[cfg(target_os = "linux")]
 mod trampoline;

@@ -44,7 +44,8 @@ pub struct RunCgroups {
 /// This process's start time in clock ticks since boot (field 22 of
 /// `/proc/<pid>/stat`): with the PID it identifies a process across PID reuse.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = stepmon_fdread::read_path(format!("/proc/{pid}/stat")).ok()?;
+    let stat = String::from_utf8_lossy(&stat);
     // The command name (field 2) may contain spaces and parentheses: fields
     // after it start behind the last ')'.
     let rest = stat.get(stat.rfind(')')? + 1..)?;
@@ -59,7 +60,7 @@ pub fn owner_of(name: &str) -> Option<(u32, u64)> {
 }
 
 fn controllers(dir: &Path) -> io::Result<Vec<String>> {
-    let bytes = fs::read(dir.join("cgroup.controllers"))?;
+    let bytes = stepmon_fdread::read_path(dir.join("cgroup.controllers"))?;
     let list = ControllerList::parse(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     Ok(list.iter().map(str::to_owned).collect())
 }
@@ -139,7 +140,7 @@ impl RunCgroups {
 
 /// Whether a cgroup still has live processes (`cgroup.events` `populated`).
 pub fn populated(dir: &Path) -> io::Result<bool> {
-    let bytes = fs::read(dir.join("cgroup.events"))?;
+    let bytes = stepmon_fdread::read_path(dir.join("cgroup.events"))?;
     let events = CgroupEvents::parse(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     Ok(events.populated.unwrap_or(false))
 }

@@ -14,7 +14,7 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
 use crate::error::CliError;
 use crate::netns::HeldNamespace;
 use crate::placement::{self, RunCgroups};
-use crate::spawn::{self, Step};
+use crate::spawn;
 use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo};
 
 /// How the step's network is set up.
@@ -205,58 +205,6 @@ fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
     }
 }
 
-/// Forwards SIGINT, SIGTERM and SIGHUP to the step until dropped.
-struct Forwarder {
-    handle: signal_hook::iterator::Handle,
-    /// `None` once detached.
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Forwarder {
-    /// Takes over SIGINT, SIGTERM and SIGHUP (before the step starts, so a
-    /// signal in between is queued, not fatal to stepmon).
-    fn catch() -> Result<signal_hook::iterator::Signals, CliError> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| CliError::io("signals", &e))
-    }
-
-    /// Starts forwarding to `step`, which must not have been waited for yet.
-    fn start(mut signals: signal_hook::iterator::Signals, step: &Step) -> Forwarder {
-        use rustix::process::{Pid, PidfdFlags, Signal};
-        let handle = signals.handle();
-        let pid = i32::try_from(step.id()).ok().and_then(Pid::from_raw);
-        // A pidfd (Linux 5.3+) names this process even after it has been
-        // reaped and its PID reused: a late signal can never reach another
-        // process, so the thread need not be joined when forwarding ends.
-        let pidfd = pid.and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
-        let detach = pidfd.is_some();
-        let thread = std::thread::spawn(move || {
-            for signal in signals.forever() {
-                let Some(signal) = Signal::from_named_raw(signal) else { continue };
-                let _ = match (&pidfd, pid) {
-                    (Some(pidfd), _) => rustix::process::pidfd_send_signal(pidfd, signal),
-                    (None, Some(pid)) => rustix::process::kill_process(pid, signal),
-                    (None, None) => Ok(()),
-                };
-            }
-        });
-        Forwarder { handle, thread: (!detach).then_some(thread) }
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        self.handle.close();
-        // Without a pidfd, join so that no signal is sent to the PID after it
-        // may have been reused. With one, the thread ends on its own: waiting
-        // for it to be scheduled would only delay the step's end (and the
-        // process's exit ends it anyway).
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 fn host(mount: &Path, pure_v2: bool) -> Host {
     let mut host = Host::default();
     host.kernel = rustix::system::uname().release().to_string_lossy().into_owned();
@@ -271,7 +219,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // Take over SIGINT/SIGTERM/SIGHUP before anything is created: a signal
     // from now on is forwarded to the step (or ends it right after it
     // starts), and cleanup always runs.
-    let signals = Forwarder::catch()?;
+    let caught = crate::signals::Caught::install()?;
     let spawn_mode = spawn::Mode::from_env()?;
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
@@ -330,8 +278,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let started = Instant::now();
     // In the leaf (and namespace) from its first instruction (crate::spawn).
     let mut step = spawn::spawn(&cgroups.leaf, namespace.as_ref(), &args.command, spawn_mode)?;
-    let forwarder = Forwarder::start(signals, &step);
-    let status = step.wait().map_err(|e| CliError::io("waiting for the step", &e))?;
+    let status = caught.wait_forwarding(&mut step).map_err(|e| CliError::io("waiting for the step", &e))?;
     if args.wait_all {
         placement::wait_unpopulated(&cgroups.leaf, None)
             .map_err(|e| CliError::io("waiting for the step's processes", &e))?;
@@ -340,7 +287,6 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     let wall = started.elapsed();
     let end = Timestamp::now();
-    drop(forwarder);
 
     let usage: StepUsage = recorder.close_blocking();
     monitor.shutdown_blocking();

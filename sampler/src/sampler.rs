@@ -195,6 +195,16 @@ impl<P: Probe> Sampler<P> {
         lock(&self.shared.schedule).len()
     }
 
+    /// The probe, once no read is in flight (blocks the thread until then).
+    pub(crate) fn probe_blocking(&self) -> async_lock::MutexGuard<'_, P> {
+        self.shared.probe.lock_blocking()
+    }
+
+    /// The probe, once no read is in flight.
+    pub(crate) async fn probe(&self) -> async_lock::MutexGuard<'_, P> {
+        self.shared.probe.lock().await
+    }
+
     /// Stops the ticks (subscribers can still close and take a final sample).
     pub fn stop(&self) {
         self.shared.stop();

@@ -27,6 +27,17 @@ impl SystemProbe {
     pub fn reading(&mut self) -> SysReading {
         self.probe.read()
     }
+
+    /// The reading of the last sample if it started at or after `since`,
+    /// else a new one: the sample a subscriber just took (a baseline, a
+    /// final sample) doubles as a step's start or end reading of
+    /// `/proc/stat` without reading every file again.
+    pub(crate) fn reading_since(&mut self, since: std::time::Instant) -> SysReading {
+        match &self.previous {
+            Some(previous) if previous.instant >= since => previous.clone(),
+            _ => self.probe.read(),
+        }
+    }
 }
 
 impl Probe for SystemProbe {

@@ -91,29 +91,41 @@ impl Step {
     /// trampoline reports it before exiting with 127 or 126.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         match self {
-            Step::Direct(direct) => {
-                let status = loop {
-                    match rustix::process::waitpid(Some(direct.pid), WaitOptions::empty()) {
-                        Ok(Some((_, status))) => break ExitStatus::from_raw(status.as_raw()),
-                        Ok(None) => return Err(io::Error::other("waitpid returned no status")),
-                        Err(rustix::io::Errno::INTR) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                };
-                if let Some(failure) = direct.spawned.take().and_then(clone3::Spawned::failure) {
-                    match (failure.stage, &direct.namespace) {
-                        (clone3::Stage::NetNs, Some(path)) => eprintln!(
-                            "stepmon: cannot join the network namespace {}: {}",
-                            path.display(),
-                            failure.error
-                        ),
-                        _ => eprintln!("stepmon: cannot run {}: {}", direct.program.to_string_lossy(), failure.error),
-                    }
+            Step::Direct(direct) => loop {
+                match direct.wait_with(WaitOptions::empty()) {
+                    Ok(Some(status)) => return Ok(status),
+                    Ok(None) => return Err(io::Error::other("waitpid returned no status")),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
-                Ok(status)
-            }
+            },
             Step::Trampoline(child) => child.wait(),
         }
+    }
+
+    /// [`wait`](Self::wait) without blocking: `None` while it runs.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        match self {
+            Step::Direct(direct) => direct.wait_with(WaitOptions::NOHANG),
+            Step::Trampoline(child) => child.try_wait(),
+        }
+    }
+}
+
+impl Direct {
+    /// `waitpid` with `options`; once it has exited, reports a command that
+    /// could not run.
+    fn wait_with(&mut self, options: WaitOptions) -> io::Result<Option<ExitStatus>> {
+        let Some((_, status)) = rustix::process::waitpid(Some(self.pid), options)? else { return Ok(None) };
+        if let Some(failure) = self.spawned.take().and_then(clone3::Spawned::failure) {
+            match (failure.stage, &self.namespace) {
+                (clone3::Stage::NetNs, Some(path)) => {
+                    eprintln!("stepmon: cannot join the network namespace {}: {}", path.display(), failure.error)
+                }
+                _ => eprintln!("stepmon: cannot run {}: {}", self.program.to_string_lossy(), failure.error),
+            }
+        }
+        Ok(Some(ExitStatus::from_raw(status.as_raw())))
     }
 }
 

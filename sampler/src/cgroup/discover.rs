@@ -60,12 +60,12 @@ pub fn locate() -> Result<Cgroup2, DiscoverError> {
 /// [`locate`] reading `mountinfo` and `cgroup` from another directory
 /// (another process's `/proc/<pid>`, or captured files in tests).
 pub fn locate_in(proc_self: &Path) -> Result<Cgroup2, DiscoverError> {
-    let cgroup = std::fs::read(proc_self.join("cgroup"))
+    let cgroup = stepmon_fdread::read_path(proc_self.join("cgroup"))
         .map_err(|source| DiscoverError::Read { path: "/proc/self/cgroup", source })?;
     let entry = unified_entry(&cgroup)
         .map_err(|source| DiscoverError::Parse { path: "/proc/self/cgroup", source })?
         .ok_or(DiscoverError::NoUnifiedHierarchy)?;
-    let mountinfo = std::fs::read(proc_self.join("mountinfo"))
+    let mountinfo = stepmon_fdread::read_path(proc_self.join("mountinfo"))
         .map_err(|source| DiscoverError::Read { path: "/proc/self/mountinfo", source })?;
     let mount = find_cgroup2_mount(&mountinfo, entry.path)
         .map_err(|source| DiscoverError::Parse { path: "/proc/self/mountinfo", source })?

@@ -14,7 +14,8 @@ use std::path::Path;
 /// a missing or odd file just means "don't know" (empty).
 #[must_use]
 pub fn controllers_on_v1(proc_root: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(proc_root.join("cgroups")) else { return Vec::new() };
+    let Ok(bytes) = stepmon_fdread::read_path(proc_root.join("cgroups")) else { return Vec::new() };
+    let text = String::from_utf8_lossy(&bytes);
     text.lines()
         .filter(|line| !line.starts_with('#'))
         .filter_map(|line| {

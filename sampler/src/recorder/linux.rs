@@ -5,6 +5,7 @@ use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use futures::channel::oneshot;
 use stepmon_sysusage::model::SysCpuDelta;
@@ -37,8 +38,6 @@ struct Record {
 struct Inner {
     options: MonitorOptions,
     system: Sampler<SystemProbe>,
-    // Start/end readings of /proc/stat for each step's sysCPUStat.
-    readings: Mutex<SystemProbe>,
     records: Mutex<BTreeMap<u64, Arc<Record>>>,
     releases: Mutex<Vec<oneshot::Receiver<()>>>,
     next_id: AtomicU64,
@@ -57,10 +56,11 @@ impl Inner {
     async fn collect(&self, record: &Record) -> StepUsage {
         let Some(open) = lock(&record.open).take() else { return StepUsage::default() };
         let step = open.step.close(true).await;
+        let closing = Instant::now();
         let system = open.system.close(true).await;
         open.step_sampler.stop();
         drop(open.step_sampler);
-        let end = lock(&self.readings).reading();
+        let end = self.system.probe().await.reading_since(closing);
         let mut ext = SamplesExt::default();
         let delta = SysCpuDelta::between(&record.baseline, &end);
         if delta.is_none() {
@@ -101,12 +101,10 @@ impl MonitorBackend {
             SystemProbe::open(root).map_err(|source| MonitorError::Open { path: root.to_path_buf(), source })
         };
         let system = Sampler::start(open(&options.proc_root)?, options.system_policy)?;
-        let readings = Mutex::new(open(&options.proc_root)?);
         Ok(MonitorBackend {
             inner: Arc::new(Inner {
                 options,
                 system,
-                readings,
                 records: Mutex::new(BTreeMap::new()),
                 releases: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(0),
@@ -125,10 +123,11 @@ impl MonitorBackend {
         }
         let probe = StepProbe::open(cgroup_dir, network)
             .map_err(|source| MonitorError::Open { path: cgroup_dir.to_path_buf(), source })?;
-        let baseline = lock(&self.inner.readings).reading();
+        let subscribing = Instant::now();
+        let system = self.inner.system.subscribe();
+        let baseline = self.inner.system.probe_blocking().reading_since(subscribing);
         let step_sampler = Sampler::start(probe, self.inner.options.step_policy)?;
         let step = step_sampler.subscribe();
-        let system = self.inner.system.subscribe();
         let record = Arc::new(Record {
             open: Mutex::new(Some(Open { step_sampler, step, system })),
             baseline,

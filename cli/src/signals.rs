@@ -1,0 +1,142 @@
+//! SIGINT, SIGTERM and SIGHUP to stepmon go to the step; stepmon itself
+//! keeps running so that cleanup always happens.
+//!
+//! The main thread waits for the step and forwards signals in one `poll`
+//! loop (a pidfd that becomes readable when the step exits, and a self-pipe
+//! the signal handlers write to) instead of a forwarding thread: a thread
+//! start is a noticeable part of a short step's cost on a small machine
+//! (scripts/cli-bench). The PID is only signalled before this same thread
+//! reaps it, so it cannot have been reused.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::process::{Pid, PidfdFlags, Signal};
+
+use crate::error::CliError;
+use crate::spawn::Step;
+
+/// The signals that are forwarded.
+const FORWARDED: [(i32, Signal); 3] = [
+    (signal_hook::consts::SIGINT, Signal::INT),
+    (signal_hook::consts::SIGTERM, Signal::TERM),
+    (signal_hook::consts::SIGHUP, Signal::HUP),
+];
+
+/// Without a pidfd (Linux < 5.3), how often the loop checks whether the step exited.
+const POLL_WITHOUT_PIDFD: Duration = Duration::from_millis(5);
+
+/// The forwarded signals, caught from [`Caught::install`] until stepmon exits.
+#[derive(Debug)]
+pub struct Caught {
+    flags: [(Signal, Arc<AtomicBool>); 3],
+    /// Read end of the self-pipe (non-blocking); each caught signal writes a byte.
+    wake: OwnedFd,
+}
+
+impl Caught {
+    /// Takes over the signals (before the step starts, so a signal in
+    /// between is kept and forwarded once the step runs, not fatal to stepmon).
+    pub fn install() -> Result<Caught, CliError> {
+        let fail = |e: io::Error| CliError::io("cannot install signal handlers", &e);
+        let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
+        let (wake, write) = rustix::pipe::pipe_with(flags).map_err(|e| fail(e.into()))?;
+        let mut caught = Vec::with_capacity(FORWARDED.len());
+        for (raw, signal) in FORWARDED {
+            let flag = Arc::new(AtomicBool::new(false));
+            signal_hook::flag::register(raw, Arc::clone(&flag)).map_err(fail)?;
+            signal_hook::low_level::pipe::register(raw, write.try_clone().map_err(fail)?).map_err(fail)?;
+            caught.push((signal, flag));
+        }
+        let flags = caught.try_into().map_err(|_| CliError::new("signal table"))?;
+        Ok(Caught { flags, wake })
+    }
+
+    /// Sends every signal caught since the last call to `pid`.
+    fn forward(&self, pid: Option<Pid>) {
+        let mut drain = [0u8; 64];
+        while matches!(rustix::io::read(&self.wake, &mut drain), Ok(n) if n > 0) {}
+        for (signal, flag) in &self.flags {
+            if flag.swap(false, Ordering::SeqCst)
+                && let Some(pid) = pid
+            {
+                let _ = rustix::process::kill_process(pid, *signal);
+            }
+        }
+    }
+
+    /// Waits for `step` to exit, forwarding the caught signals to it meanwhile.
+    pub fn wait_forwarding(&self, step: &mut Step) -> io::Result<ExitStatus> {
+        self.wait_forwarding_with(step, true)
+    }
+
+    /// `use_pidfd: false` is what happens before Linux 5.3 (tested here).
+    fn wait_forwarding_with(&self, step: &mut Step, use_pidfd: bool) -> io::Result<ExitStatus> {
+        let pid = i32::try_from(step.id()).ok().and_then(Pid::from_raw);
+        let pidfd =
+            pid.filter(|_| use_pidfd).and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+        let timeout = Timespec::try_from(POLL_WITHOUT_PIDFD).ok();
+        loop {
+            self.forward(pid);
+            let exited = match &pidfd {
+                Some(pidfd) => {
+                    let mut fds = [PollFd::new(&self.wake, PollFlags::IN), PollFd::new(pidfd, PollFlags::IN)];
+                    match rustix::event::poll(&mut fds, None) {
+                        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    let [_, exited] = &fds;
+                    !exited.revents().is_empty()
+                }
+                None => {
+                    let mut fds = [PollFd::new(&self.wake, PollFlags::IN)];
+                    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+                        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    if let Some(status) = step.try_wait()? {
+                        return Ok(status);
+                    }
+                    false
+                }
+            };
+            if exited {
+                return step.wait();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn signals_to_stepmon_reach_the_step_with_and_without_a_pidfd() {
+        let caught = Caught::install().unwrap();
+        for use_pidfd in [true, false] {
+            let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+            let mut step = Step::Trampoline(child);
+            // Raised at this process while the loop waits (and once before it
+            // starts, which must be kept, not lost).
+            signal_hook::low_level::raise(signal_hook::consts::SIGHUP).unwrap();
+            let status = caught.wait_forwarding_with(&mut step, use_pidfd).unwrap();
+            assert_eq!(status.signal(), Some(signal_hook::consts::SIGHUP), "pidfd: {use_pidfd}");
+            let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+            let mut step = Step::Trampoline(child);
+            let raiser = std::thread::spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                signal_hook::low_level::raise(signal_hook::consts::SIGTERM).unwrap();
+            });
+            let status = caught.wait_forwarding_with(&mut step, use_pidfd).unwrap();
+            raiser.join().unwrap();
+            assert_eq!(status.signal(), Some(signal_hook::consts::SIGTERM), "pidfd: {use_pidfd}");
+        }
+    }
+}
