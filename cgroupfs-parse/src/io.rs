@@ -4,7 +4,7 @@ use crate::error::{ErrorKind, ParseError, Result};
 use crate::format::is_key_byte;
 use crate::format::nested::{NestedKeyed, NestedLine};
 use crate::format::single::Limit;
-use crate::lines::{find_byte, find_either};
+use crate::lines::{find_byte, find_either, split_line};
 use crate::number::{Hundredths, parse_i64, parse_u32, parse_u64};
 
 /// A block device number, `MAJ:MIN`.
@@ -306,8 +306,24 @@ impl<'a> IoStat<'a> {
 
     /// The per-device lines, in file order (which the kernel does not define).
     pub fn devices(&self) -> impl Iterator<Item = IoDeviceStat> + 'a {
-        // Validated by `parse`, so no line can fail here.
-        NestedKeyed::new(self.input).filter_map(|line| IoDeviceStat::parse_line(&line.ok()?).ok())
+        // Validated by `parse`, so no line can fail here: each line takes
+        // the fast path, or the general one where the fast path declines.
+        let mut rest = self.input;
+        core::iter::from_fn(move || {
+            while !rest.is_empty() {
+                if let Some((device, next)) = IoDeviceStat::parse_line_fast(rest) {
+                    rest = next;
+                    return Some(device);
+                }
+                let (line, next) = split_line(rest);
+                rest = next;
+                let general = NestedKeyed::new(line).next().and_then(|line| IoDeviceStat::parse_line(&line.ok()?).ok());
+                if general.is_some() {
+                    return general;
+                }
+            }
+            None
+        })
     }
 
     /// The line of one device, if present.

@@ -89,7 +89,25 @@ impl HeldFile {
     /// Reads the whole file from offset 0 into `buf` (cleared first) and
     /// returns it. The buffer keeps its capacity for the next read.
     pub fn read<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
-        pread_to_end(&self.fd, buf)?;
+        pread_to_end(&self.fd, buf, End::EmptyRead)?;
+        Ok(buf.as_slice())
+    }
+
+    /// [`read`](Self::read) for a file the kernel generates in one piece,
+    /// or a regular file: a `pread` that does not fill the buffer is the
+    /// end, so a file that fits takes one system call instead of two.
+    ///
+    /// In one piece means one `show()` call per read of a `seq_file` — every
+    /// cgroup v2 interface file except `cgroup.procs`/`cgroup.threads`
+    /// (kernfs), and `single_open` procfs files such as `/proc/stat`,
+    /// `/proc/meminfo`, `/proc/loadavg`, `/proc/pressure/*`: `seq_read_iter`
+    /// (fs/seq_file.c) grows its buffer until that one record fits, then
+    /// copies as much of it as the reader asked for, so a read returns less
+    /// only when the record ends. Files made of many records (`/proc/net/dev`,
+    /// `mountinfo`, `cgroup.procs`) can return less before their end: read
+    /// those with [`read`](Self::read).
+    pub fn read_single<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        pread_to_end(&self.fd, buf, End::ShortRead)?;
         Ok(buf.as_slice())
     }
 }
@@ -100,17 +118,27 @@ impl AsFd for HeldFile {
     }
 }
 
-/// `pread` from offset 0 until EOF into `buf` (cleared first).
-fn pread_to_end(fd: &OwnedFd, buf: &mut Vec<u8>) -> io::Result<()> {
+/// What ends a read of the whole file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// A `pread` that returns 0 (any file).
+    EmptyRead,
+    /// A `pread` that does not fill the space offered (see [`HeldFile::read_single`]).
+    ShortRead,
+}
+
+/// `pread` from offset 0 until `end` into `buf` (cleared first).
+fn pread_to_end(fd: &OwnedFd, buf: &mut Vec<u8>, end: End) -> io::Result<()> {
     buf.clear();
     loop {
         if buf.capacity() == buf.len() {
             buf.reserve(INITIAL_CAPACITY.max(buf.len()));
         }
+        let offered = buf.capacity().saturating_sub(buf.len());
         let offset = u64::try_from(buf.len()).unwrap_or(u64::MAX);
         // `spare_capacity` appends what was read to `buf`'s length.
         let filled = retry_eintr(|| rustix::io::pread(fd, rustix::buffer::spare_capacity(&mut *buf), offset))?;
-        if filled == 0 {
+        if filled == 0 || (end == End::ShortRead && filled < offered) {
             return Ok(());
         }
     }
@@ -189,6 +217,10 @@ mod tests {
         let file = HeldFile::open(&path).unwrap();
         let mut buf = Vec::new();
         assert_eq!(file.read(&mut buf).unwrap(), content.as_slice());
+        // A full buffer is not the end: read_single goes on too.
+        let mut buf = Vec::new();
+        assert_eq!(file.read_single(&mut buf).unwrap(), content.as_slice());
+        assert_eq!(file.read_single(&mut buf).unwrap(), content.as_slice(), "again, into the grown buffer");
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -201,5 +233,11 @@ mod tests {
         let b = file.read(&mut buf).unwrap();
         assert!(!a.is_empty() && !b.is_empty());
         assert_eq!(a.split(|&c| c == b' ').next(), b.split(|&c| c == b' ').next(), "same pid field");
+        // One piece, read through a buffer that starts too small: the full
+        // first reads continue where they stopped.
+        let loadavg = HeldFile::open("/proc/loadavg").unwrap();
+        let mut small = Vec::with_capacity(4);
+        let whole = loadavg.read_single(&mut small).unwrap();
+        assert!(whole.ends_with(b"\n") && whole.split(|&c| c == b' ').count() == 5, "{whole:?}");
     }
 }

@@ -324,7 +324,8 @@ impl Reader<'_> {
             }
         };
         let info = file.info();
-        let failure = match held.read(buf) {
+        // Every file of a sample is one kernfs `show()`: one pread each.
+        let failure = match held.read_single(buf) {
             Ok(bytes) => match parse(bytes) {
                 Ok(value) => return Some(value),
                 Err(error) => Failure::Parse(error),

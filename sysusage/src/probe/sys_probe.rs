@@ -140,7 +140,9 @@ impl SysProbe {
                     Some(held) => held,
                     None => HeldFile::open_at(&self.dir, file.path())?,
                 };
-                held.read(&mut slot.buf)?;
+                // stat, meminfo, loadavg and pressure/* are `single_open`
+                // files: one pread each.
+                held.read_single(&mut slot.buf)?;
                 // Kept only after a good read: after an error the next reading
                 // re-opens (the file may have been replaced or come back).
                 slot.file = Some(held);
