@@ -167,16 +167,39 @@ impl<S: Clone> Schedule<S> {
 
     /// Removes a subscriber and returns its samples thinned to its final
     /// interval: the first is kept, then each one at least one interval
-    /// after the previously kept one. `None` if `id` was already closed.
+    /// after the previously kept one (BuildKit's rule). `None` if `id` was
+    /// already closed.
+    ///
+    /// Beyond BuildKit, with a fast start: the fast phase's samples are not
+    /// held to the final interval (which would drop them all and leave a
+    /// 3 s step with its first and final sample only). They fill what the
+    /// thinned list leaves of `max_samples`, evenly spread when not all fit,
+    /// so a short step keeps its shape and the list stays bounded.
     pub fn close(&mut self, id: SubId) -> Option<Vec<Timed<S>>> {
         let sub = self.subs.remove(&id)?;
+        let fast_until = self.policy.fast_start.map(|fast| sub.first.saturating_add(fast.duration));
         let mut kept: Vec<Timed<S>> = Vec::with_capacity(sub.samples.len());
+        let mut fast: Vec<Timed<S>> = Vec::new();
         let mut current = sub.first;
         for (i, timed) in sub.samples.into_iter().enumerate() {
             if i == 0 || timed.at.saturating_sub(current) >= sub.interval {
                 current = timed.at;
                 kept.push(timed);
+            } else if fast_until.is_some_and(|until| timed.at < until) {
+                fast.push(timed);
             }
+        }
+        // The first sample does not count, as in BuildKit's numbers.
+        let max = usize::try_from(self.policy.max_samples).unwrap_or(usize::MAX);
+        let take = max.saturating_sub(kept.len().saturating_sub(1)).min(fast.len());
+        if take > 0 {
+            // `take` of the fast samples, evenly: the first of each of `take`
+            // equal runs (all of them when they fit).
+            let n = fast.len();
+            let bucket = |i: usize| i.saturating_mul(take) / n;
+            let picked = fast.into_iter().enumerate().filter(|(i, _)| *i == 0 || bucket(*i) != bucket(i - 1));
+            kept.extend(picked.map(|(_, timed)| timed));
+            kept.sort_by_key(|timed| timed.at);
         }
         Some(kept)
     }
@@ -250,11 +273,26 @@ mod tests {
         assert_eq!(run(p, ms(1000)).1, [0, 250, 500, 750, 1000].map(ms));
         assert_eq!(run(p, ms(300)).1, [0, 250, 300].map(ms));
         assert_eq!(run(p, ms(100)).1, [0, 100].map(ms));
-        // After the fast phase the BuildKit rules apply; thinning to 2 s drops
-        // the fast samples of a 10 s step.
-        assert_eq!(run(p, secs(10)).1, [0, 4, 6, 8, 10].map(secs));
-        let (_, kept) = run(p, secs(300));
-        assert!(kept.len() <= 12, "{kept:?}");
+        // After the fast phase the BuildKit rules apply (the next read is one
+        // 2 s interval after the last fast one); thinning to the final
+        // interval does not drop the fast samples while they fit.
+        let fast: Vec<Duration> = (0..8).map(|i| ms(250 * i)).collect();
+        let three = [fast.as_slice(), &[secs(3)]].concat();
+        assert_eq!(run(p, secs(3)).1, three, "a 3 s step keeps its fast samples");
+        let ten = [fast.as_slice(), &[4, 6, 8, 10].map(secs)].concat();
+        assert_eq!(run(p, secs(10)).1, ten);
+        // Longer steps: the thinned samples come first, the fast ones fill
+        // what is left of max_samples, evenly.
+        let (_, kept) = run(p, secs(30));
+        let kept_fast: Vec<Duration> = kept.iter().copied().filter(|t| *t < secs(2)).collect();
+        assert_eq!(kept.len(), 12, "first + 10 + final: {kept:?}");
+        assert!(kept_fast.len() >= 2 && kept_fast.len() < 8, "some fast samples, spread: {kept_fast:?}");
+        assert!(kept_fast.windows(2).all(|w| w[1] - w[0] >= ms(250)), "{kept_fast:?}");
+        for len in [60, 300, 3600] {
+            let (_, kept) = run(p, secs(len));
+            assert!(kept.len() <= 12, "{len} s: {kept:?}");
+            assert!(kept.windows(2).all(|w| w[0] < w[1]), "{len} s: in time order: {kept:?}");
+        }
     }
 
     #[test]
