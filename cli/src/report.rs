@@ -8,7 +8,8 @@ pub fn own_usage() -> (Option<f64>, Option<u64>) {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     #[allow(clippy::cast_precision_loss)]
     let cpu = Some(now.tv_sec as f64 + now.tv_nsec as f64 / 1e9);
-    let rss = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+    let rss = stepmon_fdread::read_path("/proc/self/status").ok().and_then(|bytes| {
+        let s = String::from_utf8_lossy(&bytes);
         let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
         let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kb * 1024)
