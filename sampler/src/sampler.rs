@@ -196,11 +196,13 @@ impl<P: Probe> Sampler<P> {
     }
 
     /// The probe, once no read is in flight (blocks the thread until then).
+    #[cfg(target_os = "linux")]
     pub(crate) fn probe_blocking(&self) -> async_lock::MutexGuard<'_, P> {
         self.shared.probe.lock_blocking()
     }
 
     /// The probe, once no read is in flight.
+    #[cfg(target_os = "linux")]
     pub(crate) async fn probe(&self) -> async_lock::MutexGuard<'_, P> {
         self.shared.probe.lock().await
     }
