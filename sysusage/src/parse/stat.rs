@@ -107,35 +107,58 @@ enum Key {
     Aggregate,
     Cpu(u32),
     Intr,
-    Counter(Slot),
+    Counter(Counter),
     Softirq,
     Unknown,
 }
 
-/// Where a single-number line goes in [`StatCounters`].
-type Slot = fn(&mut StatCounters) -> &mut Option<u64>;
+/// The single-number lines, as an index rather than a function pointer so
+/// that storing one is a plain store, not an indirect call.
+#[derive(Clone, Copy)]
+enum Counter {
+    Ctxt,
+    Btime,
+    Processes,
+    ProcsRunning,
+    ProcsBlocked,
+}
+
+impl Counter {
+    /// Where this line's value goes in [`StatCounters`].
+    #[inline(always)]
+    fn slot(self, counters: &mut StatCounters) -> &mut Option<u64> {
+        match self {
+            Counter::Ctxt => &mut counters.ctxt,
+            Counter::Btime => &mut counters.btime,
+            Counter::Processes => &mut counters.processes,
+            Counter::ProcsRunning => &mut counters.procs_running,
+            Counter::ProcsBlocked => &mut counters.procs_blocked,
+        }
+    }
+}
 
 fn classify(key: &[u8]) -> core::result::Result<Key, ErrorKind> {
     Ok(match key {
         b"cpu" => Key::Aggregate,
         b"intr" => Key::Intr,
-        b"ctxt" => Key::Counter(|c| &mut c.ctxt),
-        b"btime" => Key::Counter(|c| &mut c.btime),
-        b"processes" => Key::Counter(|c| &mut c.processes),
-        b"procs_running" => Key::Counter(|c| &mut c.procs_running),
-        b"procs_blocked" => Key::Counter(|c| &mut c.procs_blocked),
+        b"ctxt" => Key::Counter(Counter::Ctxt),
+        b"btime" => Key::Counter(Counter::Btime),
+        b"processes" => Key::Counter(Counter::Processes),
+        b"procs_running" => Key::Counter(Counter::ProcsRunning),
+        b"procs_blocked" => Key::Counter(Counter::ProcsBlocked),
         b"softirq" => Key::Softirq,
         [b'c', b'p', b'u', digits @ ..] if digits.iter().all(u8::is_ascii_digit) => Key::Cpu(parse_u32(digits)?),
         _ => Key::Unknown,
     })
 }
 
-/// What one line holds.
+/// What one line holds (general path only: the fast path writes each
+/// value straight into the output instead of moving this large enum).
 enum Item {
     Aggregate(CpuTimes),
     Cpu(PerCpuTimes),
     Intr(u64),
-    Counter(Slot, u64),
+    Counter(Counter, u64),
     Softirq(Softirqs),
     Unknown,
 }
@@ -177,12 +200,12 @@ fn general_line(line: &Line<'_>) -> Result<Item> {
         Key::Aggregate => Item::Aggregate(CpuTimes::parse_rest(cols, key_end)?),
         // Only the total: the per-IRQ columns are never looked at.
         Key::Intr => Item::Intr(cols.require_u64(key_end)?),
-        Key::Counter(slot) => {
+        Key::Counter(counter) => {
             let value = cols.require_u64(key_end)?;
             if let Some((at, _)) = cols.next_field() {
                 return Err(line.error_at(ErrorKind::TrailingData, at));
             }
-            Item::Counter(slot, value)
+            Item::Counter(counter, value)
         }
         Key::Softirq => Item::Softirq(parse_softirq(cols, key_end)?),
         // Every /proc/stat line, old or new, is a key and at least one
@@ -192,20 +215,36 @@ fn general_line(line: &Line<'_>) -> Result<Item> {
     })
 }
 
-/// The fast path (see `fast`): one line as `show_stat()` (`fs/proc/stat.c`)
-/// prints it — the key, single spaces, plain numbers, `\n` — and the input
-/// after it; `None` for anything else, including lines it does not know.
+/// What a fast-path line was, for the caller's bookkeeping.
+enum Fast {
+    /// A `cpuN` line, already handed to the closure.
+    Cpu,
+    /// Any other line, already stored.
+    Other,
+}
+
+/// The fast path: one line as `show_stat()` (`fs/proc/stat.c`) prints it —
+/// the key, single spaces, plain numbers, `\n` — stored straight into `out`
+/// (a `cpuN` line handed to `each_cpu`), and the input after it; `None` for
+/// anything else, including lines it does not know, which the caller then
+/// re-reads with [`general_line`]. A line it gives up on may have left a
+/// partial value in `out`; the general path then overwrites it (or fails).
 #[inline(always)]
-fn fast_line(input: &[u8]) -> Option<(Item, &[u8])> {
+fn fast_line<'i>(
+    input: &'i [u8],
+    out: &mut KernelStat<'_>,
+    each_cpu: &mut impl FnMut(PerCpuTimes),
+) -> Option<(Fast, &'i [u8])> {
     match input {
         [b'c', b'p', b'u', b' ', ..] => {
             let (times, next) = fast_cpu_columns(input.get(3..)?)?;
-            Some((Item::Aggregate(times), next))
+            out.total = Some(times);
+            Some((Fast::Other, next))
         }
-        [b'c', b'p', b'u', rest @ ..] => {
-            let (cpu, rest) = leading_u64(rest)?;
-            let (times, next) = fast_cpu_columns(rest)?;
-            Some((Item::Cpu(PerCpuTimes { cpu: u32::try_from(cpu).ok()?, times }), next))
+        [b'c', b'p', b'u', ..] => {
+            let (cpu, next) = fast_cpu_line(input)?;
+            each_cpu(cpu);
+            Some((Fast::Cpu, next))
         }
         [b'i', b'n', b't', b'r', rest @ ..] => {
             let (total, rest) = spaced_u64(rest)?;
@@ -215,17 +254,18 @@ fn fast_line(input: &[u8]) -> Option<(Item, &[u8])> {
                 [b' ', ..] => split_line(rest).1,
                 _ => line_end(rest)?,
             };
-            Some((Item::Intr(total), next))
+            out.counters.intr_total = Some(total);
+            Some((Fast::Other, next))
         }
-        [b'c', b't', b'x', b't', rest @ ..] => fast_counter(rest, |c| &mut c.ctxt),
-        [b'b', b't', b'i', b'm', b'e', rest @ ..] => fast_counter(rest, |c| &mut c.btime),
+        [b'c', b't', b'x', b't', rest @ ..] => fast_counter(rest, &mut out.counters.ctxt),
+        [b'b', b't', b'i', b'm', b'e', rest @ ..] => fast_counter(rest, &mut out.counters.btime),
         [b'p', b'r', b'o', b'c', rest @ ..] => match rest {
-            [b'e', b's', b's', b'e', b's', rest @ ..] => fast_counter(rest, |c| &mut c.processes),
+            [b'e', b's', b's', b'e', b's', rest @ ..] => fast_counter(rest, &mut out.counters.processes),
             [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', rest @ ..] => {
-                fast_counter(rest, |c| &mut c.procs_running)
+                fast_counter(rest, &mut out.counters.procs_running)
             }
             [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', rest @ ..] => {
-                fast_counter(rest, |c| &mut c.procs_blocked)
+                fast_counter(rest, &mut out.counters.procs_blocked)
             }
             _ => None,
         },
@@ -240,17 +280,30 @@ fn fast_line(input: &[u8]) -> Option<(Item, &[u8])> {
                 *slot = Some(value);
                 rest = after;
             }
-            Some((Item::Softirq(softirqs(total, types)), line_end(rest)?))
+            let next = line_end(rest)?;
+            out.softirq = Some(softirqs(total, types));
+            Some((Fast::Other, next))
         }
         _ => None,
     }
 }
 
-/// ` N\n` after a counter's key.
+/// A whole `cpuN` line on the fast path.
 #[inline(always)]
-fn fast_counter(rest: &[u8], slot: Slot) -> Option<(Item, &[u8])> {
+fn fast_cpu_line(input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
+    let [b'c', b'p', b'u', rest @ ..] = input else { return None };
+    let (cpu, rest) = leading_u64(rest)?;
+    let (times, next) = fast_cpu_columns(rest)?;
+    Some((PerCpuTimes { cpu: u32::try_from(cpu).ok()?, times }, next))
+}
+
+/// ` N\n` after a counter's key, stored into `slot`.
+#[inline(always)]
+fn fast_counter<'i>(rest: &'i [u8], slot: &mut Option<u64>) -> Option<(Fast, &'i [u8])> {
     let (value, rest) = spaced_u64(rest)?;
-    Some((Item::Counter(slot, value), line_end(rest)?))
+    let next = line_end(rest)?;
+    *slot = Some(value);
+    Some((Fast::Other, next))
 }
 
 /// The columns after `cpu`/`cpuN`: 4 to 10 spaced numbers, then the line end.
@@ -277,15 +330,22 @@ fn fast_cpu_columns(rest: &[u8]) -> Option<(CpuTimes, &[u8])> {
     Some((CpuTimes { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice, columns }, next))
 }
 
-/// One line of `input` (which starts at byte `start` of the file, on line
-/// `number`): what it holds, and the input after it.
-#[inline(always)]
-fn next_item(input: &[u8], number: usize, start: usize) -> Result<(Item, &[u8])> {
-    if let Some(fast) = fast_line(input) {
-        return Ok(fast);
+/// The next `cpuN` line of `input` and the input after it, skipping other
+/// lines; for re-reading lines [`KernelStat::parse`] already validated.
+#[inline]
+fn next_cpu(mut input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
+    while !input.is_empty() {
+        if let Some(fast) = fast_cpu_line(input) {
+            return Some(fast);
+        }
+        let (bytes, next) = split_line(input);
+        // Validated: positions are not needed, and an error cannot happen.
+        if let Item::Cpu(cpu) = general_line(&Line { bytes, number: 0, start: 0 }).ok()? {
+            return Some((cpu, next));
+        }
+        input = next;
     }
-    let (bytes, next) = split_line(input);
-    Ok((general_line(&Line { bytes, number, start })?, next))
+    None
 }
 
 impl<'a> KernelStat<'a> {
@@ -328,28 +388,25 @@ impl<'a> KernelStat<'a> {
             cpu_section: &[],
             cpu_count: 0,
         };
-        let mut section: Option<(usize, usize)> = None;
+        // The first and last `cpuN` line as (start, input after the line).
+        let mut section: Option<(usize, &'a [u8])> = None;
         let (mut rest, mut number) = (input, 0usize);
         while !rest.is_empty() {
             number = number.saturating_add(1);
-            let start = input.len().saturating_sub(rest.len());
-            let (item, next) = next_item(rest, number, start)?;
-            match item {
-                Item::Cpu(cpu) => {
-                    each_cpu(cpu);
-                    out.cpu_count = out.cpu_count.saturating_add(1);
-                    let end = start.saturating_add(line_len(rest, rest.len().saturating_sub(next.len())));
-                    section = Some((section.map_or(start, |(first, _)| first), end));
-                }
-                Item::Aggregate(times) => out.total = Some(times),
-                Item::Intr(total) => out.counters.intr_total = Some(total),
-                Item::Counter(slot, value) => *slot(&mut out.counters) = Some(value),
-                Item::Softirq(softirq) => out.softirq = Some(softirq),
-                Item::Unknown => {}
+            let (kind, next) = match fast_line(rest, &mut out, &mut each_cpu) {
+                Some(fast) => fast,
+                None => general(rest, &mut out, &mut each_cpu, number, input.len().saturating_sub(rest.len()))?,
+            };
+            if let Fast::Cpu = kind {
+                out.cpu_count = out.cpu_count.saturating_add(1);
+                let start = input.len().saturating_sub(rest.len());
+                section = Some((section.map_or(start, |(first, _)| first), next));
             }
             rest = next;
         }
-        if let Some((start, end)) = section {
+        if let Some((start, after_last)) = section {
+            let consumed = input.len().saturating_sub(after_last.len());
+            let end = line_len(input, consumed);
             out.cpu_section = input.get(start..end).unwrap_or_default();
         }
         Ok(out)
@@ -375,6 +432,31 @@ impl<'a> KernelStat<'a> {
     }
 }
 
+/// The general path for the line at the start of `input` (line `number`,
+/// byte `start` of the file), stored like the fast path stores.
+#[inline(never)]
+fn general<'i>(
+    input: &'i [u8],
+    out: &mut KernelStat<'_>,
+    each_cpu: &mut impl FnMut(PerCpuTimes),
+    number: usize,
+    start: usize,
+) -> Result<(Fast, &'i [u8])> {
+    let (bytes, next) = split_line(input);
+    match general_line(&Line { bytes, number, start })? {
+        Item::Cpu(cpu) => {
+            each_cpu(cpu);
+            return Ok((Fast::Cpu, next));
+        }
+        Item::Aggregate(times) => out.total = Some(times),
+        Item::Intr(total) => out.counters.intr_total = Some(total),
+        Item::Counter(counter, value) => *counter.slot(&mut out.counters) = Some(value),
+        Item::Softirq(softirq) => out.softirq = Some(softirq),
+        Item::Unknown => {}
+    }
+    Ok((Fast::Other, next))
+}
+
 /// Iterator over the per-CPU lines of a [`KernelStat`], borrowing its input, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
 /// The lines were validated by [`KernelStat::parse`], so it yields exactly
@@ -390,16 +472,12 @@ impl Iterator for PerCpu<'_> {
     type Item = PerCpuTimes;
 
     fn next(&mut self) -> Option<PerCpuTimes> {
-        while !self.rest.is_empty() {
-            // Validated by `KernelStat::parse`: positions are not needed.
-            let Ok((item, next)) = next_item(self.rest, 0, 0) else { break };
+        // Lines between the first and last cpuN line that are not cpuN
+        // lines (never printed by the kernel) are skipped by `next_cpu`.
+        if let Some((cpu, next)) = next_cpu(self.rest) {
             self.rest = next;
-            // Lines between the first and last cpuN line that are not cpuN
-            // lines (never printed by the kernel) are skipped.
-            if let Item::Cpu(cpu) = item {
-                self.remaining = self.remaining.saturating_sub(1);
-                return Some(cpu);
-            }
+            self.remaining = self.remaining.saturating_sub(1);
+            return Some(cpu);
         }
         // The end, or the impossible error: stop for good.
         self.rest = &[];
@@ -495,7 +573,7 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
                 Item::Cpu(c) => cpus.push(c),
                 Item::Aggregate(t) => out.total = Some(t),
                 Item::Intr(t) => out.counters.intr_total = Some(t),
-                Item::Counter(slot, v) => *slot(&mut out.counters) = Some(v),
+                Item::Counter(c, v) => *c.slot(&mut out.counters) = Some(v),
                 Item::Softirq(s) => out.softirq = Some(s),
                 Item::Unknown => {}
             }
