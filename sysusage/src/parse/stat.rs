@@ -7,7 +7,7 @@ use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::columns::Columns;
 use super::cpu::{CpuTimes, PerCpuTimes};
-use stepmon_cgroupfs_parse::scan::{leading_u64, line_end, line_len, spaced_u64};
+use stepmon_cgroupfs_parse::scan::{SAFE_DIGITS, line_len};
 
 /// The single-number lines of `/proc/stat`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
@@ -223,111 +223,155 @@ enum Fast {
     Other,
 }
 
-/// The fast path: one line as `show_stat()` (`fs/proc/stat.c`) prints it —
-/// the key, single spaces, plain numbers, `\n` — stored straight into `out`
-/// (a `cpuN` line handed to `each_cpu`), and the input after it; `None` for
-/// anything else, including lines it does not know, which the caller then
-/// re-reads with [`general_line`]. A line it gives up on may have left a
-/// partial value in `out`; the general path then overwrites it (or fails).
+/// The fast path: the line starting at byte `at` of `input`, as
+/// `show_stat()` (`fs/proc/stat.c`) prints it — the key, single spaces,
+/// plain numbers, `\n` — stored straight into `out` (a `cpuN` line handed to
+/// `each_cpu`), and the index of the next line; `None` for anything else,
+/// including lines it does not know, which the caller then re-reads with
+/// [`general_line`]. A line it gives up on may have left a partial value in
+/// `out`; the general path then overwrites it (or fails).
 #[inline(always)]
-fn fast_line<'i>(
-    input: &'i [u8],
+fn fast_line(
+    input: &[u8],
+    at: usize,
     out: &mut KernelStat<'_>,
     each_cpu: &mut impl FnMut(PerCpuTimes),
-) -> Option<(Fast, &'i [u8])> {
-    match input {
-        [b'c', b'p', b'u', b' ', ..] => {
-            let (times, next) = fast_cpu_columns(input.get(3..)?)?;
+) -> Option<(Fast, usize)> {
+    match input.get(at..)? {
+        // `"cpu  "`: two spaces after the aggregate's key.
+        [b'c', b'p', b'u', b' ', b' ', ..] => {
+            let (times, next) = fast_cpu_columns(input, at.wrapping_add(5))?;
             out.total = Some(times);
             Some((Fast::Other, next))
         }
         [b'c', b'p', b'u', ..] => {
-            let (cpu, next) = fast_cpu_line(input)?;
+            let (cpu, next) = fast_cpu_line(input, at)?;
             each_cpu(cpu);
             Some((Fast::Cpu, next))
         }
-        [b'i', b'n', b't', b'r', rest @ ..] => {
-            let (total, rest) = spaced_u64(rest)?;
+        [b'i', b'n', b't', b'r', b' ', ..] => {
+            let (total, after) = digits(input, at.wrapping_add(5))?;
             // The per-IRQ columns (thousands of bytes on big machines) are
             // skipped with memchr, never tokenized.
-            let next = match rest {
-                [b' ', ..] => split_line(rest).1,
-                _ => line_end(rest)?,
+            let next = match input.get(after) {
+                Some(b' ') => input.len().saturating_sub(split_line(input.get(after..)?).1.len()),
+                Some(b'\n') => after.wrapping_add(1),
+                None => after,
+                Some(_) => return None,
             };
             out.counters.intr_total = Some(total);
             Some((Fast::Other, next))
         }
-        [b'c', b't', b'x', b't', rest @ ..] => fast_counter(rest, &mut out.counters.ctxt),
-        [b'b', b't', b'i', b'm', b'e', rest @ ..] => fast_counter(rest, &mut out.counters.btime),
+        [b'c', b't', b'x', b't', b' ', ..] => fast_counter(input, at.wrapping_add(5), &mut out.counters.ctxt),
+        [b'b', b't', b'i', b'm', b'e', b' ', ..] => fast_counter(input, at.wrapping_add(6), &mut out.counters.btime),
         [b'p', b'r', b'o', b'c', rest @ ..] => match rest {
-            [b'e', b's', b's', b'e', b's', rest @ ..] => fast_counter(rest, &mut out.counters.processes),
-            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', rest @ ..] => {
-                fast_counter(rest, &mut out.counters.procs_running)
+            [b'e', b's', b's', b'e', b's', b' ', ..] => {
+                fast_counter(input, at.wrapping_add(10), &mut out.counters.processes)
             }
-            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', rest @ ..] => {
-                fast_counter(rest, &mut out.counters.procs_blocked)
+            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', b' ', ..] => {
+                fast_counter(input, at.wrapping_add(14), &mut out.counters.procs_running)
+            }
+            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', b' ', ..] => {
+                fast_counter(input, at.wrapping_add(14), &mut out.counters.procs_blocked)
             }
             _ => None,
         },
-        [b's', b'o', b'f', b't', b'i', b'r', b'q', rest @ ..] => {
-            let (total, mut rest) = spaced_u64(rest)?;
-            let mut types = [None; 10];
-            for slot in &mut types {
-                if line_end(rest).is_some() {
-                    break;
-                }
-                let (value, after) = spaced_u64(rest)?;
-                *slot = Some(value);
-                rest = after;
+        [b's', b'o', b'f', b't', b'i', b'r', b'q', b' ', ..] => {
+            let (values, count, next) = row::<11>(input, at.wrapping_add(8))?;
+            let [total, types @ ..] = values;
+            let mut present = [None; 10];
+            for (index, (slot, value)) in present.iter_mut().zip(types).enumerate() {
+                *slot = (index < count.wrapping_sub(1)).then_some(value);
             }
-            let next = line_end(rest)?;
-            out.softirq = Some(softirqs(total, types));
+            out.softirq = Some(softirqs(total, present));
             Some((Fast::Other, next))
         }
         _ => None,
     }
 }
 
-/// A whole `cpuN` line on the fast path.
+/// The 1–19 digit number at `input[at]` and the index after it (see
+/// [`leading_u64`](stepmon_cgroupfs_parse::scan::leading_u64) for why 20 digits are left to the general path).
 #[inline(always)]
-fn fast_cpu_line(input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
-    let [b'c', b'p', b'u', rest @ ..] = input else { return None };
-    let (cpu, rest) = leading_u64(rest)?;
-    let (times, next) = fast_cpu_columns(rest)?;
-    Some((PerCpuTimes { cpu: u32::try_from(cpu).ok()?, times }, next))
+fn digits(input: &[u8], mut at: usize) -> Option<(u64, usize)> {
+    let begin = at;
+    let mut value: u64 = 0;
+    while let Some(&b) = input.get(at) {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+        at = at.wrapping_add(1);
+    }
+    (at.wrapping_sub(begin).wrapping_sub(1) < SAFE_DIGITS).then_some((value, at))
+}
+
+/// Up to `N` numbers separated by single spaces from `input[at]` to the end
+/// of the line: the values (zero past the count), how many there were (at
+/// least one), and the index of the next line. `None` for anything else:
+/// more than `N` numbers, a second space, a tab, a trailing blank, a sign.
+#[inline(always)]
+fn row<const N: usize>(input: &[u8], mut at: usize) -> Option<([u64; N], usize, usize)> {
+    let mut values = [0; N];
+    let mut count: usize = 0;
+    for slot in &mut values {
+        let (value, after) = digits(input, at)?;
+        *slot = value;
+        count = count.wrapping_add(1);
+        match input.get(after) {
+            Some(b' ') => at = after.wrapping_add(1),
+            Some(b'\n') => return Some((values, count, after.wrapping_add(1))),
+            None => return Some((values, count, after)),
+            Some(_) => return None,
+        }
+    }
+    None
+}
+
+/// A whole `cpuN` line at `input[at]` on the fast path.
+#[inline(always)]
+fn fast_cpu_line(input: &[u8], at: usize) -> Option<(PerCpuTimes, usize)> {
+    let [b'c', b'p', b'u', ..] = input.get(at..)? else { return None };
+    let (cpu, after) = digits(input, at.wrapping_add(3))?;
+    let (Some(b' '), Ok(cpu)) = (input.get(after), u32::try_from(cpu)) else { return None };
+    let (times, next) = fast_cpu_columns(input, after.wrapping_add(1))?;
+    Some((PerCpuTimes { cpu, times }, next))
 }
 
 /// ` N\n` after a counter's key, stored into `slot`.
 #[inline(always)]
-fn fast_counter<'i>(rest: &'i [u8], slot: &mut Option<u64>) -> Option<(Fast, &'i [u8])> {
-    let (value, rest) = spaced_u64(rest)?;
-    let next = line_end(rest)?;
+fn fast_counter(input: &[u8], at: usize, slot: &mut Option<u64>) -> Option<(Fast, usize)> {
+    let ([value], _, next) = row::<1>(input, at)?;
     *slot = Some(value);
     Some((Fast::Other, next))
 }
 
-/// The columns after `cpu`/`cpuN`: 4 to 10 spaced numbers, then the line end.
-/// More columns (vendor kernels) go to the general path, which counts them.
+/// The columns after `cpu`/`cpuN` and its spaces: 4 to 10 numbers, then the
+/// line end. More columns (vendor kernels) go to the general path, which
+/// counts them.
 #[inline(always)]
-fn fast_cpu_columns(rest: &[u8]) -> Option<(CpuTimes, &[u8])> {
-    let (user, rest) = spaced_u64(rest)?;
-    let (nice, rest) = spaced_u64(rest)?;
-    let (system, rest) = spaced_u64(rest)?;
-    let (idle, mut rest) = spaced_u64(rest)?;
-    let mut later = [None; 6];
-    let mut columns: usize = 4;
-    for slot in &mut later {
-        if line_end(rest).is_some() {
-            break;
-        }
-        let (value, after) = spaced_u64(rest)?;
-        *slot = Some(value);
-        columns = columns.saturating_add(1);
-        rest = after;
+fn fast_cpu_columns(input: &[u8], at: usize) -> Option<(CpuTimes, usize)> {
+    let (values, columns, next) = row::<10>(input, at)?;
+    if columns < 4 {
+        return None;
     }
-    let next = line_end(rest)?;
-    let [iowait, irq, softirq, steal, guest, guest_nice] = later;
-    Some((CpuTimes { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice, columns }, next))
+    let [user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice] = values;
+    let later = |index: usize, value: u64| (columns > index).then_some(value);
+    let times = CpuTimes {
+        user,
+        nice,
+        system,
+        idle,
+        iowait: later(4, iowait),
+        irq: later(5, irq),
+        softirq: later(6, softirq),
+        steal: later(7, steal),
+        guest: later(8, guest),
+        guest_nice: later(9, guest_nice),
+        columns,
+    };
+    Some((times, next))
 }
 
 /// The next `cpuN` line of `input` and the input after it, skipping other
@@ -335,8 +379,8 @@ fn fast_cpu_columns(rest: &[u8]) -> Option<(CpuTimes, &[u8])> {
 #[inline]
 fn next_cpu(mut input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
     while !input.is_empty() {
-        if let Some(fast) = fast_cpu_line(input) {
-            return Some(fast);
+        if let Some((cpu, next)) = fast_cpu_line(input, 0) {
+            return Some((cpu, input.get(next..).unwrap_or_default()));
         }
         let (bytes, next) = split_line(input);
         // Validated: positions are not needed, and an error cannot happen.
@@ -378,38 +422,50 @@ impl<'a> KernelStat<'a> {
     /// ```
     #[inline]
     pub fn parse_with(input: &'a [u8], mut each_cpu: impl FnMut(PerCpuTimes)) -> Result<Self> {
-        if input.is_empty() {
-            return Err(ParseError::new(ErrorKind::Empty, 1, 0));
-        }
-        let mut out = KernelStat {
+        // Filled in place inside the `Result` that is returned: a
+        // `KernelStat` is over 400 bytes, and building it in a local and then
+        // wrapping it in `Ok` cost a `memcpy` (a tenth of the parse time).
+        let mut result = Ok(KernelStat {
             total: None,
             counters: StatCounters::default(),
             softirq: None,
             cpu_section: &[],
             cpu_count: 0,
-        };
-        // The first and last `cpuN` line as (start, input after the line).
-        let mut section: Option<(usize, &'a [u8])> = None;
-        let (mut rest, mut number) = (input, 0usize);
-        while !rest.is_empty() {
+        });
+        if let Ok(out) = &mut result
+            && let Err(error) = out.fill(input, &mut each_cpu)
+        {
+            result = Err(error);
+        }
+        result
+    }
+
+    /// The body of [`parse_with`](Self::parse_with), storing into `self`.
+    #[inline(always)]
+    fn fill(&mut self, input: &'a [u8], each_cpu: &mut impl FnMut(PerCpuTimes)) -> Result<()> {
+        if input.is_empty() {
+            return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+        }
+        // The first `cpuN` line's start and the end of the last one.
+        let mut section: Option<(usize, usize)> = None;
+        let (mut at, mut number) = (0usize, 0usize);
+        while at < input.len() {
             number = number.saturating_add(1);
-            let (kind, next) = match fast_line(rest, &mut out, &mut each_cpu) {
+            let (kind, next) = match fast_line(input, at, self, each_cpu) {
                 Some(fast) => fast,
-                None => general(rest, &mut out, &mut each_cpu, number, input.len().saturating_sub(rest.len()))?,
+                None => general(input, at, self, each_cpu, number)?,
             };
             if let Fast::Cpu = kind {
-                out.cpu_count = out.cpu_count.saturating_add(1);
-                let start = input.len().saturating_sub(rest.len());
-                section = Some((section.map_or(start, |(first, _)| first), next));
+                self.cpu_count = self.cpu_count.saturating_add(1);
+                section = Some((section.map_or(at, |(first, _)| first), next));
             }
-            rest = next;
+            at = next;
         }
         if let Some((start, after_last)) = section {
-            let consumed = input.len().saturating_sub(after_last.len());
-            let end = line_len(input, consumed);
-            out.cpu_section = input.get(start..end).unwrap_or_default();
+            let end = line_len(input, after_last);
+            self.cpu_section = input.get(start..end).unwrap_or_default();
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Number of `cpuN` lines (online CPUs), which is not the highest CPU
@@ -432,18 +488,19 @@ impl<'a> KernelStat<'a> {
     }
 }
 
-/// The general path for the line at the start of `input` (line `number`,
-/// byte `start` of the file), stored like the fast path stores.
+/// The general path for the line at byte `at` of `input` (line `number`),
+/// stored like the fast path stores; returns the index of the next line.
 #[inline(never)]
-fn general<'i>(
-    input: &'i [u8],
+fn general(
+    input: &[u8],
+    at: usize,
     out: &mut KernelStat<'_>,
     each_cpu: &mut impl FnMut(PerCpuTimes),
     number: usize,
-    start: usize,
-) -> Result<(Fast, &'i [u8])> {
-    let (bytes, next) = split_line(input);
-    match general_line(&Line { bytes, number, start })? {
+) -> Result<(Fast, usize)> {
+    let (bytes, rest) = split_line(input.get(at..).unwrap_or_default());
+    let next = input.len().saturating_sub(rest.len());
+    match general_line(&Line { bytes, number, start: at })? {
         Item::Cpu(cpu) => {
             each_cpu(cpu);
             return Ok((Fast::Cpu, next));
