@@ -422,22 +422,15 @@ impl<'a> KernelStat<'a> {
     /// ```
     #[inline]
     pub fn parse_with(input: &'a [u8], mut each_cpu: impl FnMut(PerCpuTimes)) -> Result<Self> {
-        // Filled in place inside the `Result` that is returned: a
-        // `KernelStat` is over 400 bytes, and building it in a local and then
-        // wrapping it in `Ok` cost a `memcpy` (a tenth of the parse time).
-        let mut result = Ok(KernelStat {
+        let mut out = KernelStat {
             total: None,
             counters: StatCounters::default(),
             softirq: None,
             cpu_section: &[],
             cpu_count: 0,
-        });
-        if let Ok(out) = &mut result
-            && let Err(error) = out.fill(input, &mut each_cpu)
-        {
-            result = Err(error);
-        }
-        result
+        };
+        out.fill(input, &mut each_cpu)?;
+        Ok(out)
     }
 
     /// The body of [`parse_with`](Self::parse_with), storing into `self`.
@@ -453,7 +446,10 @@ impl<'a> KernelStat<'a> {
             number = number.saturating_add(1);
             let (kind, next) = match fast_line(input, at, self, each_cpu) {
                 Some(fast) => fast,
-                None => general(input, at, self, each_cpu, number)?,
+                None => {
+                    let (item, next) = general(input, at, number)?;
+                    (store(item, self, each_cpu), next)
+                }
             };
             if let Fast::Cpu = kind {
                 self.cpu_count = self.cpu_count.saturating_add(1);
@@ -488,22 +484,26 @@ impl<'a> KernelStat<'a> {
     }
 }
 
-/// The general path for the line at byte `at` of `input` (line `number`),
-/// stored like the fast path stores; returns the index of the next line.
+/// The general path for the line at byte `at` of `input` (line `number`):
+/// what it holds, and the index of the next line. It returns the line
+/// rather than storing it so that `out` stays private to the inlined fast
+/// loop, where the compiler can keep its fields apart (a `&mut` to it
+/// passed to an outlined call made it copy the whole struct with `memcpy`).
 #[inline(never)]
-fn general(
-    input: &[u8],
-    at: usize,
-    out: &mut KernelStat<'_>,
-    each_cpu: &mut impl FnMut(PerCpuTimes),
-    number: usize,
-) -> Result<(Fast, usize)> {
+#[cold]
+fn general(input: &[u8], at: usize, number: usize) -> Result<(Item, usize)> {
     let (bytes, rest) = split_line(input.get(at..).unwrap_or_default());
     let next = input.len().saturating_sub(rest.len());
-    match general_line(&Line { bytes, number, start: at })? {
+    Ok((general_line(&Line { bytes, number, start: at })?, next))
+}
+
+/// Stores what [`general`] read, as the fast path would have.
+#[inline(always)]
+fn store(item: Item, out: &mut KernelStat<'_>, each_cpu: &mut impl FnMut(PerCpuTimes)) -> Fast {
+    match item {
         Item::Cpu(cpu) => {
             each_cpu(cpu);
-            return Ok((Fast::Cpu, next));
+            return Fast::Cpu;
         }
         Item::Aggregate(times) => out.total = Some(times),
         Item::Intr(total) => out.counters.intr_total = Some(total),
@@ -511,7 +511,7 @@ fn general(
         Item::Softirq(softirq) => out.softirq = Some(softirq),
         Item::Unknown => {}
     }
-    Ok((Fast::Other, next))
+    Fast::Other
 }
 
 /// Iterator over the per-CPU lines of a [`KernelStat`], borrowing its input, spec:
