@@ -250,10 +250,10 @@ fn fast_line(
             Some((Fast::Cpu, next))
         }
         [b'i', b'n', b't', b'r', b' ', ..] => {
-            let (total, after) = digits(input, at.wrapping_add(5))?;
+            let (total, after, end) = digits(input, at.wrapping_add(5))?;
             // The per-IRQ columns (thousands of bytes on big machines) are
             // skipped with memchr, never tokenized.
-            let next = match input.get(after) {
+            let next = match end {
                 Some(b' ') => input.len().saturating_sub(split_line(input.get(after..)?).1.len()),
                 Some(b'\n') => after.wrapping_add(1),
                 None => after,
@@ -290,10 +290,38 @@ fn fast_line(
     }
 }
 
-/// The 1–19 digit number at `input[at]` and the index after it (see
-/// [`leading_u64`](stepmon_cgroupfs_parse::scan::leading_u64) for why 20 digits are left to the general path).
+/// Bytes a number and the byte after it can span: 19 digits, then one
+/// more that must not be a digit (see [`leading_u64`]).
+const WINDOW: usize = SAFE_DIGITS + 1;
+
+/// The 1–19 digit number at `input[at]`, the index after it and the byte
+/// there (`None` at the end of the input); `None` if there is no digit or
+/// 20 or more (see [`leading_u64`] for why those are left to the general
+/// path).
+///
+/// Away from the end of the input the digits are read from a fixed
+/// [`WINDOW`]-byte array, which needs no bounds check per byte and hands
+/// over the byte that ended the number without reading it again.
+///
+/// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
 #[inline(always)]
-fn digits(input: &[u8], mut at: usize) -> Option<(u64, usize)> {
+fn digits(input: &[u8], at: usize) -> Option<(u64, usize, Option<u8>)> {
+    let window = input.get(at..at.wrapping_add(WINDOW)).and_then(|w| <&[u8; WINDOW]>::try_from(w).ok());
+    let Some(window) = window else { return digits_near_end(input, at) };
+    let mut value: u64 = 0;
+    for (len, &b) in window.iter().enumerate() {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, at.wrapping_add(len), Some(b)));
+        }
+        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+    }
+    None
+}
+
+/// [`digits`] within the last [`WINDOW`] bytes of the input.
+#[inline(always)]
+fn digits_near_end(input: &[u8], mut at: usize) -> Option<(u64, usize, Option<u8>)> {
     let begin = at;
     let mut value: u64 = 0;
     while let Some(&b) = input.get(at) {
@@ -304,7 +332,7 @@ fn digits(input: &[u8], mut at: usize) -> Option<(u64, usize)> {
         value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
         at = at.wrapping_add(1);
     }
-    (at.wrapping_sub(begin).wrapping_sub(1) < SAFE_DIGITS).then_some((value, at))
+    (at.wrapping_sub(begin).wrapping_sub(1) < SAFE_DIGITS).then_some((value, at, input.get(at).copied()))
 }
 
 /// Up to `N` numbers separated by single spaces from `input[at]` to the end
@@ -316,10 +344,10 @@ fn row<const N: usize>(input: &[u8], mut at: usize) -> Option<([u64; N], usize, 
     let mut values = [0; N];
     let mut count: usize = 0;
     for slot in &mut values {
-        let (value, after) = digits(input, at)?;
+        let (value, after, end) = digits(input, at)?;
         *slot = value;
         count = count.wrapping_add(1);
-        match input.get(after) {
+        match end {
             Some(b' ') => at = after.wrapping_add(1),
             Some(b'\n') => return Some((values, count, after.wrapping_add(1))),
             None => return Some((values, count, after)),
@@ -333,8 +361,8 @@ fn row<const N: usize>(input: &[u8], mut at: usize) -> Option<([u64; N], usize, 
 #[inline(always)]
 fn fast_cpu_line(input: &[u8], at: usize) -> Option<(PerCpuTimes, usize)> {
     let [b'c', b'p', b'u', ..] = input.get(at..)? else { return None };
-    let (cpu, after) = digits(input, at.wrapping_add(3))?;
-    let (Some(b' '), Ok(cpu)) = (input.get(after), u32::try_from(cpu)) else { return None };
+    let (cpu, after, end) = digits(input, at.wrapping_add(3))?;
+    let (Some(b' '), Ok(cpu)) = (end, u32::try_from(cpu)) else { return None };
     let (times, next) = fast_cpu_columns(input, after.wrapping_add(1))?;
     Some((PerCpuTimes { cpu, times }, next))
 }
