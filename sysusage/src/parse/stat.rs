@@ -535,7 +535,13 @@ fn store(item: Item, out: &mut KernelStat<'_>, each_cpu: &mut impl FnMut(PerCpuT
         }
         Item::Aggregate(times) => out.total = Some(times),
         Item::Intr(total) => out.counters.intr_total = Some(total),
-        Item::Counter(counter, value) => *counter.slot(&mut out.counters) = Some(value),
+        // One store per field, not one through a pointer picked at run
+        // time, which would keep the compiler from splitting `out` up.
+        Item::Counter(Counter::Ctxt, value) => out.counters.ctxt = Some(value),
+        Item::Counter(Counter::Btime, value) => out.counters.btime = Some(value),
+        Item::Counter(Counter::Processes, value) => out.counters.processes = Some(value),
+        Item::Counter(Counter::ProcsRunning, value) => out.counters.procs_running = Some(value),
+        Item::Counter(Counter::ProcsBlocked, value) => out.counters.procs_blocked = Some(value),
         Item::Softirq(softirq) => out.softirq = Some(softirq),
         Item::Unknown => {}
     }
