@@ -310,11 +310,12 @@ fn digits(input: &[u8], at: usize) -> Option<(u64, usize, Option<u8>)> {
     let Some(window) = window else { return digits_near_end(input, at) };
     let mut value: u64 = 0;
     for (len, &b) in window.iter().enumerate() {
-        let digit = b.wrapping_sub(b'0');
+        // Widened first: one 64-bit subtract and compare, no re-extension.
+        let digit = u64::from(b).wrapping_sub(u64::from(b'0'));
         if digit > 9 {
             return (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, at.wrapping_add(len), Some(b)));
         }
-        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+        value = value.wrapping_mul(10).wrapping_add(digit);
     }
     None
 }
@@ -471,7 +472,8 @@ impl<'a> KernelStat<'a> {
         let mut section: Option<(usize, usize)> = None;
         let (mut at, mut number) = (0usize, 0usize);
         while at < input.len() {
-            number = number.saturating_add(1);
+            // Cannot wrap: there are fewer lines than bytes.
+            number = number.wrapping_add(1);
             let (kind, next) = match fast_line(input, at, self, each_cpu) {
                 Some(fast) => fast,
                 None => {
