@@ -306,8 +306,9 @@ const WINDOW: usize = SAFE_DIGITS + 1;
 /// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
 #[inline(always)]
 fn digits(input: &[u8], at: usize) -> Option<(u64, usize, Option<u8>)> {
-    let window = input.get(at..at.wrapping_add(WINDOW)).and_then(|w| <&[u8; WINDOW]>::try_from(w).ok());
-    let Some(window) = window else { return digits_near_end(input, at) };
+    let Some(window) = input.get(at..).and_then(<[u8]>::first_chunk::<WINDOW>) else {
+        return digits_near_end(input, at);
+    };
     let mut value: u64 = 0;
     for (len, &b) in window.iter().enumerate() {
         // Widened first: one 64-bit subtract and compare, no re-extension.
@@ -326,11 +327,11 @@ fn digits_near_end(input: &[u8], mut at: usize) -> Option<(u64, usize, Option<u8
     let begin = at;
     let mut value: u64 = 0;
     while let Some(&b) = input.get(at) {
-        let digit = b.wrapping_sub(b'0');
+        let digit = u64::from(b).wrapping_sub(u64::from(b'0'));
         if digit > 9 {
             break;
         }
-        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+        value = value.wrapping_mul(10).wrapping_add(digit);
         at = at.wrapping_add(1);
     }
     (at.wrapping_sub(begin).wrapping_sub(1) < SAFE_DIGITS).then_some((value, at, input.get(at).copied()))
