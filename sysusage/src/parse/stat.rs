@@ -223,61 +223,57 @@ enum Fast {
     Other,
 }
 
-/// The fast path: the line starting at byte `at` of `input`, as
-/// `show_stat()` (`fs/proc/stat.c`) prints it — the key, single spaces,
-/// plain numbers, `\n` — stored straight into `out` (a `cpuN` line handed to
-/// `each_cpu`), and the index of the next line; `None` for anything else,
-/// including lines it does not know, which the caller then re-reads with
-/// [`general_line`]. A line it gives up on may have left a partial value in
-/// `out`; the general path then overwrites it (or fails).
+/// The fast path: the line at the start of `input`, as `show_stat()`
+/// (`fs/proc/stat.c`) prints it — the key, single spaces, plain numbers,
+/// `\n` — stored straight into `out` (a `cpuN` line handed to `each_cpu`),
+/// and the input after it; `None` for anything else, including lines it
+/// does not know, which the caller then re-reads with [`general_line`]. A
+/// line it gives up on may have left a partial value in `out`; the general
+/// path then overwrites it (or fails).
 #[inline(always)]
-fn fast_line(
-    input: &[u8],
-    at: usize,
+fn fast_line<'i>(
+    input: &'i [u8],
     out: &mut KernelStat<'_>,
     each_cpu: &mut impl FnMut(PerCpuTimes),
-) -> Option<(Fast, usize)> {
-    match input.get(at..)? {
+) -> Option<(Fast, &'i [u8])> {
+    match input {
         // `"cpu  "`: two spaces after the aggregate's key.
-        [b'c', b'p', b'u', b' ', b' ', ..] => {
-            let (times, next) = fast_cpu_columns(input, at.wrapping_add(5))?;
+        [b'c', b'p', b'u', b' ', b' ', rest @ ..] => {
+            let (times, next) = fast_cpu_columns(rest)?;
             out.total = Some(times);
             Some((Fast::Other, next))
         }
         [b'c', b'p', b'u', ..] => {
-            let (cpu, next) = fast_cpu_line(input, at)?;
+            let (cpu, next) = fast_cpu_line(input)?;
             each_cpu(cpu);
             Some((Fast::Cpu, next))
         }
-        [b'i', b'n', b't', b'r', b' ', ..] => {
-            let (total, after, end) = digits(input, at.wrapping_add(5))?;
+        [b'i', b'n', b't', b'r', b' ', rest @ ..] => {
+            let (total, end, after) = digits(rest)?;
             // The per-IRQ columns (thousands of bytes on big machines) are
             // skipped with memchr, never tokenized.
             let next = match end {
-                Some(b' ') => input.len().saturating_sub(split_line(input.get(after..)?).1.len()),
-                Some(b'\n') => after.wrapping_add(1),
-                None => after,
+                Some(b' ') => split_line(after).1,
+                Some(b'\n') | None => after,
                 Some(_) => return None,
             };
             out.counters.intr_total = Some(total);
             Some((Fast::Other, next))
         }
-        [b'c', b't', b'x', b't', b' ', ..] => fast_counter(input, at.wrapping_add(5), &mut out.counters.ctxt),
-        [b'b', b't', b'i', b'm', b'e', b' ', ..] => fast_counter(input, at.wrapping_add(6), &mut out.counters.btime),
+        [b'c', b't', b'x', b't', b' ', rest @ ..] => fast_counter(rest, &mut out.counters.ctxt),
+        [b'b', b't', b'i', b'm', b'e', b' ', rest @ ..] => fast_counter(rest, &mut out.counters.btime),
         [b'p', b'r', b'o', b'c', rest @ ..] => match rest {
-            [b'e', b's', b's', b'e', b's', b' ', ..] => {
-                fast_counter(input, at.wrapping_add(10), &mut out.counters.processes)
+            [b'e', b's', b's', b'e', b's', b' ', rest @ ..] => fast_counter(rest, &mut out.counters.processes),
+            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', b' ', rest @ ..] => {
+                fast_counter(rest, &mut out.counters.procs_running)
             }
-            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', b' ', ..] => {
-                fast_counter(input, at.wrapping_add(14), &mut out.counters.procs_running)
-            }
-            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', b' ', ..] => {
-                fast_counter(input, at.wrapping_add(14), &mut out.counters.procs_blocked)
+            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', b' ', rest @ ..] => {
+                fast_counter(rest, &mut out.counters.procs_blocked)
             }
             _ => None,
         },
-        [b's', b'o', b'f', b't', b'i', b'r', b'q', b' ', ..] => {
-            let (values, count, next) = row::<11>(input, at.wrapping_add(8))?;
+        [b's', b'o', b'f', b't', b'i', b'r', b'q', b' ', rest @ ..] => {
+            let (values, count, next) = row::<11>(rest)?;
             let [total, types @ ..] = values;
             let mut present = [None; 10];
             for (index, (slot, value)) in present.iter_mut().zip(types).enumerate() {
@@ -292,12 +288,14 @@ fn fast_line(
 
 /// Bytes a number and the byte after it can span: 19 digits, then one
 /// more that must not be a digit (see [`leading_u64`]).
+///
+/// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
 const WINDOW: usize = SAFE_DIGITS + 1;
 
-/// The 1–19 digit number at `input[at]`, the index after it and the byte
-/// there (`None` at the end of the input); `None` if there is no digit or
-/// 20 or more (see [`leading_u64`] for why those are left to the general
-/// path).
+/// The 1–19 digit number at the start of `input`, the byte after it
+/// (`None` at the end of the input) and the input after that byte; `None`
+/// if there is no digit or 20 or more (see [`leading_u64`] for why those
+/// are left to the general path).
 ///
 /// Away from the end of the input the digits are read from a fixed
 /// [`WINDOW`]-byte array, which needs no bounds check per byte and hands
@@ -305,16 +303,17 @@ const WINDOW: usize = SAFE_DIGITS + 1;
 ///
 /// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
 #[inline(always)]
-fn digits(input: &[u8], at: usize) -> Option<(u64, usize, Option<u8>)> {
-    let Some(window) = input.get(at..).and_then(<[u8]>::first_chunk::<WINDOW>) else {
-        return digits_near_end(input, at);
+fn digits(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
+    let Some(window) = input.first_chunk::<WINDOW>() else {
+        return digits_near_end(input);
     };
     let mut value: u64 = 0;
     for (len, &b) in window.iter().enumerate() {
         // Widened first: one 64-bit subtract and compare, no re-extension.
         let digit = u64::from(b).wrapping_sub(u64::from(b'0'));
         if digit > 9 {
-            return (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, at.wrapping_add(len), Some(b)));
+            let after = input.get(len.wrapping_add(1)..).unwrap_or_default();
+            return (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, Some(b), after));
         }
         value = value.wrapping_mul(10).wrapping_add(digit);
     }
@@ -323,56 +322,61 @@ fn digits(input: &[u8], at: usize) -> Option<(u64, usize, Option<u8>)> {
 
 /// [`digits`] within the last [`WINDOW`] bytes of the input.
 #[inline(always)]
-fn digits_near_end(input: &[u8], mut at: usize) -> Option<(u64, usize, Option<u8>)> {
-    let begin = at;
+fn digits_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
     let mut value: u64 = 0;
-    while let Some(&b) = input.get(at) {
-        let digit = u64::from(b).wrapping_sub(u64::from(b'0'));
+    let mut rest = input;
+    while let [b, tail @ ..] = rest {
+        let digit = u64::from(*b).wrapping_sub(u64::from(b'0'));
         if digit > 9 {
             break;
         }
         value = value.wrapping_mul(10).wrapping_add(digit);
-        at = at.wrapping_add(1);
+        rest = tail;
     }
-    (at.wrapping_sub(begin).wrapping_sub(1) < SAFE_DIGITS).then_some((value, at, input.get(at).copied()))
+    let len = input.len().wrapping_sub(rest.len());
+    let (end, after) = match rest {
+        [b, after @ ..] => (Some(*b), after),
+        [] => (None, rest),
+    };
+    (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, end, after))
 }
 
-/// Up to `N` numbers separated by single spaces from `input[at]` to the end
-/// of the line: the values (zero past the count), how many there were (at
-/// least one), and the index of the next line. `None` for anything else:
-/// more than `N` numbers, a second space, a tab, a trailing blank, a sign.
+/// Up to `N` numbers separated by single spaces from the start of `input`
+/// to the end of the line: the values (zero past the count), how many
+/// there were (at least one), and the input after the line. `None` for
+/// anything else: more than `N` numbers, a second space, a tab, a trailing
+/// blank, a sign.
 #[inline(always)]
-fn row<const N: usize>(input: &[u8], mut at: usize) -> Option<([u64; N], usize, usize)> {
+fn row<const N: usize>(mut input: &[u8]) -> Option<([u64; N], usize, &[u8])> {
     let mut values = [0; N];
     let mut count: usize = 0;
     for slot in &mut values {
-        let (value, after, end) = digits(input, at)?;
+        let (value, end, after) = digits(input)?;
         *slot = value;
         count = count.wrapping_add(1);
         match end {
-            Some(b' ') => at = after.wrapping_add(1),
-            Some(b'\n') => return Some((values, count, after.wrapping_add(1))),
-            None => return Some((values, count, after)),
+            Some(b' ') => input = after,
+            Some(b'\n') | None => return Some((values, count, after)),
             Some(_) => return None,
         }
     }
     None
 }
 
-/// A whole `cpuN` line at `input[at]` on the fast path.
+/// A whole `cpuN` line at the start of `input` on the fast path.
 #[inline(always)]
-fn fast_cpu_line(input: &[u8], at: usize) -> Option<(PerCpuTimes, usize)> {
-    let [b'c', b'p', b'u', ..] = input.get(at..)? else { return None };
-    let (cpu, after, end) = digits(input, at.wrapping_add(3))?;
+fn fast_cpu_line(input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
+    let [b'c', b'p', b'u', rest @ ..] = input else { return None };
+    let (cpu, end, rest) = digits(rest)?;
     let (Some(b' '), Ok(cpu)) = (end, u32::try_from(cpu)) else { return None };
-    let (times, next) = fast_cpu_columns(input, after.wrapping_add(1))?;
+    let (times, next) = fast_cpu_columns(rest)?;
     Some((PerCpuTimes { cpu, times }, next))
 }
 
 /// ` N\n` after a counter's key, stored into `slot`.
 #[inline(always)]
-fn fast_counter(input: &[u8], at: usize, slot: &mut Option<u64>) -> Option<(Fast, usize)> {
-    let ([value], _, next) = row::<1>(input, at)?;
+fn fast_counter<'i>(input: &'i [u8], slot: &mut Option<u64>) -> Option<(Fast, &'i [u8])> {
+    let ([value], _, next) = row::<1>(input)?;
     *slot = Some(value);
     Some((Fast::Other, next))
 }
@@ -381,8 +385,8 @@ fn fast_counter(input: &[u8], at: usize, slot: &mut Option<u64>) -> Option<(Fast
 /// line end. More columns (vendor kernels) go to the general path, which
 /// counts them.
 #[inline(always)]
-fn fast_cpu_columns(input: &[u8], at: usize) -> Option<(CpuTimes, usize)> {
-    let (values, columns, next) = row::<10>(input, at)?;
+fn fast_cpu_columns(input: &[u8]) -> Option<(CpuTimes, &[u8])> {
+    let (values, columns, next) = row::<10>(input)?;
     if columns < 4 {
         return None;
     }
@@ -409,8 +413,8 @@ fn fast_cpu_columns(input: &[u8], at: usize) -> Option<(CpuTimes, usize)> {
 #[inline]
 fn next_cpu(mut input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
     while !input.is_empty() {
-        if let Some((cpu, next)) = fast_cpu_line(input, 0) {
-            return Some((cpu, input.get(next..).unwrap_or_default()));
+        if let Some(fast) = fast_cpu_line(input) {
+            return Some(fast);
         }
         let (bytes, next) = split_line(input);
         // Validated: positions are not needed, and an error cannot happen.
@@ -469,27 +473,28 @@ impl<'a> KernelStat<'a> {
         if input.is_empty() {
             return Err(ParseError::new(ErrorKind::Empty, 1, 0));
         }
-        // The first `cpuN` line's start and the end of the last one.
-        let mut section: Option<(usize, usize)> = None;
-        let (mut at, mut number) = (0usize, 0usize);
-        while at < input.len() {
+        // The first `cpuN` line's start and the input after the last one.
+        let mut section: Option<(usize, &'a [u8])> = None;
+        let (mut rest, mut number) = (input, 0usize);
+        while !rest.is_empty() {
             // Cannot wrap: there are fewer lines than bytes.
             number = number.wrapping_add(1);
-            let (kind, next) = match fast_line(input, at, self, each_cpu) {
+            let (kind, next) = match fast_line(rest, self, each_cpu) {
                 Some(fast) => fast,
                 None => {
-                    let (item, next) = general(input, at, number)?;
+                    let (item, next) = general(rest, number, input.len().wrapping_sub(rest.len()))?;
                     (store(item, self, each_cpu), next)
                 }
             };
             if let Fast::Cpu = kind {
                 self.cpu_count = self.cpu_count.saturating_add(1);
-                section = Some((section.map_or(at, |(first, _)| first), next));
+                let start = input.len().wrapping_sub(rest.len());
+                section = Some((section.map_or(start, |(first, _)| first), next));
             }
-            at = next;
+            rest = next;
         }
         if let Some((start, after_last)) = section {
-            let end = line_len(input, after_last);
+            let end = line_len(input, input.len().wrapping_sub(after_last.len()));
             self.cpu_section = input.get(start..end).unwrap_or_default();
         }
         Ok(())
@@ -515,17 +520,15 @@ impl<'a> KernelStat<'a> {
     }
 }
 
-/// The general path for the line at byte `at` of `input` (line `number`):
-/// what it holds, and the index of the next line. It returns the line
-/// rather than storing it so that `out` stays private to the inlined fast
-/// loop, where the compiler can keep its fields apart (a `&mut` to it
-/// passed to an outlined call made it copy the whole struct with `memcpy`).
+/// The general path for the line at the start of `input` (line `number`,
+/// byte `start` of the file): what it holds, and the input after it. It
+/// returns the line rather than storing it so that `out` stays private to
+/// the inlined fast loop.
 #[inline(never)]
 #[cold]
-fn general(input: &[u8], at: usize, number: usize) -> Result<(Item, usize)> {
-    let (bytes, rest) = split_line(input.get(at..).unwrap_or_default());
-    let next = input.len().saturating_sub(rest.len());
-    Ok((general_line(&Line { bytes, number, start: at })?, next))
+fn general(input: &[u8], number: usize, start: usize) -> Result<(Item, &[u8])> {
+    let (bytes, next) = split_line(input);
+    Ok((general_line(&Line { bytes, number, start })?, next))
 }
 
 /// Stores what [`general`] read, as the fast path would have.
