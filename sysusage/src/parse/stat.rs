@@ -214,9 +214,9 @@ enum Fast {
 /// (`fs/proc/stat.c`) prints it — the key, single spaces, plain numbers,
 /// `\n` — stored straight into `out` (a `cpuN` line handed to `each_cpu`),
 /// and the input after it; `None` for anything else, including lines it
-/// does not know, which the caller then re-reads with [`general_line`]. A
-/// line it gives up on may have left a partial value in `out`; the general
-/// path then overwrites it (or fails).
+/// does not know, which the caller then re-reads with [`general_line`].
+/// Nothing is stored before the whole line is read, so a line it gives up
+/// on leaves `out` as it was.
 #[inline(always)]
 fn fast_line<'i>(
     input: &'i [u8],
