@@ -7,7 +7,7 @@ use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::columns::Columns;
 use super::cpu::{CpuTimes, PerCpuTimes};
-use stepmon_cgroupfs_parse::scan::{leading_u64, line_end, line_len, spaced_u64};
+use stepmon_cgroupfs_parse::scan::{SAFE_DIGITS, line_len};
 
 /// The single-number lines of `/proc/stat`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
@@ -107,35 +107,45 @@ enum Key {
     Aggregate,
     Cpu(u32),
     Intr,
-    Counter(Slot),
+    Counter(Counter),
     Softirq,
     Unknown,
 }
 
-/// Where a single-number line goes in [`StatCounters`].
-type Slot = fn(&mut StatCounters) -> &mut Option<u64>;
+/// The single-number lines. A plain enum, matched where the value is
+/// stored ([`store`]), rather than a function pointer to the field: no
+/// indirect call, and the compiler sees every store.
+#[derive(Clone, Copy)]
+enum Counter {
+    Ctxt,
+    Btime,
+    Processes,
+    ProcsRunning,
+    ProcsBlocked,
+}
 
 fn classify(key: &[u8]) -> core::result::Result<Key, ErrorKind> {
     Ok(match key {
         b"cpu" => Key::Aggregate,
         b"intr" => Key::Intr,
-        b"ctxt" => Key::Counter(|c| &mut c.ctxt),
-        b"btime" => Key::Counter(|c| &mut c.btime),
-        b"processes" => Key::Counter(|c| &mut c.processes),
-        b"procs_running" => Key::Counter(|c| &mut c.procs_running),
-        b"procs_blocked" => Key::Counter(|c| &mut c.procs_blocked),
+        b"ctxt" => Key::Counter(Counter::Ctxt),
+        b"btime" => Key::Counter(Counter::Btime),
+        b"processes" => Key::Counter(Counter::Processes),
+        b"procs_running" => Key::Counter(Counter::ProcsRunning),
+        b"procs_blocked" => Key::Counter(Counter::ProcsBlocked),
         b"softirq" => Key::Softirq,
         [b'c', b'p', b'u', digits @ ..] if digits.iter().all(u8::is_ascii_digit) => Key::Cpu(parse_u32(digits)?),
         _ => Key::Unknown,
     })
 }
 
-/// What one line holds.
+/// What one line holds (general path only: the fast path writes each
+/// value straight into the output instead of moving this large enum).
 enum Item {
     Aggregate(CpuTimes),
     Cpu(PerCpuTimes),
     Intr(u64),
-    Counter(Slot, u64),
+    Counter(Counter, u64),
     Softirq(Softirqs),
     Unknown,
 }
@@ -177,12 +187,12 @@ fn general_line(line: &Line<'_>) -> Result<Item> {
         Key::Aggregate => Item::Aggregate(CpuTimes::parse_rest(cols, key_end)?),
         // Only the total: the per-IRQ columns are never looked at.
         Key::Intr => Item::Intr(cols.require_u64(key_end)?),
-        Key::Counter(slot) => {
+        Key::Counter(counter) => {
             let value = cols.require_u64(key_end)?;
             if let Some((at, _)) = cols.next_field() {
                 return Err(line.error_at(ErrorKind::TrailingData, at));
             }
-            Item::Counter(slot, value)
+            Item::Counter(counter, value)
         }
         Key::Softirq => Item::Softirq(parse_softirq(cols, key_end)?),
         // Every /proc/stat line, old or new, is a key and at least one
@@ -192,100 +202,215 @@ fn general_line(line: &Line<'_>) -> Result<Item> {
     })
 }
 
-/// The fast path (see `fast`): one line as `show_stat()` (`fs/proc/stat.c`)
-/// prints it — the key, single spaces, plain numbers, `\n` — and the input
-/// after it; `None` for anything else, including lines it does not know.
+/// What a fast-path line was, for the caller's bookkeeping.
+enum Fast {
+    /// A `cpuN` line, already handed to the closure.
+    Cpu,
+    /// Any other line, already stored.
+    Other,
+}
+
+/// The fast path: the line at the start of `input`, as `show_stat()`
+/// (`fs/proc/stat.c`) prints it — the key, single spaces, plain numbers,
+/// `\n` — stored straight into `out` (a `cpuN` line handed to `each_cpu`),
+/// and the input after it; `None` for anything else, including lines it
+/// does not know, which the caller then re-reads with [`general_line`].
+/// Nothing is stored before the whole line is read, so a line it gives up
+/// on leaves `out` as it was.
 #[inline(always)]
-fn fast_line(input: &[u8]) -> Option<(Item, &[u8])> {
+fn fast_line<'i>(
+    input: &'i [u8],
+    out: &mut KernelStat<'_>,
+    each_cpu: &mut impl FnMut(PerCpuTimes),
+) -> Option<(Fast, &'i [u8])> {
     match input {
-        [b'c', b'p', b'u', b' ', ..] => {
-            let (times, next) = fast_cpu_columns(input.get(3..)?)?;
-            Some((Item::Aggregate(times), next))
-        }
-        [b'c', b'p', b'u', rest @ ..] => {
-            let (cpu, rest) = leading_u64(rest)?;
+        // `"cpu  "`: two spaces after the aggregate's key.
+        [b'c', b'p', b'u', b' ', b' ', rest @ ..] => {
             let (times, next) = fast_cpu_columns(rest)?;
-            Some((Item::Cpu(PerCpuTimes { cpu: u32::try_from(cpu).ok()?, times }), next))
+            out.total = Some(times);
+            Some((Fast::Other, next))
         }
-        [b'i', b'n', b't', b'r', rest @ ..] => {
-            let (total, rest) = spaced_u64(rest)?;
+        [b'c', b'p', b'u', ..] => {
+            let (cpu, next) = fast_cpu_line(input)?;
+            each_cpu(cpu);
+            Some((Fast::Cpu, next))
+        }
+        [b'i', b'n', b't', b'r', b' ', rest @ ..] => {
+            let (total, end, after) = digits(rest)?;
             // The per-IRQ columns (thousands of bytes on big machines) are
             // skipped with memchr, never tokenized.
-            let next = match rest {
-                [b' ', ..] => split_line(rest).1,
-                _ => line_end(rest)?,
+            let next = match end {
+                Some(b' ') => split_line(after).1,
+                Some(b'\n') | None => after,
+                Some(_) => return None,
             };
-            Some((Item::Intr(total), next))
+            out.counters.intr_total = Some(total);
+            Some((Fast::Other, next))
         }
-        [b'c', b't', b'x', b't', rest @ ..] => fast_counter(rest, |c| &mut c.ctxt),
-        [b'b', b't', b'i', b'm', b'e', rest @ ..] => fast_counter(rest, |c| &mut c.btime),
+        [b'c', b't', b'x', b't', b' ', rest @ ..] => fast_counter(rest, &mut out.counters.ctxt),
+        [b'b', b't', b'i', b'm', b'e', b' ', rest @ ..] => fast_counter(rest, &mut out.counters.btime),
         [b'p', b'r', b'o', b'c', rest @ ..] => match rest {
-            [b'e', b's', b's', b'e', b's', rest @ ..] => fast_counter(rest, |c| &mut c.processes),
-            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', rest @ ..] => {
-                fast_counter(rest, |c| &mut c.procs_running)
+            [b'e', b's', b's', b'e', b's', b' ', rest @ ..] => fast_counter(rest, &mut out.counters.processes),
+            [b's', b'_', b'r', b'u', b'n', b'n', b'i', b'n', b'g', b' ', rest @ ..] => {
+                fast_counter(rest, &mut out.counters.procs_running)
             }
-            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', rest @ ..] => {
-                fast_counter(rest, |c| &mut c.procs_blocked)
+            [b's', b'_', b'b', b'l', b'o', b'c', b'k', b'e', b'd', b' ', rest @ ..] => {
+                fast_counter(rest, &mut out.counters.procs_blocked)
             }
             _ => None,
         },
-        [b's', b'o', b'f', b't', b'i', b'r', b'q', rest @ ..] => {
-            let (total, mut rest) = spaced_u64(rest)?;
-            let mut types = [None; 10];
-            for slot in &mut types {
-                if line_end(rest).is_some() {
-                    break;
-                }
-                let (value, after) = spaced_u64(rest)?;
-                *slot = Some(value);
-                rest = after;
+        [b's', b'o', b'f', b't', b'i', b'r', b'q', b' ', rest @ ..] => {
+            let (values, count, next) = row::<11>(rest)?;
+            let [total, types @ ..] = values;
+            let mut present = [None; 10];
+            for (index, (slot, value)) in present.iter_mut().zip(types).enumerate() {
+                *slot = (index < count.wrapping_sub(1)).then_some(value);
             }
-            Some((Item::Softirq(softirqs(total, types)), line_end(rest)?))
+            out.softirq = Some(softirqs(total, present));
+            Some((Fast::Other, next))
         }
         _ => None,
     }
 }
 
-/// ` N\n` after a counter's key.
+/// Bytes a number and the byte after it can span: 19 digits, then one
+/// more that must not be a digit (see [`leading_u64`]).
+///
+/// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
+const WINDOW: usize = SAFE_DIGITS + 1;
+
+/// The 1–19 digit number at the start of `input`, the byte after it
+/// (`None` at the end of the input) and the input after that byte; `None`
+/// if there is no digit or 20 or more (see [`leading_u64`] for why those
+/// are left to the general path).
+///
+/// Away from the end of the input the digits are read from a fixed
+/// [`WINDOW`]-byte array, which needs no bounds check per byte and hands
+/// over the byte that ended the number without reading it again.
+///
+/// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
 #[inline(always)]
-fn fast_counter(rest: &[u8], slot: Slot) -> Option<(Item, &[u8])> {
-    let (value, rest) = spaced_u64(rest)?;
-    Some((Item::Counter(slot, value), line_end(rest)?))
+fn digits(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
+    let Some(window) = input.first_chunk::<WINDOW>() else {
+        return digits_near_end(input);
+    };
+    let mut value: u64 = 0;
+    for (len, &b) in window.iter().enumerate() {
+        // Widened first: one 64-bit subtract and compare, no re-extension.
+        let digit = u64::from(b).wrapping_sub(u64::from(b'0'));
+        if digit > 9 {
+            let after = input.get(len.wrapping_add(1)..).unwrap_or_default();
+            return (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, Some(b), after));
+        }
+        value = value.wrapping_mul(10).wrapping_add(digit);
+    }
+    None
 }
 
-/// The columns after `cpu`/`cpuN`: 4 to 10 spaced numbers, then the line end.
-/// More columns (vendor kernels) go to the general path, which counts them.
+/// [`digits`] within the last [`WINDOW`] bytes of the input.
 #[inline(always)]
-fn fast_cpu_columns(rest: &[u8]) -> Option<(CpuTimes, &[u8])> {
-    let (user, rest) = spaced_u64(rest)?;
-    let (nice, rest) = spaced_u64(rest)?;
-    let (system, rest) = spaced_u64(rest)?;
-    let (idle, mut rest) = spaced_u64(rest)?;
-    let mut later = [None; 6];
-    let mut columns: usize = 4;
-    for slot in &mut later {
-        if line_end(rest).is_some() {
+fn digits_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
+    let mut value: u64 = 0;
+    let mut rest = input;
+    while let [b, tail @ ..] = rest {
+        let digit = u64::from(*b).wrapping_sub(u64::from(b'0'));
+        if digit > 9 {
             break;
         }
-        let (value, after) = spaced_u64(rest)?;
-        *slot = Some(value);
-        columns = columns.saturating_add(1);
-        rest = after;
+        value = value.wrapping_mul(10).wrapping_add(digit);
+        rest = tail;
     }
-    let next = line_end(rest)?;
-    let [iowait, irq, softirq, steal, guest, guest_nice] = later;
-    Some((CpuTimes { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice, columns }, next))
+    let len = input.len().wrapping_sub(rest.len());
+    let (end, after) = match rest {
+        [b, after @ ..] => (Some(*b), after),
+        [] => (None, rest),
+    };
+    (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, end, after))
 }
 
-/// One line of `input` (which starts at byte `start` of the file, on line
-/// `number`): what it holds, and the input after it.
+/// Up to `N` numbers separated by single spaces from the start of `input`
+/// to the end of the line: the values (zero past the count), how many
+/// there were (at least one), and the input after the line. `None` for
+/// anything else: more than `N` numbers, a second space, a tab, a trailing
+/// blank, a sign.
 #[inline(always)]
-fn next_item(input: &[u8], number: usize, start: usize) -> Result<(Item, &[u8])> {
-    if let Some(fast) = fast_line(input) {
-        return Ok(fast);
+fn row<const N: usize>(mut input: &[u8]) -> Option<([u64; N], usize, &[u8])> {
+    let mut values = [0; N];
+    let mut count: usize = 0;
+    for slot in &mut values {
+        let (value, end, after) = digits(input)?;
+        *slot = value;
+        count = count.wrapping_add(1);
+        match end {
+            Some(b' ') => input = after,
+            Some(b'\n') | None => return Some((values, count, after)),
+            Some(_) => return None,
+        }
     }
-    let (bytes, next) = split_line(input);
-    Ok((general_line(&Line { bytes, number, start })?, next))
+    None
+}
+
+/// A whole `cpuN` line at the start of `input` on the fast path.
+#[inline(always)]
+fn fast_cpu_line(input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
+    let [b'c', b'p', b'u', rest @ ..] = input else { return None };
+    let (cpu, end, rest) = digits(rest)?;
+    let (Some(b' '), Ok(cpu)) = (end, u32::try_from(cpu)) else { return None };
+    let (times, next) = fast_cpu_columns(rest)?;
+    Some((PerCpuTimes { cpu, times }, next))
+}
+
+/// ` N\n` after a counter's key, stored into `slot`.
+#[inline(always)]
+fn fast_counter<'i>(input: &'i [u8], slot: &mut Option<u64>) -> Option<(Fast, &'i [u8])> {
+    let ([value], _, next) = row::<1>(input)?;
+    *slot = Some(value);
+    Some((Fast::Other, next))
+}
+
+/// The columns after `cpu`/`cpuN` and its spaces: 4 to 10 numbers, then the
+/// line end. More columns (vendor kernels) go to the general path, which
+/// counts them.
+#[inline(always)]
+fn fast_cpu_columns(input: &[u8]) -> Option<(CpuTimes, &[u8])> {
+    let (values, columns, next) = row::<10>(input)?;
+    if columns < 4 {
+        return None;
+    }
+    let [user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice] = values;
+    let later = |index: usize, value: u64| (columns > index).then_some(value);
+    let times = CpuTimes {
+        user,
+        nice,
+        system,
+        idle,
+        iowait: later(4, iowait),
+        irq: later(5, irq),
+        softirq: later(6, softirq),
+        steal: later(7, steal),
+        guest: later(8, guest),
+        guest_nice: later(9, guest_nice),
+        columns,
+    };
+    Some((times, next))
+}
+
+/// The next `cpuN` line of `input` and the input after it, skipping other
+/// lines; for re-reading lines [`KernelStat::parse`] already validated.
+#[inline]
+fn next_cpu(mut input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
+    while !input.is_empty() {
+        if let Some(fast) = fast_cpu_line(input) {
+            return Some(fast);
+        }
+        let (bytes, next) = split_line(input);
+        // Validated: positions are not needed, and an error cannot happen.
+        if let Item::Cpu(cpu) = general_line(&Line { bytes, number: 0, start: 0 }).ok()? {
+            return Some((cpu, next));
+        }
+        input = next;
+    }
+    None
 }
 
 impl<'a> KernelStat<'a> {
@@ -318,9 +443,6 @@ impl<'a> KernelStat<'a> {
     /// ```
     #[inline]
     pub fn parse_with(input: &'a [u8], mut each_cpu: impl FnMut(PerCpuTimes)) -> Result<Self> {
-        if input.is_empty() {
-            return Err(ParseError::new(ErrorKind::Empty, 1, 0));
-        }
         let mut out = KernelStat {
             total: None,
             counters: StatCounters::default(),
@@ -328,31 +450,41 @@ impl<'a> KernelStat<'a> {
             cpu_section: &[],
             cpu_count: 0,
         };
-        let mut section: Option<(usize, usize)> = None;
+        out.fill(input, &mut each_cpu)?;
+        Ok(out)
+    }
+
+    /// The body of [`parse_with`](Self::parse_with), storing into `self`.
+    #[inline(always)]
+    fn fill(&mut self, input: &'a [u8], each_cpu: &mut impl FnMut(PerCpuTimes)) -> Result<()> {
+        if input.is_empty() {
+            return Err(ParseError::new(ErrorKind::Empty, 1, 0));
+        }
+        // The first `cpuN` line's start and the input after the last one.
+        let mut section: Option<(usize, &'a [u8])> = None;
         let (mut rest, mut number) = (input, 0usize);
         while !rest.is_empty() {
-            number = number.saturating_add(1);
-            let start = input.len().saturating_sub(rest.len());
-            let (item, next) = next_item(rest, number, start)?;
-            match item {
-                Item::Cpu(cpu) => {
-                    each_cpu(cpu);
-                    out.cpu_count = out.cpu_count.saturating_add(1);
-                    let end = start.saturating_add(line_len(rest, rest.len().saturating_sub(next.len())));
-                    section = Some((section.map_or(start, |(first, _)| first), end));
+            // Cannot wrap: there are fewer lines than bytes.
+            number = number.wrapping_add(1);
+            let (kind, next) = match fast_line(rest, self, each_cpu) {
+                Some(fast) => fast,
+                None => {
+                    let (item, next) = general(rest, number, input.len().wrapping_sub(rest.len()))?;
+                    (store(item, self, each_cpu), next)
                 }
-                Item::Aggregate(times) => out.total = Some(times),
-                Item::Intr(total) => out.counters.intr_total = Some(total),
-                Item::Counter(slot, value) => *slot(&mut out.counters) = Some(value),
-                Item::Softirq(softirq) => out.softirq = Some(softirq),
-                Item::Unknown => {}
+            };
+            if let Fast::Cpu = kind {
+                self.cpu_count = self.cpu_count.saturating_add(1);
+                let start = input.len().wrapping_sub(rest.len());
+                section = Some((section.map_or(start, |(first, _)| first), next));
             }
             rest = next;
         }
-        if let Some((start, end)) = section {
-            out.cpu_section = input.get(start..end).unwrap_or_default();
+        if let Some((start, after_last)) = section {
+            let end = line_len(input, input.len().wrapping_sub(after_last.len()));
+            self.cpu_section = input.get(start..end).unwrap_or_default();
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Number of `cpuN` lines (online CPUs), which is not the highest CPU
@@ -375,6 +507,40 @@ impl<'a> KernelStat<'a> {
     }
 }
 
+/// The general path for the line at the start of `input` (line `number`,
+/// byte `start` of the file): what it holds, and the input after it. It
+/// returns the line rather than storing it so that `out` stays private to
+/// the inlined fast loop.
+#[inline(never)]
+#[cold]
+fn general(input: &[u8], number: usize, start: usize) -> Result<(Item, &[u8])> {
+    let (bytes, next) = split_line(input);
+    Ok((general_line(&Line { bytes, number, start })?, next))
+}
+
+/// Stores what [`general`] read, as the fast path would have.
+#[inline(always)]
+fn store(item: Item, out: &mut KernelStat<'_>, each_cpu: &mut impl FnMut(PerCpuTimes)) -> Fast {
+    match item {
+        Item::Cpu(cpu) => {
+            each_cpu(cpu);
+            return Fast::Cpu;
+        }
+        Item::Aggregate(times) => out.total = Some(times),
+        Item::Intr(total) => out.counters.intr_total = Some(total),
+        // One store per field, not one through a pointer picked at run
+        // time, which would keep the compiler from splitting `out` up.
+        Item::Counter(Counter::Ctxt, value) => out.counters.ctxt = Some(value),
+        Item::Counter(Counter::Btime, value) => out.counters.btime = Some(value),
+        Item::Counter(Counter::Processes, value) => out.counters.processes = Some(value),
+        Item::Counter(Counter::ProcsRunning, value) => out.counters.procs_running = Some(value),
+        Item::Counter(Counter::ProcsBlocked, value) => out.counters.procs_blocked = Some(value),
+        Item::Softirq(softirq) => out.softirq = Some(softirq),
+        Item::Unknown => {}
+    }
+    Fast::Other
+}
+
 /// Iterator over the per-CPU lines of a [`KernelStat`], borrowing its input, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
 /// The lines were validated by [`KernelStat::parse`], so it yields exactly
@@ -390,16 +556,12 @@ impl Iterator for PerCpu<'_> {
     type Item = PerCpuTimes;
 
     fn next(&mut self) -> Option<PerCpuTimes> {
-        while !self.rest.is_empty() {
-            // Validated by `KernelStat::parse`: positions are not needed.
-            let Ok((item, next)) = next_item(self.rest, 0, 0) else { break };
+        // Lines between the first and last cpuN line that are not cpuN
+        // lines (never printed by the kernel) are skipped by `next_cpu`.
+        if let Some((cpu, next)) = next_cpu(self.rest) {
             self.rest = next;
-            // Lines between the first and last cpuN line that are not cpuN
-            // lines (never printed by the kernel) are skipped.
-            if let Item::Cpu(cpu) = item {
-                self.remaining = self.remaining.saturating_sub(1);
-                return Some(cpu);
-            }
+            self.remaining = self.remaining.saturating_sub(1);
+            return Some(cpu);
         }
         // The end, or the impossible error: stop for good.
         self.rest = &[];
@@ -491,14 +653,8 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
         while !rest.is_empty() {
             number += 1;
             let (bytes, next) = split_line(rest);
-            match general_line(&Line { bytes, number, start: input.len() - rest.len() })? {
-                Item::Cpu(c) => cpus.push(c),
-                Item::Aggregate(t) => out.total = Some(t),
-                Item::Intr(t) => out.counters.intr_total = Some(t),
-                Item::Counter(slot, v) => *slot(&mut out.counters) = Some(v),
-                Item::Softirq(s) => out.softirq = Some(s),
-                Item::Unknown => {}
-            }
+            let item = general_line(&Line { bytes, number, start: input.len() - rest.len() })?;
+            store(item, &mut out, &mut |c| cpus.push(c));
             rest = next;
         }
         Ok((out, cpus))
@@ -520,10 +676,14 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
 
     #[test]
     fn fast_path_agrees_with_the_general_path() {
-        let inputs: [&[u8]; 3] = [
+        let inputs: [&[u8]; 4] = [
             HOST,
             b"cpu  1 2 3 4 5 6 7 8 9 10 11\ncpu12 99999999999999999999 1 1 1\ncpu1  1\t2 3 4 \nintr 5\nintr 6 x\n",
             b"softirq 1 2 3 4 5 6 7 8 9 10 11 12\nctxt 18446744073709551615\nbtime 1 \nprocs_blocked 01\n",
+            // 19 digits (the most the fast path reads) where the digit
+            // window and the input's end meet at every cut.
+            b"cpu  9999999999999999999 1 2 3\ncpu0 1 2 3 4 5 6 7 8 9 1234567890123456789\ncpu4294967296 1 2 3 4\n\
+              intr 1234567890123456789 0\nsoftirq 9999999999999999999 1\nctxt 1234567890123456789\n",
         ];
         // Every cut, and every byte replaced by each of a few troublemakers.
         for input in inputs {
