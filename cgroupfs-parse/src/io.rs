@@ -256,17 +256,56 @@ pub struct IoStat<'a> {
 impl<'a> IoStat<'a> {
     /// Parses and validates the whole file.
     pub fn parse(input: &'a [u8]) -> Result<IoStat<'a>> {
-        // The fast path takes every well-formed file; on an error the
-        // general parser runs and says what is wrong where.
-        match IoStat::parse_fast(input) {
-            Some(io) => Ok(io),
-            None => IoStat::parse_general(input),
+        IoStat::parse_with(input, |_| {})
+    }
+
+    /// [`parse`](Self::parse), handing each device line to `each_device`
+    /// as it is parsed (file order): the totals and every device in one
+    /// pass, where `parse` + [`devices`](Self::devices) reads the file
+    /// twice. On an error `each_device` may already have seen the lines
+    /// before it; discard what it collected then.
+    ///
+    /// ```
+    /// use stepmon_cgroupfs_parse::IoStat;
+    /// let mut written = Vec::new();
+    /// let io = IoStat::parse_with(b"8:0 rbytes=1 wbytes=2\n8:16 wbytes=5\n", |d| written.push(d.wbytes))?;
+    /// assert_eq!((written, io.totals().wbytes), (vec![Some(2), Some(5)], Some(7)));
+    /// # Ok::<(), stepmon_cgroupfs_parse::ParseError>(())
+    /// ```
+    pub fn parse_with(input: &'a [u8], mut each_device: impl FnMut(IoDeviceStat)) -> Result<IoStat<'a>> {
+        let mut totals = IoTotals::default();
+        let mut devices = 0usize;
+        let mut rest = input;
+        // Line by line on the fast path; at the first line it declines (or
+        // whose sum overflows), the general parser takes over from that line
+        // and decides its value or says what is wrong where.
+        while !rest.is_empty() {
+            let Some((device, next)) = IoDeviceStat::parse_line_fast(rest) else { break };
+            let mut sum = totals;
+            if sum.add(&device).is_none() {
+                break;
+            }
+            totals = sum;
+            each_device(device);
+            devices = devices.saturating_add(1);
+            rest = next;
         }
+        if !rest.is_empty() {
+            // The lines the fast path took are lines the general parser takes too.
+            for line in NestedKeyed::new(input).skip(devices) {
+                let line = line?;
+                let device = IoDeviceStat::parse_line(&line)?;
+                totals.add(&device).ok_or(line.error(ErrorKind::Overflow))?;
+                each_device(device);
+                devices = devices.saturating_add(1);
+            }
+        }
+        Ok(IoStat { input, totals, devices })
     }
 
     /// `parse` without error positions: `None` where `parse_general` fails,
-    /// the same value where it succeeds.
-    #[inline]
+    /// the same value where it succeeds (the fast path alone, for tests).
+    #[cfg(test)]
     fn parse_fast(input: &'a [u8]) -> Option<IoStat<'a>> {
         let mut totals = IoTotals::default();
         let mut devices = 0usize;
@@ -280,7 +319,8 @@ impl<'a> IoStat<'a> {
         Some(IoStat { input, totals, devices })
     }
 
-    /// The general parser, the one that reports errors.
+    /// The general parser alone (the reference in tests).
+    #[cfg(test)]
     fn parse_general(input: &'a [u8]) -> Result<IoStat<'a>> {
         let mut totals = IoTotals::default();
         let mut devices = 0usize;
@@ -388,6 +428,24 @@ mod tests {
         }
         for i in [0, 1, 2, 10] {
             assert!(IoStat::parse_fast(inputs[i]).is_some(), "{}", String::from_utf8_lossy(inputs[i]));
+        }
+        // One pass hands over the same devices as the general parser, also
+        // when the fast path gives up half-way (a tab, an overflow, a blank
+        // line) and the general one takes over.
+        let mixed: &[&[u8]] = &[
+            b"8:0 rbytes=1\n8:16\trbytes=2\n8:32 rbytes=3\n",
+            b"8:0 rbytes=18446744073709551615\n8:1 rbytes=1\n",
+            b"8:0 rbytes=1\n\n8:16 wbytes=2\n",
+            b"8:0 rbytes=1\n8:16 rbytes=x\n",
+        ];
+        for input in inputs.iter().chain(mixed) {
+            let mut seen = Vec::new();
+            let one_pass = IoStat::parse_with(input, |d| seen.push(d));
+            let general = IoStat::parse_general(input);
+            assert_eq!(one_pass, general, "{}", String::from_utf8_lossy(input));
+            if let Ok(io) = general {
+                assert_eq!(seen, io.devices().collect::<Vec<_>>(), "{}", String::from_utf8_lossy(input));
+            }
         }
     }
 

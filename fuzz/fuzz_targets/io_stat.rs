@@ -1,5 +1,7 @@
-//! `io.stat`: `IoStat::parse`, `totals`, `device_count`, `devices` (fully
-//! consumed), `device`, plus `DeviceId::parse` and its `Display`.
+//! `io.stat`: `IoStat::parse`, `parse_with`, `totals`, `device_count`,
+//! `devices` (fully consumed), `device`, plus `DeviceId::parse` and its
+//! `Display`. `parse_with` must give the same result as `parse` and hand
+//! over exactly the devices `devices()` yields.
 //! Checks that the lazy per-device view agrees with the validating parse:
 //! same number of lines, totals equal to the per-device sums, `device(id)`
 //! equal to the first line of that device.
@@ -25,9 +27,13 @@ fn check_device_id(token: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     check_device_id(data);
+    let mut handed = Vec::new();
+    let one_pass = IoStat::parse_with(data, |d| handed.push(d));
+    assert_eq!(one_pass, IoStat::parse(data), "parse_with != parse");
     match IoStat::parse(data) {
         Ok(io) => {
             let devices: Vec<_> = io.devices().collect();
+            assert_eq!(handed, devices, "parse_with's devices != devices()");
             assert_eq!(devices.len(), io.device_count(), "devices().count() != device_count()");
             // Every line is a device line (none skipped by the lazy view).
             assert_eq!(NestedKeyed::new(data).count(), io.device_count());

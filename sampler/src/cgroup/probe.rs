@@ -224,18 +224,20 @@ impl CgroupProbe {
         // io
         let io_pressure = reader.pressure(CgroupFile::IoPressure);
         let io = reader.with(CgroupFile::IoStat, |bytes| {
-            let io = RawIoStat::parse(bytes)?;
-            let mut devices = Vec::with_capacity(io.device_count());
-            devices.extend(io.devices().map(|d| IoDevice {
-                device: d.device,
-                read_bytes: d.rbytes,
-                write_bytes: d.wbytes,
-                discard_bytes: d.dbytes,
-                read_ios: d.rios,
-                write_ios: d.wios,
-                discard_ios: d.dios,
-                cost_usage_usec: d.cost_usage_usec,
-            }));
+            let mut devices = Vec::new();
+            // One pass: the totals and every device.
+            let io = RawIoStat::parse_with(bytes, |d| {
+                devices.push(IoDevice {
+                    device: d.device,
+                    read_bytes: d.rbytes,
+                    write_bytes: d.wbytes,
+                    discard_bytes: d.dbytes,
+                    read_ios: d.rios,
+                    write_ios: d.wios,
+                    discard_ios: d.dios,
+                    cost_usage_usec: d.cost_usage_usec,
+                });
+            })?;
             Ok((io.totals(), devices))
         });
         if io.is_some() || io_pressure.is_some() {
