@@ -198,6 +198,15 @@ fn fast_name(input: &[u8]) -> Option<(&[u8], &[u8])> {
 }
 
 /// `input` after its leading spaces (the column padding).
+///
+/// Up to seven spaces are counted at once in an eight-byte word (xor with
+/// spaces, trailing zeros); longer runs (a `"%10llu"` column holding one
+/// digit) and the last bytes of the input take the byte loop. Measured
+/// against alternatives: the byte loop alone mispredicts more often; a
+/// second word instead of the loop, a 64-byte space mask read once per
+/// 48 bytes, and classifying whole 64-byte windows into digit masks were
+/// all slower (more instructions, or a longer chain from one column's
+/// position to the next).
 #[inline(always)]
 fn skip_spaces(mut input: &[u8]) -> &[u8] {
     if let Some(chunk) = input.first_chunk::<8>() {
