@@ -7,7 +7,7 @@ use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
 use super::columns::Columns;
 use super::cpu::{CpuTimes, PerCpuTimes};
-use stepmon_cgroupfs_parse::scan::{SAFE_DIGITS, line_len};
+use stepmon_cgroupfs_parse::scan::{line_len, terminated_u64};
 
 /// The single-number lines of `/proc/stat`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
@@ -236,7 +236,7 @@ fn fast_line<'i>(
             Some((Fast::Cpu, next))
         }
         [b'i', b'n', b't', b'r', b' ', rest @ ..] => {
-            let (total, end, after) = digits(rest)?;
+            let (total, end, after) = terminated_u64(rest)?;
             // The per-IRQ columns (thousands of bytes on big machines) are
             // skipped with memchr, never tokenized.
             let next = match end {
@@ -273,61 +273,6 @@ fn fast_line<'i>(
     }
 }
 
-/// Bytes a number and the byte after it can span: 19 digits, then one
-/// more that must not be a digit (see [`leading_u64`]).
-///
-/// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
-const WINDOW: usize = SAFE_DIGITS + 1;
-
-/// The 1–19 digit number at the start of `input`, the byte after it
-/// (`None` at the end of the input) and the input after that byte; `None`
-/// if there is no digit or 20 or more (see [`leading_u64`] for why those
-/// are left to the general path).
-///
-/// Away from the end of the input the digits are read from a fixed
-/// [`WINDOW`]-byte array, which needs no bounds check per byte and hands
-/// over the byte that ended the number without reading it again.
-///
-/// [`leading_u64`]: stepmon_cgroupfs_parse::scan::leading_u64
-#[inline(always)]
-fn digits(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
-    let Some(window) = input.first_chunk::<WINDOW>() else {
-        return digits_near_end(input);
-    };
-    let mut value: u64 = 0;
-    for (len, &b) in window.iter().enumerate() {
-        // Widened first: one 64-bit subtract and compare, no re-extension.
-        let digit = u64::from(b).wrapping_sub(u64::from(b'0'));
-        if digit > 9 {
-            let after = input.get(len.wrapping_add(1)..).unwrap_or_default();
-            return (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, Some(b), after));
-        }
-        value = value.wrapping_mul(10).wrapping_add(digit);
-    }
-    None
-}
-
-/// [`digits`] within the last [`WINDOW`] bytes of the input.
-#[inline(always)]
-fn digits_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
-    let mut value: u64 = 0;
-    let mut rest = input;
-    while let [b, tail @ ..] = rest {
-        let digit = u64::from(*b).wrapping_sub(u64::from(b'0'));
-        if digit > 9 {
-            break;
-        }
-        value = value.wrapping_mul(10).wrapping_add(digit);
-        rest = tail;
-    }
-    let len = input.len().wrapping_sub(rest.len());
-    let (end, after) = match rest {
-        [b, after @ ..] => (Some(*b), after),
-        [] => (None, rest),
-    };
-    (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, end, after))
-}
-
 /// Up to `N` numbers separated by single spaces from the start of `input`
 /// to the end of the line: the values (zero past the count), how many
 /// there were (at least one), and the input after the line. `None` for
@@ -338,7 +283,7 @@ fn row<const N: usize>(mut input: &[u8]) -> Option<([u64; N], usize, &[u8])> {
     let mut values = [0; N];
     let mut count: usize = 0;
     for slot in &mut values {
-        let (value, end, after) = digits(input)?;
+        let (value, end, after) = terminated_u64(input)?;
         *slot = value;
         count = count.wrapping_add(1);
         match end {
@@ -354,7 +299,7 @@ fn row<const N: usize>(mut input: &[u8]) -> Option<([u64; N], usize, &[u8])> {
 #[inline(always)]
 fn fast_cpu_line(input: &[u8]) -> Option<(PerCpuTimes, &[u8])> {
     let [b'c', b'p', b'u', rest @ ..] = input else { return None };
-    let (cpu, end, rest) = digits(rest)?;
+    let (cpu, end, rest) = terminated_u64(rest)?;
     let (Some(b' '), Ok(cpu)) = (end, u32::try_from(cpu)) else { return None };
     let (times, next) = fast_cpu_columns(rest)?;
     Some((PerCpuTimes { cpu, times }, next))
