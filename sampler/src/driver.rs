@@ -28,12 +28,11 @@ use std::time::Instant;
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
-struct Driver {
-    incoming: Mutex<Vec<Task>>,
-    thread: Thread,
-}
+/// Tasks handed to the thread and not yet taken by it.
+type Incoming = Arc<Mutex<Vec<Task>>>;
 
-static DRIVER: Mutex<Option<Arc<Driver>>> = Mutex::new(None);
+/// The thread, once started: where to put new tasks, and whom to wake.
+static DRIVER: Mutex<Option<(Incoming, Thread)>> = Mutex::new(None);
 
 thread_local! {
     /// `Some(earliest deadline so far)` on the driver thread during a round,
@@ -60,20 +59,18 @@ pub(crate) fn register_deadline(at: Instant) -> bool {
 
 /// Runs `task` on the sampler thread, starting that thread on first use.
 pub(crate) fn spawn(task: Task) -> std::io::Result<()> {
-    let driver = {
-        let mut slot = lock(&DRIVER);
-        match slot.as_ref() {
-            Some(driver) => Arc::clone(driver),
-            None => {
-                let handle = std::thread::Builder::new().name("stepmon-sampler".into()).spawn(run)?;
-                let driver = Arc::new(Driver { incoming: Mutex::new(Vec::new()), thread: handle.thread().clone() });
-                *slot = Some(Arc::clone(&driver));
-                driver
-            }
+    let mut driver = lock(&DRIVER);
+    let (incoming, thread) = match driver.as_ref() {
+        Some(started) => started,
+        None => {
+            let incoming = Incoming::default();
+            let taken = Arc::clone(&incoming);
+            let handle = std::thread::Builder::new().name("stepmon-sampler".into()).spawn(move || run(&taken))?;
+            driver.insert((incoming, handle.thread().clone()))
         }
     };
-    lock(&driver.incoming).push(task);
-    driver.thread.unpark();
+    lock(incoming).push(task);
+    thread.unpark();
     Ok(())
 }
 
@@ -91,16 +88,12 @@ impl Wake for Unpark {
 
 /// The thread's loop: take new tasks, poll every task once, park until the
 /// earliest registered deadline (or a wake-up). Lives as long as the process.
-fn run() {
+fn run(incoming: &Mutex<Vec<Task>>) {
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
     let mut tasks: Vec<Task> = Vec::new();
     loop {
-        // `spawn` publishes the driver after starting this thread: until then
-        // there is nothing to take.
-        if let Some(driver) = lock(&DRIVER).as_ref().map(Arc::clone) {
-            tasks.append(&mut lock(&driver.incoming));
-        }
+        tasks.append(&mut lock(incoming));
         ROUND.with(|round| round.set(Some(None)));
         tasks.retain_mut(|task| {
             // A panicking probe ends its own sampler, not every sampler.

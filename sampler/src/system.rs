@@ -35,7 +35,7 @@ impl SystemProbe {
     pub(crate) fn reading_since(&mut self, since: std::time::Instant) -> SysReading {
         match &self.previous {
             Some(previous) if previous.instant >= since => previous.clone(),
-            _ => self.probe.read(),
+            _ => self.reading(),
         }
     }
 }

@@ -95,12 +95,11 @@ impl std::fmt::Debug for MonitorBackend {
 }
 
 impl MonitorBackend {
-    /// Opens `/proc` and starts the machine's sampler (its own thread).
+    /// Opens `/proc` and starts the machine's sampler (on the sampler thread of `Sampler::start`).
     pub(super) fn new(options: MonitorOptions) -> Result<MonitorBackend, MonitorError> {
-        let open = |root: &Path| {
-            SystemProbe::open(root).map_err(|source| MonitorError::Open { path: root.to_path_buf(), source })
-        };
-        let system = Sampler::start(open(&options.proc_root)?, options.system_policy)?;
+        let root = &options.proc_root;
+        let probe = SystemProbe::open(root).map_err(|source| MonitorError::Open { path: root.clone(), source })?;
+        let system = Sampler::start(probe, options.system_policy)?;
         Ok(MonitorBackend {
             inner: Arc::new(Inner {
                 options,

@@ -111,7 +111,7 @@ pub struct Monitor {
 }
 
 impl Monitor {
-    /// Opens `/proc` and starts the machine's sampler (its own thread).
+    /// Opens `/proc` and starts the machine's sampler (on the sampler thread of `Sampler::start`).
     pub fn new(options: MonitorOptions) -> Result<Monitor, MonitorError> {
         Ok(Monitor { backend: MonitorBackend::new(options)? })
     }
