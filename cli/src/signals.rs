@@ -83,32 +83,31 @@ impl Caught {
         let timeout = Timespec::try_from(POLL_WITHOUT_PIDFD).ok();
         loop {
             self.forward(pid);
-            let exited = match &pidfd {
+            match &pidfd {
                 Some(pidfd) => {
                     let mut fds = [PollFd::new(&self.wake, PollFlags::IN), PollFd::new(pidfd, PollFlags::IN)];
-                    match rustix::event::poll(&mut fds, None) {
-                        Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                        Err(e) => return Err(e.into()),
-                    }
+                    poll(&mut fds, None)?;
                     let [_, exited] = &fds;
-                    !exited.revents().is_empty()
+                    if !exited.revents().is_empty() {
+                        return step.wait();
+                    }
                 }
                 None => {
-                    let mut fds = [PollFd::new(&self.wake, PollFlags::IN)];
-                    match rustix::event::poll(&mut fds, timeout.as_ref()) {
-                        Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                        Err(e) => return Err(e.into()),
-                    }
+                    poll(&mut [PollFd::new(&self.wake, PollFlags::IN)], timeout.as_ref())?;
                     if let Some(status) = step.try_wait()? {
                         return Ok(status);
                     }
-                    false
                 }
-            };
-            if exited {
-                return step.wait();
             }
         }
+    }
+}
+
+/// `poll`, where an interruption (by one of the caught signals) is a normal return.
+fn poll(fds: &mut [PollFd<'_>], timeout: Option<&Timespec>) -> io::Result<()> {
+    match rustix::event::poll(fds, timeout) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
