@@ -450,16 +450,7 @@ mod tests {
             Ok(out)
         };
         let check = |input: &[u8]| assert_eq!(MemInfo::parse(input), general(input), "{input:?}");
-        for cut in 0..=base.len() {
-            check(&base[..cut]);
-        }
-        for at in 0..base.len() {
-            for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b':', b'\r', b'(', 0] {
-                let mut changed = base.to_vec();
-                changed[at] = b;
-                check(&changed);
-            }
-        }
+        crate::parse::for_each_damaged(base, b" \t\n09x:\r(\0", check);
     }
 
     #[test]

@@ -632,16 +632,7 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
         ];
         // Every cut, and every byte replaced by each of a few troublemakers.
         for input in inputs {
-            for cut in 0..=input.len() {
-                check_against_general(&input[..cut]);
-            }
-            for at in 0..input.len() {
-                for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b'\r', b'-', b':'] {
-                    let mut changed = input.to_vec();
-                    changed[at] = b;
-                    check_against_general(&changed);
-                }
-            }
+            crate::parse::for_each_damaged(input, b" \t\n09x\r-:", check_against_general);
         }
     }
 
