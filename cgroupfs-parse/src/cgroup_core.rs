@@ -25,6 +25,30 @@ pub struct CgroupEvents {
 impl CgroupEvents {
     /// Parses `cgroup.events`; values must be `0` or `1`.
     pub fn parse(input: &[u8]) -> Result<CgroupEvents> {
+        match CgroupEvents::parse_kernel_layout(input) {
+            Some(out) => Ok(out),
+            None => CgroupEvents::parse_general(input),
+        }
+    }
+
+    /// The file exactly as `cgroup_events_show()` (`kernel/cgroup/cgroup.c`)
+    /// prints it, `"populated %d\nfrozen %d\n"` with flags `0`/`1`, read as
+    /// one pattern; `None` for anything else (an older kernel without
+    /// `frozen`, a new key, any error), which the general parser decides.
+    #[inline]
+    fn parse_kernel_layout(input: &[u8]) -> Option<CgroupEvents> {
+        let flag = |b: &u8| match b {
+            b'0' => Some(false),
+            b'1' => Some(true),
+            _ => None,
+        };
+        let (populated, rest) = input.strip_prefix(b"populated ")?.split_first()?;
+        let (frozen, rest) = rest.strip_prefix(b"\nfrozen ")?.split_first()?;
+        (rest == b"\n").then_some(CgroupEvents { populated: Some(flag(populated)?), frozen: Some(flag(frozen)?) })
+    }
+
+    /// Any flat keyed layout: decides every value and error.
+    fn parse_general(input: &[u8]) -> Result<CgroupEvents> {
         let mut out = CgroupEvents::default();
         flat::for_each(input, |entry| {
             match entry.key {
@@ -260,6 +284,35 @@ mod tests {
         );
         assert_eq!(CgroupEvents::parse(b"populated 2\n").unwrap_err().kind, ErrorKind::InvalidFlag);
         assert_eq!(CgroupEvents::parse(b"").unwrap(), CgroupEvents::default());
+    }
+
+    /// The one-pattern read agrees with the general parser on the kernel's
+    /// output cut anywhere and with any byte replaced.
+    #[test]
+    fn events_fast_path_agrees_with_the_general_path() {
+        let kernel = b"populated 1\nfrozen 0\n";
+        assert!(CgroupEvents::parse_kernel_layout(kernel).is_some(), "the kernel's layout takes the fast path");
+        let mut inputs: std::vec::Vec<std::vec::Vec<u8>> =
+            (0..=kernel.len()).map(|cut| kernel[..cut].to_vec()).collect();
+        for at in 0..kernel.len() {
+            for b in [b'0', b'1', b'2', b' ', b'\n', b'\t', b'x'] {
+                let mut damaged = kernel.to_vec();
+                damaged[at] = b;
+                inputs.push(damaged);
+            }
+        }
+        inputs.push(b"populated 0\nfrozen 1\nfuture 1\n".to_vec());
+        for input in inputs {
+            if let Some(fast) = CgroupEvents::parse_kernel_layout(&input) {
+                assert_eq!(
+                    Ok(fast),
+                    CgroupEvents::parse_general(&input),
+                    "{:?}",
+                    std::string::String::from_utf8_lossy(&input)
+                );
+            }
+            assert_eq!(CgroupEvents::parse(&input), CgroupEvents::parse_general(&input));
+        }
     }
 
     #[test]

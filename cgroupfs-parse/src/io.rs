@@ -6,6 +6,7 @@ use crate::format::nested::{NestedKeyed, NestedLine};
 use crate::format::single::Limit;
 use crate::lines::{find_byte, find_either, split_line};
 use crate::number::{Hundredths, parse_i64, parse_u32, parse_u64};
+use crate::scan::terminated_u64;
 
 /// A block device number, `MAJ:MIN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -124,24 +125,39 @@ impl IoDeviceStat {
     /// where `parse_line` (or `NestedKeyed`) fails and the same value
     /// otherwise. Tokens are found straight in the input (a space or `\n`
     /// ends them), which saves a separate pass to find the line end.
+    ///
+    /// The device number and then the six standard counters in the order
+    /// `blkcg_print_one_stat()` (`block/blk-cgroup.c`) prints them are read
+    /// as one pattern with [`terminated_u64`]; other lines, and whatever
+    /// follows the six, go through the token loop.
     #[inline]
     fn parse_line_fast(input: &[u8]) -> Option<(IoDeviceStat, &[u8])> {
-        let (key, mut rest) = input.split_at_checked(token_end(input))?;
-        // A `DeviceId` is digits and a colon, so also a valid line key (an
-        // empty line is no `DeviceId` either).
-        let mut out = IoDeviceStat::empty(DeviceId::parse(key).ok()?);
+        let (major, Some(b':'), rest) = terminated_u64(input)? else { return None };
+        let (minor, end, after) = terminated_u64(rest)?;
+        let device = DeviceId { major: u32::try_from(major).ok()?, minor: u32::try_from(minor).ok()? };
+        let mut out = IoDeviceStat::empty(device);
+        // `rest` follows a separating space.
+        let mut rest = match end {
+            None | Some(b'\n') => return Some((out, after)),
+            Some(b' ') => after,
+            Some(_) => return None,
+        };
+        if let Some((counters, end, after)) = standard_counters(rest) {
+            [out.rbytes, out.wbytes, out.rios, out.wios, out.dbytes, out.dios] = counters.map(Some);
+            rest = match end {
+                None | Some(b'\n') => return Some((out, after)),
+                Some(b' ') => after,
+                Some(_) => return None,
+            };
+        }
         loop {
-            // `rest` starts at the byte that ended the previous token.
-            match rest.split_first() {
-                None => return Some((out, rest)),
-                Some((b'\n', next)) => return Some((out, next)),
-                Some((_space, next)) => rest = next,
-            }
             while let Some((b' ', next)) = rest.split_first() {
                 rest = next;
             }
-            if matches!(rest.first(), None | Some(b'\n')) {
-                continue;
+            match rest.split_first() {
+                None => return Some((out, rest)),
+                Some((b'\n', next)) => return Some((out, next)),
+                Some(_) => {}
             }
             let (token, next) = rest.split_at_checked(token_end(rest))?;
             let eq = find_byte(b'=', token)?;
@@ -150,7 +166,12 @@ impl IoDeviceStat {
                 return None;
             }
             out.set(key, value).ok()?;
-            rest = next;
+            // `next` starts at the byte that ended the token.
+            rest = match next.split_first() {
+                None => return Some((out, next)),
+                Some((b'\n', after)) => return Some((out, after)),
+                Some((_space, after)) => after,
+            };
         }
     }
 
@@ -182,6 +203,25 @@ impl IoDeviceStat {
         }
         Ok(())
     }
+}
+
+/// `rbytes=N wbytes=N rios=N wios=N dbytes=N dios=N` at the start of
+/// `bytes`, each value 1–19 plain digits (what `parse_u64` of the same token
+/// gives), the byte that ended the last value and the input after it.
+#[inline(always)]
+fn standard_counters(bytes: &[u8]) -> Option<([u64; 6], Option<u8>, &[u8])> {
+    const KEYS: [&[u8]; 6] = [b"rbytes=", b"wbytes=", b"rios=", b"wios=", b"dbytes=", b"dios="];
+    let mut values = [0u64; 6];
+    let mut rest = bytes;
+    let mut end = None;
+    for (index, (key, slot)) in KEYS.iter().zip(&mut values).enumerate() {
+        if index > 0 && end != Some(b' ') {
+            return None;
+        }
+        let (value, ended, after) = terminated_u64(rest.strip_prefix(*key)?)?;
+        (*slot, end, rest) = (value, ended, after);
+    }
+    Some((values, end, rest))
 }
 
 /// The length of the token at the start of `bytes`: up to a space or `\n`.
@@ -428,6 +468,27 @@ mod tests {
         }
         for i in [0, 1, 2, 10] {
             assert!(IoStat::parse_fast(inputs[i]).is_some(), "{}", String::from_utf8_lossy(inputs[i]));
+        }
+        // The kernel's layout (the six counters read as one pattern), cut
+        // anywhere and with any byte replaced.
+        let kernel: &[u8] = b"8:0 rbytes=1048576 wbytes=33554432 rios=16 wios=256 dbytes=0 dios=0\n8:16 \n\
+            259:0 rbytes=2 wbytes=10000000000000000000 rios=4 wios=5 dbytes=6 dios=7\n\
+            259:1 rbytes=2 wbytes=3 rios=4 wios=5 dbytes=6 dios=7 cost.usage=9\n";
+        assert!(IoStat::parse_fast(kernel).is_some());
+        let mut damaged: Vec<Vec<u8>> = (0..=kernel.len()).map(|cut| kernel[..cut].to_vec()).collect();
+        for at in 0..kernel.len() {
+            for b in [b'0', b'9', b' ', b'\n', b'\t', b'=', b':', b'x'] {
+                let mut input = kernel.to_vec();
+                input[at] = b;
+                damaged.push(input);
+            }
+        }
+        for input in &damaged {
+            let general = IoStat::parse_general(input);
+            assert_eq!(IoStat::parse(input), general, "{}", String::from_utf8_lossy(input));
+            if let Some(fast) = IoStat::parse_fast(input) {
+                assert_eq!(Ok(fast), general, "{}", String::from_utf8_lossy(input));
+            }
         }
         // One pass hands over the same devices as the general parser, also
         // when the fast path gives up half-way (a tab, an overflow, a blank

@@ -37,26 +37,6 @@ pub fn parse_u64(token: &[u8]) -> Result<u64, ErrorKind> {
 /// The most decimal digits that always fit a `u64` (`u64::MAX` has 20).
 const MAX_SAFE_DIGITS: usize = 19;
 
-/// For fast paths: the plain decimal at the start of `bytes` and what
-/// follows it, if it has 1 to 19 digits (so no overflow check is needed).
-/// `None` otherwise; the general parser then decides. The caller checks
-/// what may follow the number.
-#[inline(always)] // as a call, returning the tuple through memory cost 40 % of `memory.stat`
-pub(crate) fn leading_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let mut value: u64 = 0;
-    let mut len = 0usize;
-    for &b in bytes.iter().take(MAX_SAFE_DIGITS) {
-        let Ok(digit) = digit(b) else { break };
-        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
-        len = len.saturating_add(1);
-    }
-    let rest = bytes.get(len..).unwrap_or_default();
-    if len == 0 || rest.first().is_some_and(u8::is_ascii_digit) {
-        return None;
-    }
-    Some((value, rest))
-}
-
 /// Parses an unsigned decimal that must fit a `u32` (PIDs, device numbers).
 #[inline]
 pub fn parse_u32(token: &[u8]) -> Result<u32, ErrorKind> {
@@ -105,17 +85,6 @@ mod tests {
         for bad in [&b""[..], b"-1", b"+1", b" 1", b"1 ", b"1\r", b"0x10", b"1.0", b"\xff"] {
             assert_eq!(parse_u64(bad), Err(ErrorKind::InvalidNumber), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn leading_u64_stops_at_the_first_non_digit() {
-        assert_eq!(leading_u64(b"123\nx"), Some((123, &b"\nx"[..])));
-        assert_eq!(leading_u64(b"0"), Some((0, &b""[..])));
-        assert_eq!(leading_u64(b"9999999999999999999 "), Some((9_999_999_999_999_999_999, &b" "[..])));
-        assert_eq!(leading_u64(b"18446744073709551615"), None, "20 digits are left to parse_u64");
-        assert_eq!(leading_u64(b""), None);
-        assert_eq!(leading_u64(b"\n1"), None);
-        assert_eq!(leading_u64(b"-1"), None);
     }
 
     #[test]

@@ -112,6 +112,41 @@ fn terminated_u64_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
     (len.wrapping_sub(1) < SAFE_DIGITS).then_some((value, end, after))
 }
 
+/// `INT.DD` at the start of `bytes` (the kernel's `"%lu.%02lu"`, e.g. the
+/// load averages of `/proc/loadavg` and the `avg*` shares of PSI files) with
+/// 1–16 integer digits, so that ×100 cannot overflow, and what follows it;
+/// `None` otherwise, and when a digit follows the two decimals (a third
+/// decimal would not be exact): the general parser then decides.
+///
+/// `D.DD`, a value below 10 (most loads and stall shares, most of the time),
+/// is read as one pattern without the digit loop.
+///
+/// ```
+/// use stepmon_cgroupfs_parse::{number::Hundredths, scan::leading_hundredths};
+/// assert_eq!(leading_hundredths(b"3.77 1"), Some((Hundredths(377), &b" 1"[..])));
+/// assert_eq!(leading_hundredths(b"100.00"), Some((Hundredths(10000), &b""[..])));
+/// assert_eq!(leading_hundredths(b"1.234"), None);
+/// assert_eq!(leading_hundredths(b"1.2 "), None);
+/// ```
+#[inline(always)]
+pub fn leading_hundredths(bytes: &[u8]) -> Option<(crate::number::Hundredths, &[u8])> {
+    use crate::number::Hundredths;
+    let digit = |b: u8| u64::from(b.wrapping_sub(b'0'));
+    if let [i @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = bytes
+        && !rest.first().is_some_and(u8::is_ascii_digit)
+    {
+        let value = digit(*i).wrapping_mul(100).wrapping_add(digit(*d1).wrapping_mul(10)).wrapping_add(digit(*d2));
+        return Some((Hundredths(value), rest));
+    }
+    let (int, rest) = leading_u64(bytes)?;
+    let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = rest else { return None };
+    if bytes.len().saturating_sub(rest.len()) > 19 || rest.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let frac = digit(*d1).wrapping_mul(10).wrapping_add(digit(*d2));
+    Some((Hundredths(int.wrapping_mul(100).wrapping_add(frac)), rest))
+}
+
 /// One or more spaces, then a number ([`leading_u64`]): a column as the
 /// kernel pads it (`" %llu"`, `"%7llu"`).
 #[inline(always)]
@@ -170,6 +205,28 @@ mod tests {
         assert_eq!(line_end(b""), Some(&b""[..]));
         assert_eq!(line_end(b" \n"), None);
         assert_eq!((line_len(b"ab\ncd", 3), line_len(b"ab", 2), line_len(b"", 0)), (2, 2, 0));
+    }
+
+    /// Where it reads a value, `Hundredths::parse` of the same token (up to
+    /// the next space) gives that value; on every cut of the text.
+    #[test]
+    fn hundredths_agree_with_the_general_parser() {
+        let text = b"0.00 9.99 12.50 100.00 1234567890123456.78 12345678901234567.89 1.234 1.2 .50 7. x";
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                let input = &text[start..end];
+                if let Some((value, rest)) = leading_hundredths(input) {
+                    let token = &input[..input.len() - rest.len()];
+                    assert!(matches!(rest.first(), None | Some(b' ')), "{input:?}");
+                    assert_eq!(crate::number::Hundredths::parse(token), Ok(value), "{input:?}");
+                }
+            }
+        }
+        assert_eq!(
+            leading_hundredths(b"1234567890123456.78"),
+            Some((crate::number::Hundredths(123_456_789_012_345_678), &b""[..]))
+        );
+        assert_eq!(leading_hundredths(b"12345678901234567.89"), None, "17 integer digits go to the general parser");
     }
 
     /// The window read and the slice loop near the end agree with

@@ -2,8 +2,8 @@
 
 use stepmon_cgroupfs_parse::Result;
 use stepmon_cgroupfs_parse::format::nested::NestedKeyed;
-use stepmon_cgroupfs_parse::lines::split_line;
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
+use stepmon_cgroupfs_parse::scan::{leading_hundredths, terminated_u64};
 
 /// One `some` or `full` line, spec:
 /// <https://docs.kernel.org/accounting/psi.html#pressure-interface>.
@@ -117,39 +117,17 @@ impl Pressure {
 }
 
 /// The pairs of a kernel-printed line, `avg10=A avg60=A avg300=A total=N`,
-/// at the start of `pairs`, and the input after the line. The tokens are
-/// found in the input itself, not in a line split off first: a value
-/// holding the `\n` of a line without the expected space fails to convert.
+/// at the start of `pairs`, and the input after the line: read in one
+/// forward pass with the scanners of [`stepmon_cgroupfs_parse::scan`]. Each
+/// value it accepts is a whole token (followed by the single space or the
+/// line's end) that the general parser converts to the same number.
 #[inline]
 fn kernel_layout_line(pairs: &[u8]) -> Option<(PressureLine, &[u8])> {
-    let (avg10, rest) = value_of(pairs, b"avg10=")?;
-    let (avg60, rest) = value_of(rest, b"avg60=")?;
-    let (avg300, rest) = value_of(rest, b"avg300=")?;
-    let (total, next) = split_line(rest.strip_prefix(b"total=")?);
-    let line = PressureLine::new(
-        Hundredths::parse(avg10).ok()?,
-        Hundredths::parse(avg60).ok()?,
-        Hundredths::parse(avg300).ok()?,
-        parse_u64(total).ok()?,
-    );
-    Some((line, next))
-}
-
-/// Strips `key` (with its `=`) from `pairs` and returns the value up to the
-/// next space, and what follows that space.
-#[inline]
-fn value_of<'a>(pairs: &'a [u8], key: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
-    let rest = pairs.strip_prefix(key)?;
-    // Averages are `X.XX` or `XX.XX` nearly always: looking there first
-    // saves a byte loop whose exit is a mispredicted branch (a fifth of the
-    // time of this fast path). Should an earlier byte be a space, the value
-    // holds it and fails to convert, so a wrong guess cannot pass.
-    let space = match rest {
-        [_, _, _, _, b' ', ..] => 4,
-        [_, _, _, _, _, b' ', ..] => 5,
-        _ => rest.iter().position(|&b| b == b' ')?,
-    };
-    Some((rest.get(..space)?, rest.get(space.saturating_add(1)..)?))
+    let (avg10, rest) = leading_hundredths(pairs.strip_prefix(b"avg10=")?)?;
+    let (avg60, rest) = leading_hundredths(rest.strip_prefix(b" avg60=")?)?;
+    let (avg300, rest) = leading_hundredths(rest.strip_prefix(b" avg300=")?)?;
+    let (total, end, next) = terminated_u64(rest.strip_prefix(b" total=")?)?;
+    matches!(end, None | Some(b'\n')).then_some((PressureLine::new(avg10, avg60, avg300, total), next))
 }
 
 #[cfg(test)]

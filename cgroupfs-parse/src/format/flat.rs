@@ -188,12 +188,11 @@ pub(crate) fn for_each_known(
         let value = rest.get(key_len.saturating_add(1)..).unwrap_or_default();
         rest = match index {
             Some(index) => {
-                let (number, after) = crate::number::leading_u64(value)?;
+                let (number, end, next) = crate::scan::terminated_u64(value)?;
                 visit(index, number)?;
                 expected = index.saturating_add(1);
-                match after.split_first() {
-                    None => after,
-                    Some((b'\n', next)) => next,
+                match end {
+                    None | Some(b'\n') => next,
                     Some(_) => return None,
                 }
             }

@@ -4,7 +4,7 @@ use stepmon_cgroupfs_parse::lines::{Fields, Lines};
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
-use stepmon_cgroupfs_parse::scan::leading_u64;
+use stepmon_cgroupfs_parse::scan::{leading_hundredths as hundredths, leading_u64};
 
 /// `/proc/loadavg`: `L1 L5 L15 R/T P`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#kernel-data>.
@@ -95,27 +95,6 @@ impl LoadAvg {
         let last_pid = parse_u64(pid).map_err(|kind| line.error_at(kind, at))?;
         Ok(LoadAvg::new(load, runnable, threads, last_pid))
     }
-}
-
-/// `INT.DD` with 1–16 integer digits (so ×100 cannot overflow) and what follows.
-#[inline(always)]
-fn hundredths(bytes: &[u8]) -> Option<(Hundredths, &[u8])> {
-    let digit = |b: u8| u64::from(b.wrapping_sub(b'0'));
-    // `D.DD`, a load below 10: most hosts, most of the time. Read as one
-    // pattern, without the digit loop.
-    if let [i @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = bytes
-        && !rest.first().is_some_and(u8::is_ascii_digit)
-    {
-        let value = digit(*i).wrapping_mul(100).wrapping_add(digit(*d1).wrapping_mul(10)).wrapping_add(digit(*d2));
-        return Some((Hundredths(value), rest));
-    }
-    let (int, rest) = leading_u64(bytes)?;
-    let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = rest else { return None };
-    if bytes.len().saturating_sub(rest.len()) > 19 {
-        return None;
-    }
-    let frac = u64::from(d1.wrapping_sub(b'0')).wrapping_mul(10).wrapping_add(u64::from(d2.wrapping_sub(b'0')));
-    Some((Hundredths(int.wrapping_mul(100).wrapping_add(frac)), rest))
 }
 
 #[cfg(test)]
