@@ -70,6 +70,30 @@ pub struct CpuMax {
 impl CpuMax {
     /// Parses `cpu.max`.
     pub fn parse(input: &[u8]) -> Result<CpuMax> {
+        match CpuMax::parse_kernel_layout(input) {
+            Some(max) => Ok(max),
+            None => CpuMax::parse_general(input),
+        }
+    }
+
+    /// The file exactly as `cpu_max_show()` (`kernel/sched/core.c`) prints
+    /// it, `max PERIOD\n` or `QUOTA PERIOD\n`, numbers of 1–19 digits, read in
+    /// one pass; `None` for anything else, which the general parser decides.
+    #[inline]
+    fn parse_kernel_layout(input: &[u8]) -> Option<CpuMax> {
+        let (quota_usec, rest) = match input.strip_prefix(b"max ") {
+            Some(rest) => (Limit::Max, rest),
+            None => match crate::scan::terminated_u64(input)? {
+                (quota, Some(b' '), rest) => (Limit::Value(quota), rest),
+                _ => return None,
+            },
+        };
+        let (period_usec, end, rest) = crate::scan::terminated_u64(rest)?;
+        (end == Some(b'\n') && rest.is_empty()).then_some(CpuMax { quota_usec, period_usec })
+    }
+
+    /// One line of two tokens in any form: decides every value and error.
+    fn parse_general(input: &[u8]) -> Result<CpuMax> {
         let line = crate::format::single::only_line(input)?;
         let (quota, period, period_at) = line.split_once(b' ').ok_or(line.error(ErrorKind::MissingField))?;
         Ok(CpuMax {
@@ -82,6 +106,31 @@ impl CpuMax {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass read agrees with the general parser on the kernel's
+    /// output cut anywhere and with any byte replaced.
+    #[test]
+    fn cpu_max_fast_path_agrees_with_the_general_path() {
+        for kernel in [&b"max 100000\n"[..], b"50000 100000\n"] {
+            assert!(CpuMax::parse_kernel_layout(kernel).is_some(), "the kernel's layout takes the fast path");
+            let mut inputs: Vec<Vec<u8>> = (0..=kernel.len()).map(|cut| kernel[..cut].to_vec()).collect();
+            for at in 0..kernel.len() {
+                for b in [b'0', b'9', b' ', b'\n', b'\t', b'm', b'x'] {
+                    let mut damaged = kernel.to_vec();
+                    damaged[at] = b;
+                    inputs.push(damaged);
+                }
+            }
+            inputs.push(b"max 18446744073709551615\n".to_vec());
+            inputs.push(b"max 100000\n\n".to_vec());
+            for input in inputs {
+                if let Some(fast) = CpuMax::parse_kernel_layout(&input) {
+                    assert_eq!(Ok(fast), CpuMax::parse_general(&input), "{:?}", String::from_utf8_lossy(&input));
+                }
+                assert_eq!(CpuMax::parse(&input), CpuMax::parse_general(&input));
+            }
+        }
+    }
 
     #[test]
     fn pure_v2_full_cpu_stat() {

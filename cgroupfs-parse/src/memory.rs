@@ -203,6 +203,26 @@ mod tests {
         assert_eq!(MemoryStat::KEYS.len(), 72);
     }
 
+    /// `parse_into` overwrites what an earlier file left, and leaves the
+    /// default on error, on the fast and on the general path.
+    #[test]
+    fn parse_into_overwrites_and_resets_on_error() {
+        let mut m = MemoryStat::default();
+        m.parse_into(b"anon 1\nfile 2\nshmem 3\n").unwrap();
+        assert_eq!((m.anon, m.file, m.shmem), (Some(1), Some(2), Some(3)));
+        m.parse_into(b"file 5\n").unwrap();
+        assert_eq!((m.anon, m.file, m.shmem), (None, Some(5), None));
+        m.parse_into(b"anon\t7\n").unwrap_err();
+        assert_eq!(m, MemoryStat::default());
+        m.parse_into(b"anon 1\nfile x\n").unwrap_err();
+        assert_eq!(m, MemoryStat::default());
+        m.parse_into(b"anon  8\n").unwrap_err();
+        assert_eq!(m, MemoryStat::default());
+        let input = b"anon 9\nfuture key\nfile 10\n";
+        m.parse_into(input).unwrap();
+        assert_eq!(m, MemoryStat::parse(input).unwrap());
+    }
+
     #[test]
     fn memory_events_full() {
         let e = MemoryEvents::parse(b"low 1\nhigh 2\nmax 3\noom 4\noom_kill 5\noom_group_kill 6\nsock_throttled 7\n")

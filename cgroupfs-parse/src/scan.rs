@@ -118,8 +118,8 @@ fn terminated_u64_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
 /// `None` otherwise, and when a digit follows the two decimals (a third
 /// decimal would not be exact): the general parser then decides.
 ///
-/// `D.DD`, a value below 10 (most loads and stall shares, most of the time),
-/// is read as one pattern without the digit loop.
+/// `D.DD` and `DD.DD`, values below 100 (nearly all loads and stall
+/// shares), are read as one pattern without the digit loop.
 ///
 /// ```
 /// use stepmon_cgroupfs_parse::{number::Hundredths, scan::leading_hundredths};
@@ -136,6 +136,14 @@ pub fn leading_hundredths(bytes: &[u8]) -> Option<(crate::number::Hundredths, &[
         && !rest.first().is_some_and(u8::is_ascii_digit)
     {
         let value = digit(*i).wrapping_mul(100).wrapping_add(digit(*d1).wrapping_mul(10)).wrapping_add(digit(*d2));
+        return Some((Hundredths(value), rest));
+    }
+    // `DD.DD`: stall shares of a busy cgroup.
+    if let [i1 @ b'0'..=b'9', i2 @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = bytes
+        && !rest.first().is_some_and(u8::is_ascii_digit)
+    {
+        let int = digit(*i1).wrapping_mul(10).wrapping_add(digit(*i2));
+        let value = int.wrapping_mul(100).wrapping_add(digit(*d1).wrapping_mul(10)).wrapping_add(digit(*d2));
         return Some((Hundredths(value), rest));
     }
     let (int, rest) = leading_u64(bytes)?;

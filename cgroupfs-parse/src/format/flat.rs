@@ -278,20 +278,37 @@ macro_rules! flat_u64_struct {
             /// stay `None`, the last of duplicate keys wins; any malformed line
             /// is an error. Never allocates.
             pub fn parse(input: &[u8]) -> $crate::error::Result<Self> {
+                let mut out = Self::default();
+                out.parse_into(input)?;
+                Ok(out)
+            }
+
+            /// [`parse`](Self::parse) into `self`, which is overwritten
+            /// (left at the default on error): for callers that re-read the
+            /// file on every sample, so a large value (`memory.stat` has 72
+            /// keys, 1,152 bytes) is filled where it lives instead of being
+            /// built and then moved.
+            pub fn parse_into(&mut self, input: &[u8]) -> $crate::error::Result<()> {
                 // The fast path takes files as the kernel prints them; on
                 // anything else (every error included) the general parser
                 // runs and says what is wrong where.
-                match Self::parse_fast(input) {
-                    Some(out) => Ok(out),
-                    None => Self::parse_general(input),
+                *self = Self::default();
+                if self.fill_fast(input).is_some() {
+                    return Ok(());
                 }
+                *self = Self::default();
+                let result = self.fill_general(input);
+                if result.is_err() {
+                    *self = Self::default();
+                }
+                result
             }
 
-            /// `parse` without error positions (see
-            /// `format::flat::for_each_known`): `None` where `parse_general`
-            /// fails, the same value where it succeeds.
+            /// The fast path (see `format::flat::for_each_known`) on a
+            /// default `self`: `None` where `fill_general` fails, the same
+            /// values where it succeeds.
             #[inline]
-            fn parse_fast(input: &[u8]) -> Option<Self> {
+            fn fill_fast(&mut self, input: &[u8]) -> Option<()> {
                 /// The fields, numbered as `KEYS`.
                 #[allow(non_camel_case_types)]
                 #[derive(Clone, Copy)]
@@ -303,29 +320,41 @@ macro_rules! flat_u64_struct {
                     $( if key == $key.as_bytes() { return Some(Field::$field as usize); } )*
                     None
                 }
-                let mut out = Self::default();
                 $crate::format::flat::for_each_known(input, Self::KEYS, index_of, |index, value| {
                     match FIELDS.get(index)? {
                         $( Field::$field => {
-                            out.$field = Some(<$conv as $crate::format::flat::Convert>::from_digits(value)?);
+                            self.$field = Some(<$conv as $crate::format::flat::Convert>::from_digits(value)?);
                         } )*
                     }
                     Some(())
-                })?;
-                Some(out)
+                })
             }
 
-            /// The general parser, the one that reports errors.
-            fn parse_general(input: &[u8]) -> $crate::error::Result<Self> {
-                let mut out = Self::default();
+            /// The general parser, the one that reports errors, on a default `self`.
+            fn fill_general(&mut self, input: &[u8]) -> $crate::error::Result<()> {
                 $crate::format::flat::for_each(input, |entry| {
                     match entry.key {
-                        $( $key => out.$field = Some(entry.convert(<$conv as $crate::format::flat::Convert>::parse)?), )*
+                        $( $key => self.$field = Some(entry.convert(<$conv as $crate::format::flat::Convert>::parse)?), )*
                         _ => {}
                     }
                     Ok(())
-                })?;
-                Ok(out)
+                })
+            }
+
+            /// The fast path alone (tests compare it with the general one).
+            #[cfg(test)]
+            #[allow(dead_code)]
+            fn parse_fast(input: &[u8]) -> Option<Self> {
+                let mut out = Self::default();
+                out.fill_fast(input).map(|()| out)
+            }
+
+            /// The general parser alone.
+            #[cfg(test)]
+            #[allow(dead_code)]
+            fn parse_general(input: &[u8]) -> $crate::error::Result<Self> {
+                let mut out = Self::default();
+                out.fill_general(input).map(|()| out)
             }
 
             /// The value of a kernel key, `None` if absent or unknown.

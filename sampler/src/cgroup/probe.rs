@@ -172,7 +172,11 @@ impl CgroupProbe {
         }
 
         // memory
-        let memory_stat = reader.parse(CgroupFile::MemoryStat, RawMemoryStat::parse);
+        // Filled in place: the parsed file is 1,152 bytes, and moving it
+        // out of the parser cost more than the copy of the fields we keep.
+        let mut raw_memory = RawMemoryStat::default();
+        let memory_stat =
+            reader.parse(CgroupFile::MemoryStat, |bytes| raw_memory.parse_into(bytes)).map(|()| &raw_memory);
         let events = reader.parse(CgroupFile::MemoryEvents, MemoryEvents::parse);
         let peak = reader.parse(CgroupFile::MemoryPeak, single::parse_u64);
         let swap = reader.parse(CgroupFile::MemorySwapCurrent, single::parse_u64);
@@ -182,7 +186,8 @@ impl CgroupProbe {
         sample.stepmon.memory_max = reader.parse(CgroupFile::MemoryMax, Limit::parse).map(limit);
         sample.stepmon.memory_high = reader.parse(CgroupFile::MemoryHigh, Limit::parse).map(limit);
         if memory_stat.is_some() || memory_pressure.is_some() || events.is_some() || peak.is_some() {
-            let m = memory_stat.unwrap_or_default();
+            let no_memory_stat = RawMemoryStat::default();
+            let m = memory_stat.unwrap_or(&no_memory_stat);
             let e = events.unwrap_or_default();
             sample.memory_stat = Some(MemoryStat {
                 swap_bytes: swap,
@@ -325,7 +330,6 @@ impl Reader<'_> {
                 return None;
             }
         };
-        let info = file.info();
         // Every file of a sample is one kernfs `show()`: one pread each.
         let failure = match held.read_single(buf) {
             Ok(bytes) => match parse(bytes) {
@@ -335,6 +339,7 @@ impl Reader<'_> {
             Err(error) => Failure::Read(error),
         };
         // Described only when kept (the first failure of a field).
+        let info = file.info();
         if !self.has(info.field) {
             let (kind, reason) = match failure {
                 Failure::Parse(error) => (MissingKind::Parse, format!("cannot parse {}: {error}", info.name)),
