@@ -7,6 +7,10 @@
 //!   `cgroup.controllers`, from `data/pure-v2-step/`) copied to tmpfs, since
 //!   this hybrid host has no memory/io/pids controllers on cgroup v2. tmpfs
 //!   does not generate content, so this measures our side only.
+//! * `step_captured_v2` — the same with the files a real pure-v2 kernel
+//!   printed for a step (`data/captured-v2-6.1/`, 17 files: Debian's 6.1
+//!   has no `memory.swap.peak`; a 51-key `memory.stat` where the hand-made
+//!   copy has 30).
 //! * `step_real_idle`, `step_real_self` — a real child cgroup created under
 //!   this process's cgroup v2 directory (root needed; removed afterwards),
 //!   empty or with the bench process itself moved into it. On this host it
@@ -100,9 +104,35 @@ step_files!(
     "pids.peak",
 );
 
+/// `data/captured-v2-6.1/`: (name, content) of the step files a real
+/// pure-v2 kernel printed (Debian 6.1 under qemu, `ci/vm/capture`): 17 of
+/// the sample's files (no `memory.swap.peak` before 6.5, no `irq.pressure`
+/// without `CONFIG_IRQ_TIME_ACCOUNTING`), a 51-key `memory.stat`.
+pub const CAPTURED_V2_STEP: &[(&str, &[u8])] = &[
+    ("cgroup.controllers", include_bytes!("../data/captured-v2-6.1/cgroup.controllers")),
+    ("cgroup.events", include_bytes!("../data/captured-v2-6.1/cgroup.events")),
+    ("cpu.max", include_bytes!("../data/captured-v2-6.1/cpu.max")),
+    ("cpu.pressure", include_bytes!("../data/captured-v2-6.1/cpu.pressure")),
+    ("cpu.stat", include_bytes!("../data/captured-v2-6.1/cpu.stat")),
+    ("io.pressure", include_bytes!("../data/captured-v2-6.1/io.pressure")),
+    ("io.stat", include_bytes!("../data/captured-v2-6.1/io.stat")),
+    ("memory.current", include_bytes!("../data/captured-v2-6.1/memory.current")),
+    ("memory.events", include_bytes!("../data/captured-v2-6.1/memory.events")),
+    ("memory.high", include_bytes!("../data/captured-v2-6.1/memory.high")),
+    ("memory.max", include_bytes!("../data/captured-v2-6.1/memory.max")),
+    ("memory.peak", include_bytes!("../data/captured-v2-6.1/memory.peak")),
+    ("memory.pressure", include_bytes!("../data/captured-v2-6.1/memory.pressure")),
+    ("memory.stat", include_bytes!("../data/captured-v2-6.1/memory.stat")),
+    ("memory.swap.current", include_bytes!("../data/captured-v2-6.1/memory.swap.current")),
+    ("pids.current", include_bytes!("../data/captured-v2-6.1/pids.current")),
+    ("pids.max", include_bytes!("../data/captured-v2-6.1/pids.max")),
+    ("pids.peak", include_bytes!("../data/captured-v2-6.1/pids.peak")),
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Fake,
+    Captured,
     RealIdle,
     RealSelf,
 }
@@ -120,6 +150,14 @@ pub const GROUPS: &[Group] = &[
     Group {
         info: GroupInfo { name: "step_fake_v2", file: "data/pure-v2-step/ on tmpfs", zero_alloc: false },
         kind: Kind::Fake,
+    },
+    Group {
+        info: GroupInfo {
+            name: "step_captured_v2",
+            file: "data/captured-v2-6.1/ (a real 6.1 kernel's files) on tmpfs",
+            zero_alloc: false,
+        },
+        kind: Kind::Captured,
     },
     Group {
         info: GroupInfo { name: "step_real_idle", file: "live child cgroup (empty)", zero_alloc: false },
@@ -161,9 +199,10 @@ impl Group {
     /// cannot run here (not root, no cgroup v2) is skipped with the reason.
     pub fn cases<R: Runner>(&self, runner: &mut R) -> io::Result<()> {
         match self.kind {
-            Kind::Fake => {
+            Kind::Fake | Kind::Captured => {
                 let dir = TmpDir::new()?;
-                for (name, bytes) in PURE_V2_STEP {
+                let files = if self.kind == Kind::Fake { PURE_V2_STEP } else { CAPTURED_V2_STEP };
+                for (name, bytes) in files {
                     fs::write(dir.path().join(name), bytes)?;
                 }
                 common_cases(runner, dir.path())?;
@@ -303,6 +342,26 @@ mod tests {
     }
 
     #[test]
+    fn captured_files_are_the_vm_capture_and_parse() {
+        let capture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sampler/tests/data/pure-v2-6.1.0-57-amd64");
+        assert_eq!(CAPTURED_V2_STEP.len(), 18);
+        for (name, bytes) in CAPTURED_V2_STEP {
+            assert_eq!(fs::read(capture.join(name)).unwrap(), *bytes, "{name} differs from the VM capture");
+            if *name != "cgroup.controllers" {
+                assert!(SAMPLE_FILES.contains(name), "{name}");
+                parse_cgroup_file(name, bytes).unwrap();
+            }
+        }
+        let mut check = CheckRunner::new("step_captured_v2");
+        GROUPS[1].cases(&mut check).unwrap();
+        for (function, text) in &check.seen {
+            if function.starts_with("ours_") && *function != "ours_probe" {
+                assert!(text == "Ok(0)" || text == "0", "step_captured_v2/{function}: {text} parse errors");
+            }
+        }
+    }
+
+    #[test]
     fn fake_v2_cases_succeed_and_cgroups_rs_reads_the_same_values() {
         let mut check = CheckRunner::new("step_fake_v2");
         GROUPS[0].cases(&mut check).unwrap();
@@ -335,7 +394,7 @@ mod tests {
     fn real_cgroup_cases_succeed_or_say_why_not() {
         // The idle child: moving the test process (all test threads) is left to the bench.
         let mut check = CheckRunner::new("step_real_idle");
-        GROUPS[1].cases(&mut check).unwrap();
+        GROUPS[2].cases(&mut check).unwrap();
         assert!(check.skipped || check.ran("ours_probe"));
     }
 }
