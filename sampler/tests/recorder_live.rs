@@ -48,7 +48,11 @@ fn many_concurrent_recorders_each_get_their_own_samples() {
         })
         .collect();
     assert_eq!(monitor.open_recordings(), 8);
-    std::thread::sleep(Duration::from_millis(300));
+    // Sample until every step has had periodic samples: a fixed sleep was
+    // too short for the last steps on a slow machine (the pure-v2 VM under
+    // software emulation, with four busy loops on two vCPUs, once gave the
+    // last step none in 300 ms).
+    wait_for_live_samples(&recorders, 2, Duration::from_secs(60));
     for cgroup in &mut cgroups {
         cgroup.kill_all();
     }
@@ -76,6 +80,28 @@ fn many_concurrent_recorders_each_get_their_own_samples() {
         assert!(json["resourceUsage"]["samples"].is_array() && json["sysUsage"].is_array());
     }
     monitor.shutdown_blocking();
+}
+
+/// Waits until each recorder's live stream has delivered `count` samples,
+/// polling every 10 ms; panics naming the steps still short after `limit`.
+fn wait_for_live_samples(recorders: &[stepmon_sampler::Recorder], count: usize, limit: Duration) {
+    use futures::{FutureExt, StreamExt};
+    let mut streams: Vec<_> = recorders.iter().map(|r| r.stream()).collect();
+    let mut seen = vec![0usize; streams.len()];
+    let deadline = std::time::Instant::now() + limit;
+    while seen.iter().any(|&n| n < count) {
+        for (stream, seen) in streams.iter_mut().zip(&mut seen) {
+            while *seen < count && stream.next().now_or_never().flatten().is_some() {
+                *seen += 1;
+            }
+        }
+        let short: Vec<usize> = (0..seen.len()).filter(|&i| seen[i] < count).collect();
+        assert!(
+            short.is_empty() || std::time::Instant::now() < deadline,
+            "steps {short:?} had fewer than {count} live samples after {limit:?} (seen: {seen:?})"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]
