@@ -5,15 +5,17 @@
 //! change of our user-space cost that a criterion run on a noisy machine
 //! cannot; the timings and ratios in the README still come from criterion.
 //!
-//! `probe_instructions [N]` (default 1000); prints how many samples had a
-//! `memoryStat`, so the work cannot be optimised away.
+//! `probe_instructions [N] [fake|captured]` (default 1000 samples of the
+//! hand-made `data/pure-v2-step/`; `captured` reads `data/captured-v2-6.1/`);
+//! prints how many samples had a `memoryStat`, so the work cannot be
+//! optimised away.
 
 use std::fs;
 use std::hint::black_box;
 
 use jiff::Timestamp;
 use stepmon_benches::inputs::TmpDir;
-use stepmon_benches::step::PURE_V2_STEP;
+use stepmon_benches::step::{CAPTURED_V2_STEP, PURE_V2_STEP};
 use stepmon_sampler::cgroup::CgroupProbe;
 
 fn main() -> std::io::Result<()> {
@@ -21,8 +23,13 @@ fn main() -> std::io::Result<()> {
         Some(n) => n.parse().map_err(|e| std::io::Error::other(format!("N: {e}")))?,
         None => 1000,
     };
+    let files = match std::env::args().nth(2).as_deref() {
+        None | Some("fake") => PURE_V2_STEP,
+        Some("captured") => CAPTURED_V2_STEP,
+        Some(other) => return Err(std::io::Error::other(format!("unknown file set {other} (fake or captured)"))),
+    };
     let dir = TmpDir::new()?;
-    for (name, bytes) in PURE_V2_STEP {
+    for (name, bytes) in files {
         fs::write(dir.path().join(name), bytes)?;
     }
     let mut probe = CgroupProbe::open(dir.path())?;

@@ -6,7 +6,7 @@ use crate::format::nested::{NestedKeyed, NestedLine};
 use crate::format::single::Limit;
 use crate::lines::{find_byte, find_either, split_line};
 use crate::number::{Hundredths, parse_i64, parse_u32, parse_u64};
-use crate::scan::terminated_u64;
+use crate::scan::{after_literal, terminated_u64};
 
 /// A block device number, `MAJ:MIN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -210,18 +210,20 @@ impl IoDeviceStat {
 /// gives), the byte that ended the last value and the input after it.
 #[inline(always)]
 fn standard_counters(bytes: &[u8]) -> Option<([u64; 6], Option<u8>, &[u8])> {
-    const KEYS: [&[u8]; 6] = [b"rbytes=", b"wbytes=", b"rios=", b"wios=", b"dbytes=", b"dios="];
-    let mut values = [0u64; 6];
-    let mut rest = bytes;
-    let mut end = None;
-    for (index, (key, slot)) in KEYS.iter().zip(&mut values).enumerate() {
-        if index > 0 && end != Some(b' ') {
-            return None;
+    // One value and the space after it.
+    fn spaced<'a>(bytes: &'a [u8]) -> Option<(u64, &'a [u8])> {
+        match terminated_u64(bytes)? {
+            (value, Some(b' '), rest) => Some((value, rest)),
+            _ => None,
         }
-        let (value, ended, after) = terminated_u64(rest.strip_prefix(*key)?)?;
-        (*slot, end, rest) = (value, ended, after);
     }
-    Some((values, end, rest))
+    let (rbytes, rest) = spaced(after_literal(bytes, b"rbytes=")?)?;
+    let (wbytes, rest) = spaced(after_literal(rest, b"wbytes=")?)?;
+    let (rios, rest) = spaced(after_literal(rest, b"rios=")?)?;
+    let (wios, rest) = spaced(after_literal(rest, b"wios=")?)?;
+    let (dbytes, rest) = spaced(after_literal(rest, b"dbytes=")?)?;
+    let (dios, end, rest) = terminated_u64(after_literal(rest, b"dios=")?)?;
+    Some(([rbytes, wbytes, rios, wios, dbytes, dios], end, rest))
 }
 
 /// The length of the token at the start of `bytes`: up to a space or `\n`.

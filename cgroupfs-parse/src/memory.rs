@@ -97,24 +97,6 @@ flat_u64_struct! {
         pgdemote_khugepaged = "pgdemote_khugepaged" via U64,
         /// Pages demoted by proactive reclaim. Recent.
         pgdemote_proactive = "pgdemote_proactive" via U64,
-        /// Pages reclaimed by kswapd.
-        pgsteal_kswapd = "pgsteal_kswapd" via U64,
-        /// Pages reclaimed directly.
-        pgsteal_direct = "pgsteal_direct" via U64,
-        /// Pages reclaimed by khugepaged.
-        pgsteal_khugepaged = "pgsteal_khugepaged" via U64,
-        /// Pages reclaimed proactively (`memory.reclaim`). Recent.
-        pgsteal_proactive = "pgsteal_proactive" via U64,
-        /// Pages scanned by kswapd.
-        pgscan_kswapd = "pgscan_kswapd" via U64,
-        /// Pages scanned directly.
-        pgscan_direct = "pgscan_direct" via U64,
-        /// Pages scanned by khugepaged.
-        pgscan_khugepaged = "pgscan_khugepaged" via U64,
-        /// Pages scanned proactively. Recent.
-        pgscan_proactive = "pgscan_proactive" via U64,
-        /// Pages scanned on the active LRU.
-        pgrefill = "pgrefill" via U64,
         /// Pages promoted by NUMA balancing. `CONFIG_NUMA_BALANCING`.
         pgpromote_success = "pgpromote_success" via U64,
         /// Pages scanned, total.
@@ -125,10 +107,28 @@ flat_u64_struct! {
         pswpin = "pswpin" via U64,
         /// Pages swapped out.
         pswpout = "pswpout" via U64,
+        /// Pages scanned by kswapd.
+        pgscan_kswapd = "pgscan_kswapd" via U64,
+        /// Pages scanned directly.
+        pgscan_direct = "pgscan_direct" via U64,
+        /// Pages scanned by khugepaged.
+        pgscan_khugepaged = "pgscan_khugepaged" via U64,
+        /// Pages scanned proactively. Recent.
+        pgscan_proactive = "pgscan_proactive" via U64,
+        /// Pages reclaimed by kswapd.
+        pgsteal_kswapd = "pgsteal_kswapd" via U64,
+        /// Pages reclaimed directly.
+        pgsteal_direct = "pgsteal_direct" via U64,
+        /// Pages reclaimed by khugepaged.
+        pgsteal_khugepaged = "pgsteal_khugepaged" via U64,
+        /// Pages reclaimed proactively (`memory.reclaim`). Recent.
+        pgsteal_proactive = "pgsteal_proactive" via U64,
         /// Page faults.
         pgfault = "pgfault" via U64,
         /// Major page faults.
         pgmajfault = "pgmajfault" via U64,
+        /// Pages scanned on the active LRU.
+        pgrefill = "pgrefill" via U64,
         /// Pages moved to the active LRU.
         pgactivate = "pgactivate" via U64,
         /// Pages moved to the inactive LRU.

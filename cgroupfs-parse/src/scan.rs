@@ -155,6 +155,23 @@ pub fn leading_hundredths(bytes: &[u8]) -> Option<(crate::number::Hundredths, &[
     Some((Hundredths(int.wrapping_mul(100).wrapping_add(frac)), rest))
 }
 
+/// `bytes` after the literal `lit` it starts with, `None` if it does not.
+/// Compared as a fixed-size array, which the compiler turns into a word
+/// compare or two; `strip_prefix` with a key from a list of keys of
+/// different lengths called `memcmp`.
+///
+/// ```
+/// use stepmon_cgroupfs_parse::scan::after_literal;
+/// assert_eq!(after_literal(b"rbytes=12", b"rbytes="), Some(&b"12"[..]));
+/// assert_eq!(after_literal(b"wbytes=12", b"rbytes="), None);
+/// assert_eq!(after_literal(b"rby", b"rbytes="), None);
+/// ```
+#[inline(always)]
+pub fn after_literal<'a, const N: usize>(bytes: &'a [u8], lit: &[u8; N]) -> Option<&'a [u8]> {
+    let (head, rest) = bytes.split_first_chunk::<N>()?;
+    (head == lit).then_some(rest)
+}
+
 /// One or more spaces, then a number ([`leading_u64`]): a column as the
 /// kernel pads it (`" %llu"`, `"%7llu"`).
 #[inline(always)]

@@ -3,7 +3,7 @@
 use stepmon_cgroupfs_parse::Result;
 use stepmon_cgroupfs_parse::format::nested::NestedKeyed;
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
-use stepmon_cgroupfs_parse::scan::{leading_hundredths, terminated_u64};
+use stepmon_cgroupfs_parse::scan::{after_literal, leading_hundredths, terminated_u64};
 
 /// One `some` or `full` line, spec:
 /// <https://docs.kernel.org/accounting/psi.html#pressure-interface>.
@@ -123,10 +123,10 @@ impl Pressure {
 /// line's end) that the general parser converts to the same number.
 #[inline]
 fn kernel_layout_line(pairs: &[u8]) -> Option<(PressureLine, &[u8])> {
-    let (avg10, rest) = leading_hundredths(pairs.strip_prefix(b"avg10=")?)?;
-    let (avg60, rest) = leading_hundredths(rest.strip_prefix(b" avg60=")?)?;
-    let (avg300, rest) = leading_hundredths(rest.strip_prefix(b" avg300=")?)?;
-    let (total, end, next) = terminated_u64(rest.strip_prefix(b" total=")?)?;
+    let (avg10, rest) = leading_hundredths(after_literal(pairs, b"avg10=")?)?;
+    let (avg60, rest) = leading_hundredths(after_literal(rest, b" avg60=")?)?;
+    let (avg300, rest) = leading_hundredths(after_literal(rest, b" avg300=")?)?;
+    let (total, end, next) = terminated_u64(after_literal(rest, b" total=")?)?;
     matches!(end, None | Some(b'\n')).then_some((PressureLine::new(avg10, avg60, avg300, total), next))
 }
 

@@ -161,12 +161,11 @@ impl Convert for CIntCounter {
 /// Three things make it cheaper than [`FlatKeyed`] plus a `match` on
 /// `&str`: no line numbers, offsets or `&str` conversion; a known key's
 /// value is read as a number in the same pass that finds the line end; and
-/// the key of a line is first compared with the key listed after the
-/// previous known one (`keys` follows the documented order, which the kernel
-/// prints in nearly everywhere), so `index_of` (a match by name) runs only on
-/// a miss: a key this kernel does not print, an unknown key, or a place where
-/// the order differs (e.g. 6.x prints `pgscan`/`pgsteal` before
-/// `pgscan_kswapd`). Keys are still found by name; a miss only costs time.
+/// the key of a line is first compared with the keys listed after the
+/// previous known one ([`LOOK_AHEAD`] of them; `keys` follows the order
+/// recent kernels print), so `index_of` (a match by name) runs only on a
+/// miss: an unknown key, or a place where this kernel's order differs.
+/// Keys are still found by name; a miss only costs time.
 #[inline]
 pub(crate) fn for_each_known(
     input: &[u8],
@@ -179,10 +178,13 @@ pub(crate) fn for_each_known(
     while !rest.is_empty() {
         let (index, key_len) = match keys.get(expected).map(|key| key.as_bytes()) {
             Some(key) if starts_with_key(rest, key) => (Some(expected), key.len()),
-            _ => {
-                let len = key_len(rest)?;
-                (index_of(rest.get(..len).unwrap_or_default()), len)
-            }
+            _ => match look_ahead(rest, keys, expected) {
+                Some((index, len)) => (Some(index), len),
+                None => {
+                    let len = key_len(rest)?;
+                    (index_of(rest.get(..len).unwrap_or_default()), len)
+                }
+            },
         };
         // `key_len` is followed by the space, so this skips key and space.
         let value = rest.get(key_len.saturating_add(1)..).unwrap_or_default();
@@ -206,6 +208,27 @@ pub(crate) fn for_each_known(
         };
     }
     Some(())
+}
+
+/// How many keys of the list [`for_each_known`] tries, from the one after
+/// the previous line's, before a match by name: keys this kernel does not
+/// print (a config option off, a key newer than the kernel) are skipped
+/// over, which covers the gaps of `memory.stat` on 6.1 to 6.18 (the
+/// largest, five keys: `pgdemote_*` and `pgpromote_success` before `pgscan`
+/// on 6.1). A key that is not among them costs five or six compares of a
+/// length and one word, most failing at the length.
+const LOOK_AHEAD: usize = 6;
+
+/// The index and length of the key among the [`LOOK_AHEAD`] after
+/// `keys[expected]` that `line` starts with. Out of line: the common case,
+/// `keys[expected]` itself, stays a single compare.
+#[inline(never)]
+fn look_ahead(line: &[u8], keys: &[&str], expected: usize) -> Option<(usize, usize)> {
+    let after = expected.saturating_add(1);
+    let ahead = keys.get(after..)?.iter().take(LOOK_AHEAD.saturating_sub(1)).zip(after..);
+    ahead
+        .map(|(key, index)| (index, key.as_bytes()))
+        .find_map(|(index, key)| starts_with_key(line, key).then_some((index, key.len())))
 }
 
 /// Whether `line` starts with `key` followed by the separating space.
