@@ -211,7 +211,7 @@ impl IoDeviceStat {
 #[inline(always)]
 fn standard_counters(bytes: &[u8]) -> Option<([u64; 6], Option<u8>, &[u8])> {
     // One value and the space after it.
-    fn spaced<'a>(bytes: &'a [u8]) -> Option<(u64, &'a [u8])> {
+    fn spaced(bytes: &[u8]) -> Option<(u64, &[u8])> {
         match terminated_u64(bytes)? {
             (value, Some(b' '), rest) => Some((value, rest)),
             _ => None,
