@@ -292,27 +292,19 @@ mod tests {
     fn events_fast_path_agrees_with_the_general_path() {
         let kernel = b"populated 1\nfrozen 0\n";
         assert!(CgroupEvents::parse_kernel_layout(kernel).is_some(), "the kernel's layout takes the fast path");
-        let mut inputs: std::vec::Vec<std::vec::Vec<u8>> =
-            (0..=kernel.len()).map(|cut| kernel[..cut].to_vec()).collect();
-        for at in 0..kernel.len() {
-            for b in [b'0', b'1', b'2', b' ', b'\n', b'\t', b'x'] {
-                let mut damaged = kernel.to_vec();
-                damaged[at] = b;
-                inputs.push(damaged);
-            }
-        }
-        inputs.push(b"populated 0\nfrozen 1\nfuture 1\n".to_vec());
-        for input in inputs {
-            if let Some(fast) = CgroupEvents::parse_kernel_layout(&input) {
+        let check = |input: &[u8]| {
+            if let Some(fast) = CgroupEvents::parse_kernel_layout(input) {
                 assert_eq!(
                     Ok(fast),
-                    CgroupEvents::parse_general(&input),
+                    CgroupEvents::parse_general(input),
                     "{:?}",
-                    std::string::String::from_utf8_lossy(&input)
+                    std::string::String::from_utf8_lossy(input)
                 );
             }
-            assert_eq!(CgroupEvents::parse(&input), CgroupEvents::parse_general(&input));
-        }
+            assert_eq!(CgroupEvents::parse(input), CgroupEvents::parse_general(input));
+        };
+        crate::testing::for_each_damaged(&mut kernel.to_vec(), b"012 \n\tx", check);
+        check(b"populated 0\nfrozen 1\nfuture 1\n");
     }
 
     #[test]

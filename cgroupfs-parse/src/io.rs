@@ -477,21 +477,19 @@ mod tests {
             259:0 rbytes=2 wbytes=10000000000000000000 rios=4 wios=5 dbytes=6 dios=7\n\
             259:1 rbytes=2 wbytes=3 rios=4 wios=5 dbytes=6 dios=7 cost.usage=9\n";
         assert!(IoStat::parse_fast(kernel).is_some());
-        let mut damaged: Vec<Vec<u8>> = (0..=kernel.len()).map(|cut| kernel[..cut].to_vec()).collect();
-        for at in 0..kernel.len() {
-            for b in [b'0', b'9', b' ', b'\n', b'\t', b'=', b':', b'x'] {
-                let mut input = kernel.to_vec();
-                input[at] = b;
-                damaged.push(input);
-            }
-        }
-        for input in &damaged {
+        // Miri interprets each of the ~2,000 parses; there the first line
+        // and one substitute keep the run short.
+        let (kernel, substitutes) = match kernel.iter().position(|&b| b == b'\n') {
+            Some(end) if cfg!(miri) => (&kernel[..=end], &b"x"[..]),
+            _ => (kernel, &b"09 \n\t=:x"[..]),
+        };
+        crate::testing::for_each_damaged(&mut kernel.to_vec(), substitutes, |input| {
             let general = IoStat::parse_general(input);
             assert_eq!(IoStat::parse(input), general, "{}", String::from_utf8_lossy(input));
             if let Some(fast) = IoStat::parse_fast(input) {
                 assert_eq!(Ok(fast), general, "{}", String::from_utf8_lossy(input));
             }
-        }
+        });
         // One pass hands over the same devices as the general parser, also
         // when the fast path gives up half-way (a tab, an overflow, a blank
         // line) and the general one takes over.

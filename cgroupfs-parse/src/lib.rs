@@ -58,6 +58,7 @@ pub mod format;
 pub mod lines;
 pub mod number;
 pub mod scan;
+pub mod testing;
 
 mod cgroup_core;
 mod cpu;

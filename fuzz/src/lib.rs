@@ -57,11 +57,13 @@ pub fn check_error(input: &[u8], err: &ParseError) {
 }
 
 /// The common shape of the typed flat structs (`CpuStat`, `MemoryStat`, ...).
-pub trait FlatStruct: Sized + PartialEq + std::fmt::Debug {
+pub trait FlatStruct: Sized + PartialEq + std::fmt::Debug + Default {
     /// `Self::KEYS`.
     const KEYS: &'static [&'static str];
     /// `Self::parse`.
     fn parse(input: &[u8]) -> stepmon_cgroupfs_parse::Result<Self>;
+    /// `Self::parse_into`.
+    fn parse_into(&mut self, input: &[u8]) -> stepmon_cgroupfs_parse::Result<()>;
     /// `Self::get`.
     fn get(&self, key: &str) -> Option<u64>;
     /// `Self::iter`, collected.
@@ -79,6 +81,9 @@ macro_rules! impl_flat {
             const KEYS: &'static [&'static str] = <$ty>::KEYS;
             fn parse(input: &[u8]) -> stepmon_cgroupfs_parse::Result<Self> {
                 <$ty>::parse(input)
+            }
+            fn parse_into(&mut self, input: &[u8]) -> stepmon_cgroupfs_parse::Result<()> {
+                <$ty>::parse_into(self, input)
             }
             fn get(&self, key: &str) -> Option<u64> {
                 <$ty>::get(self, key)
@@ -107,9 +112,20 @@ impl_flat!(stepmon_cgroupfs_parse::PidsEvents);
 /// key whose value does not convert), or on success `get(key)` equal to the
 /// last value printed for `key` (`None` when absent), `iter()` listing
 /// exactly `KEYS` in order with the same values as `get`, and unknown keys
-/// giving `None`. Returns the parsed value.
+/// giving `None`; and `parse_into` on a value holding every key gives the
+/// same (on error: the same error and the default). Returns the parsed value.
 pub fn check_flat<T: FlatStruct>(input: &[u8]) -> Option<T> {
     let result = T::parse(input);
+    let every_key: String = T::KEYS.iter().map(|key| format!("{key} 7\n")).collect();
+    let mut reused = T::parse(every_key.as_bytes()).expect("every key with a plain value parses");
+    match (reused.parse_into(input), &result) {
+        (Ok(()), Ok(parsed)) => assert_eq!(&reused, parsed, "parse_into differs from parse"),
+        (Err(into), Err(parse)) => {
+            assert_eq!(&into, parse, "parse_into's error differs from parse's");
+            assert_eq!(reused, T::default(), "parse_into left values behind after an error");
+        }
+        (into, parse) => panic!("parse_into gave {into:?}, parse {parse:?}"),
+    }
     let mut model: BTreeMap<&str, u64> = BTreeMap::new();
     let mut model_err = None;
     let mut entries = 0usize;

@@ -450,7 +450,7 @@ mod tests {
             Ok(out)
         };
         let check = |input: &[u8]| assert_eq!(MemInfo::parse(input), general(input), "{input:?}");
-        crate::parse::for_each_damaged(base, b" \t\n09x:\r(\0", check);
+        stepmon_cgroupfs_parse::testing::for_each_damaged(&mut base.to_vec(), b" \t\n09x:\r(\0", check);
     }
 
     #[test]

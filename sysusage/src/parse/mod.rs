@@ -36,20 +36,3 @@ pub(crate) fn ascii_key(bytes: &[u8]) -> core::result::Result<&str, ErrorKind> {
     }
     core::str::from_utf8(bytes).map_err(|_| ErrorKind::InvalidKey)
 }
-
-/// Test helper of the fast-vs-general tests: `check` sees every prefix of
-/// `input` (each place a read can be cut short) and `input` with each byte
-/// replaced, in turn, by each of `substitutes`.
-#[cfg(test)]
-pub(crate) fn for_each_damaged(input: &[u8], substitutes: &[u8], mut check: impl FnMut(&[u8])) {
-    for cut in 0..=input.len() {
-        check(&input[..cut]);
-    }
-    for at in 0..input.len() {
-        for &b in substitutes {
-            let mut changed = input.to_vec();
-            changed[at] = b;
-            check(&changed);
-        }
-    }
-}

@@ -632,7 +632,11 @@ softirq 51212 0 6742 4 4623 6218 0 137 17545 0 15943\n";
         ];
         // Every cut, and every byte replaced by each of a few troublemakers.
         for input in inputs {
-            crate::parse::for_each_damaged(input, b" \t\n09x\r-:", check_against_general);
+            stepmon_cgroupfs_parse::testing::for_each_damaged(
+                &mut input.to_vec(),
+                b" \t\n09x\r-:",
+                check_against_general,
+            );
         }
     }
 
