@@ -89,6 +89,7 @@ impl HeldFile {
     /// Reads the whole file from offset 0 into `buf` (cleared first) and
     /// returns it. The buffer keeps its capacity for the next read.
     pub fn read<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        buf.clear();
         pread_to_end(&self.fd, buf, End::EmptyRead)?;
         Ok(buf.as_slice())
     }
@@ -107,8 +108,21 @@ impl HeldFile {
     /// `mountinfo`, `cgroup.procs`) can return less before their end: read
     /// those with [`read`](Self::read).
     pub fn read_single<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        buf.clear();
         pread_to_end(&self.fd, buf, End::ShortRead)?;
         Ok(buf.as_slice())
+    }
+
+    /// [`read_single`](Self::read_single) appending to `buf` instead of
+    /// replacing its content: returns where the file's bytes are in `buf`.
+    /// For reading several files into one buffer (a probe that reads every
+    /// file of a sample before parsing any). Before each `pread` at least a
+    /// page is free, so a small file still takes one system call. On error
+    /// `buf` may hold part of the file after the range's start.
+    pub fn read_single_append(&self, buf: &mut Vec<u8>) -> io::Result<core::ops::Range<usize>> {
+        let start = buf.len();
+        pread_to_end(&self.fd, buf, End::ShortRead)?;
+        Ok(start..buf.len())
     }
 }
 
@@ -127,15 +141,19 @@ enum End {
     ShortRead,
 }
 
-/// `pread` from offset 0 until `end` into `buf` (cleared first).
+/// `pread` from offset 0 until `end`, appending to `buf` (the file's bytes
+/// start at the length `buf` had). Each `pread` is offered at least
+/// [`INITIAL_CAPACITY`] bytes, or as many as were read so far.
 fn pread_to_end(fd: &OwnedFd, buf: &mut Vec<u8>, end: End) -> io::Result<()> {
-    buf.clear();
+    let start = buf.len();
     loop {
-        if buf.capacity() == buf.len() {
-            buf.reserve(INITIAL_CAPACITY.max(buf.len()));
+        let read_so_far = buf.len().saturating_sub(start);
+        let wanted = INITIAL_CAPACITY.max(read_so_far);
+        if buf.capacity().saturating_sub(buf.len()) < wanted {
+            buf.reserve(wanted);
         }
         let offered = buf.capacity().saturating_sub(buf.len());
-        let offset = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        let offset = u64::try_from(buf.len().saturating_sub(start)).unwrap_or(u64::MAX);
         // `spare_capacity` appends what was read to `buf`'s length.
         let filled = retry_eintr(|| rustix::io::pread(fd, rustix::buffer::spare_capacity(&mut *buf), offset))?;
         if filled == 0 || (end == End::ShortRead && filled < offered) {
@@ -221,6 +239,22 @@ mod tests {
         let mut buf = Vec::new();
         assert_eq!(file.read_single(&mut buf).unwrap(), content.as_slice());
         assert_eq!(file.read_single(&mut buf).unwrap(), content.as_slice(), "again, into the grown buffer");
+        // Appended after another file's bytes, starting at an odd length:
+        // the range is the whole file, the bytes before it are kept.
+        let small = std::env::temp_dir().join(format!("stepmon-fdread-small-{}", std::process::id()));
+        std::fs::write(&small, b"populated 1\n").unwrap();
+        let small_file = HeldFile::open(&small).unwrap();
+        for _ in 0..2 {
+            buf.clear();
+            let first = small_file.read_single_append(&mut buf).unwrap();
+            let second = file.read_single_append(&mut buf).unwrap();
+            let third = small_file.read_single_append(&mut buf).unwrap();
+            assert_eq!((first.start, first.end, second.start), (0, 12, 12));
+            assert_eq!(&buf[first], b"populated 1\n");
+            assert_eq!(&buf[second.clone()], content.as_slice());
+            assert_eq!((third.start, &buf[third.clone()]), (second.end, &b"populated 1\n"[..]));
+        }
+        std::fs::remove_file(&small).unwrap();
         std::fs::remove_file(&path).unwrap();
     }
 

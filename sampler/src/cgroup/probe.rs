@@ -1,6 +1,7 @@
 //! Reads one cgroup directory into a [`StepSample`].
 
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -46,11 +47,12 @@ pub struct CgroupProbe {
     /// The entries for `cpu.stat` without bandwidth keys (cpu controller
     /// not enabled or bound to v1, or no `CONFIG_CFS_BANDWIDTH`).
     cpu_bandwidth_absent: [Missing; 3],
-    /// One buffer per file (by [`CgroupFile::index`]), reused: a sample
-    /// reads every file first and then parses them.
-    bufs: Vec<Vec<u8>>,
-    /// This sample's read failure of each file, if any.
-    read_errors: Vec<Option<io::Error>>,
+    /// Every file of a sample, one after the other (a sample reads every
+    /// file first, then parses them); reused.
+    buf: Vec<u8>,
+    /// Per file (by [`CgroupFile::index`]): where this sample's bytes are in
+    /// `buf`, or why the file could not be read.
+    reads: Vec<io::Result<Range<usize>>>,
     /// Length of the last sample's `missing` list: the next one's capacity
     /// (it is the same on every sample unless a read or parse fails).
     missing_len: usize,
@@ -129,9 +131,8 @@ impl CgroupProbe {
             files.push(Slot::Unavailable(Fixed { entry, repeat }));
         }
         let cpu_bandwidth_absent = context.cpu_bandwidth_absent();
-        let bufs = files.iter().map(|_| Vec::new()).collect();
-        let read_errors = files.iter().map(|_| None).collect();
-        Ok(CgroupProbe { path, files, cpu_bandwidth_absent, bufs, read_errors, missing_len: 0 })
+        let reads = files.iter().map(|_| Ok(0..0)).collect();
+        Ok(CgroupProbe { path, files, cpu_bandwidth_absent, buf, reads, missing_len: 0 })
     }
 
     /// The cgroup directory.
@@ -147,10 +148,11 @@ impl CgroupProbe {
         // right after a system call, where it took twice as long as on its
         // own (the kernel entry and exit disturb branch predictors and
         // caches); read back to back, then parsed back to back, it did not.
-        let CgroupProbe { files, bufs, read_errors, .. } = &mut *self;
-        for ((slot, buf), error) in files.iter().zip(bufs.iter_mut()).zip(read_errors.iter_mut()) {
+        let CgroupProbe { files, buf, reads, .. } = &mut *self;
+        buf.clear();
+        for (slot, read) in files.iter().zip(reads.iter_mut()) {
             if let Slot::Held(held) = slot {
-                *error = held.read_single(buf).err();
+                *read = held.read_single_append(buf);
             }
         }
         let mut sample = StepSample::empty(timestamp);
@@ -339,19 +341,19 @@ impl Reader<'_> {
     /// Reads `file` and hands its bytes to `parse`; `None` (and a missing
     /// entry) if the file is absent, unreadable or malformed.
     fn with<T>(&mut self, file: CgroupFile, parse: impl FnOnce(&[u8]) -> Result<T, ParseError>) -> Option<T> {
-        let CgroupProbe { files, bufs, read_errors, .. } = &mut *self.probe;
+        let CgroupProbe { files, buf, reads, .. } = &mut *self.probe;
         let index = file.index();
         if let Slot::Unavailable(fixed) = files.get(index)? {
             Reader::note_fixed(&mut self.missing, self.failed, fixed);
             return None;
         }
         // Read by `CgroupProbe::read` before any parsing.
-        let failure = match read_errors.get_mut(index)?.take() {
-            None => match parse(bufs.get(index)?) {
+        let failure = match core::mem::replace(reads.get_mut(index)?, Ok(0..0)) {
+            Ok(range) => match parse(buf.get(range)?) {
                 Ok(value) => return Some(value),
                 Err(error) => Failure::Parse(error),
             },
-            Some(error) => Failure::Read(error),
+            Err(error) => Failure::Read(error),
         };
         // Described only when kept (the first failure of a field).
         let info = file.info();
