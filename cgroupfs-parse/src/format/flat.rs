@@ -213,10 +213,11 @@ pub(crate) fn for_each_known(
 /// How many keys of the list [`for_each_known`] tries, from the one after
 /// the previous line's, before a match by name: keys this kernel does not
 /// print (a config option off, a key newer than the kernel) are skipped
-/// over, which covers the gaps of `memory.stat` on 6.1 to 6.18 (the
-/// largest, five keys: `pgdemote_*` and `pgpromote_success` before `pgscan`
-/// on 6.1). A key that is not among them costs five or six compares of a
-/// length and one word, most failing at the length.
+/// over. That covers the gaps in the `memory.stat` files we have (6.1
+/// captured in the VM tier, the largest gap five keys: `pgdemote_*` and
+/// `pgpromote_success` before `pgscan`; a hand-made 6.8-like file). A key
+/// that is not among them costs five or six compares of a length and one
+/// word, most failing at the length, then the match by name.
 const LOOK_AHEAD: usize = 6;
 
 /// The index and length of the key among the [`LOOK_AHEAD`] after
@@ -311,6 +312,17 @@ macro_rules! flat_u64_struct {
             /// file on every sample, so a large value (`memory.stat` has 72
             /// keys, 1,152 bytes) is filled where it lives instead of being
             /// built and then moved.
+            ///
+            /// ```
+            #[doc = concat!("let mut value = stepmon_cgroupfs_parse::", stringify!($name), "::default();")]
+            /// // One line of the kernel's output for every key this type knows.
+            #[doc = concat!("let text: String = stepmon_cgroupfs_parse::", stringify!($name), "::KEYS.iter().map(|k| format!(\"{k} 7\\n\")).collect();")]
+            /// value.parse_into(text.as_bytes())?;
+            /// assert!(value.iter().all(|(_, v)| v == Some(7)));
+            /// assert!(value.parse_into(b"key not-a-number\n").is_ok(), "unknown keys are skipped");
+            /// assert!(value.iter().all(|(_, v)| v.is_none()), "and the earlier values are gone");
+            /// # Ok::<(), stepmon_cgroupfs_parse::ParseError>(())
+            /// ```
             pub fn parse_into(&mut self, input: &[u8]) -> $crate::error::Result<()> {
                 // The fast path takes files as the kernel prints them; on
                 // anything else (every error included) the general parser
