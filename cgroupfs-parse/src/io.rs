@@ -118,7 +118,7 @@ impl IoDeviceStat {
         Ok(out)
     }
 
-    /// `parse_line` without error positions, for `IoStat::parse_fast`: the
+    /// `parse_line` without error positions, for [`IoStat::parse_with`]: the
     /// line at the start of `input`, and the input after its `\n`. The line
     /// is `MAJ:MIN`, then `KEY=VALUE` tokens separated by runs of spaces,
     /// split and checked as [`NestedKeyed`] does, so this is `None` exactly

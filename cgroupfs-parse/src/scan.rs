@@ -1,7 +1,8 @@
 //! Building blocks of one-pass fast paths: the exact layout the kernel
 //! prints (single keys, runs of spaces, plain decimal numbers, `\n`), read
-//! straight off the unsplit input in one forward pass. Used by the `/proc`
-//! parsers of `stepmon-sysusage` and `stepmon-netns-stats`.
+//! straight off the unsplit input in one forward pass. Used by this crate's
+//! cgroup parsers (flat keyed files, `io.stat`, `cpu.max`), by `stepmon-psi`
+//! and by the `/proc` parsers of `stepmon-sysusage` and `stepmon-netns-stats`.
 //!
 //! A parser reads a line with these first and, on *any* deviation
 //! (a tab, a sign, a 20-digit number, a vendor column, a truncated line),
@@ -118,8 +119,8 @@ fn terminated_u64_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
 /// `None` otherwise, and when a digit follows the two decimals (a third
 /// decimal would not be exact): the general parser then decides.
 ///
-/// `D.DD` and `DD.DD`, values below 100 (nearly all loads and stall
-/// shares), are read as one pattern without the digit loop.
+/// The integer part of `D.DD` and `DD.DD`, values below 100 (nearly all
+/// loads and stall shares), is read as a pattern without the digit loop.
 ///
 /// ```
 /// use stepmon_cgroupfs_parse::{number::Hundredths, scan::leading_hundredths};
@@ -132,22 +133,14 @@ fn terminated_u64_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
 pub fn leading_hundredths(bytes: &[u8]) -> Option<(crate::number::Hundredths, &[u8])> {
     use crate::number::Hundredths;
     let digit = |b: u8| u64::from(b.wrapping_sub(b'0'));
-    if let [i @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = bytes
-        && !rest.first().is_some_and(u8::is_ascii_digit)
-    {
-        let value = digit(*i).wrapping_mul(100).wrapping_add(digit(*d1).wrapping_mul(10)).wrapping_add(digit(*d2));
-        return Some((Hundredths(value), rest));
-    }
-    // `DD.DD`: stall shares of a busy cgroup.
-    if let [i1 @ b'0'..=b'9', i2 @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = bytes
-        && !rest.first().is_some_and(u8::is_ascii_digit)
-    {
-        let int = digit(*i1).wrapping_mul(10).wrapping_add(digit(*i2));
-        let value = int.wrapping_mul(100).wrapping_add(digit(*d1).wrapping_mul(10)).wrapping_add(digit(*d2));
-        return Some((Hundredths(value), rest));
-    }
-    let (int, rest) = leading_u64(bytes)?;
-    let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = rest else { return None };
+    let (int, after_int) = match bytes {
+        [i @ b'0'..=b'9', b'.', ..] => (digit(*i), bytes.get(1..)?),
+        [i1 @ b'0'..=b'9', i2 @ b'0'..=b'9', b'.', ..] => {
+            (digit(*i1).wrapping_mul(10).wrapping_add(digit(*i2)), bytes.get(2..)?)
+        }
+        _ => leading_u64(bytes)?,
+    };
+    let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = after_int else { return None };
     if bytes.len().saturating_sub(rest.len()) > 19 || rest.first().is_some_and(u8::is_ascii_digit) {
         return None;
     }

@@ -11,11 +11,24 @@
 /// stepmon_cgroupfs_parse::testing::for_each_damaged(&mut *b"ab".to_vec(), b"x", |v| seen.push(v.to_vec()));
 /// assert_eq!(seen, [&b""[..], b"a", b"ab", b"xb", b"ax"]);
 /// ```
-pub fn for_each_damaged(input: &mut [u8], substitutes: &[u8], mut check: impl FnMut(&[u8])) {
-    for cut in 0..=input.len() {
+pub fn for_each_damaged(input: &mut [u8], substitutes: &[u8], check: impl FnMut(&[u8])) {
+    for_each_damaged_after(input, 0, substitutes, check);
+}
+
+/// [`for_each_damaged`] that keeps the first `keep` bytes whole (e.g. the
+/// header lines of `/proc/net/dev`): cuts from `keep` on, substitutions
+/// after it.
+///
+/// ```
+/// let mut seen = Vec::new();
+/// stepmon_cgroupfs_parse::testing::for_each_damaged_after(&mut *b"hab".to_vec(), 1, b"x", |v| seen.push(v.to_vec()));
+/// assert_eq!(seen, [&b"h"[..], b"ha", b"hab", b"hxb", b"hax"]);
+/// ```
+pub fn for_each_damaged_after(input: &mut [u8], keep: usize, substitutes: &[u8], mut check: impl FnMut(&[u8])) {
+    for cut in keep..=input.len() {
         check(input.get(..cut).unwrap_or_default());
     }
-    for at in 0..input.len() {
+    for at in keep..input.len() {
         let Some(&original) = input.get(at) else { break };
         for &substitute in substitutes {
             if let Some(byte) = input.get_mut(at) {

@@ -422,16 +422,9 @@ mod tests {
                 assert_eq!(lines.collect::<Vec<_>>(), general(input), "{:?}", String::from_utf8_lossy(input));
             }
         };
-        for cut in body..=base.len() {
-            check(&base[..cut]);
-        }
-        for at in body..base.len() {
-            for b in [b' ', b'\t', b'\n', b'0', b'9', b'x', b'\r', b'-', b':', b'/', 0, b'.', b'!', b'~', 0x7f, 0xa0] {
-                let mut changed = base.to_vec();
-                changed[at] = b;
-                check(&changed);
-            }
-        }
+        let substitutes =
+            [b' ', b'\t', b'\n', b'0', b'9', b'x', b'\r', b'-', b':', b'/', 0, b'.', b'!', b'~', 0x7f, 0xa0];
+        stepmon_cgroupfs_parse::testing::for_each_damaged_after(&mut base.to_vec(), body, &substitutes, check);
     }
 
     /// The kernel's layouts take the fast path (the differential test above

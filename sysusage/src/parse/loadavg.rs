@@ -4,7 +4,7 @@ use stepmon_cgroupfs_parse::lines::{Fields, Lines};
 use stepmon_cgroupfs_parse::number::{Hundredths, parse_u64};
 use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};
 
-use stepmon_cgroupfs_parse::scan::{leading_hundredths as hundredths, leading_u64};
+use stepmon_cgroupfs_parse::scan::{leading_hundredths, leading_u64};
 
 /// `/proc/loadavg`: `L1 L5 L15 R/T P`, spec:
 /// <https://docs.kernel.org/filesystems/proc.html#kernel-data>.
@@ -60,9 +60,9 @@ impl LoadAvg {
     /// decides (the fast path accepts only what it accepts, with the same values).
     #[inline(always)]
     fn parse_fast(input: &[u8]) -> Option<Self> {
-        let (load1, rest) = hundredths(input)?;
-        let (load5, rest) = hundredths(rest.strip_prefix(b" ")?)?;
-        let (load15, rest) = hundredths(rest.strip_prefix(b" ")?)?;
+        let (load1, rest) = leading_hundredths(input)?;
+        let (load5, rest) = leading_hundredths(rest.strip_prefix(b" ")?)?;
+        let (load15, rest) = leading_hundredths(rest.strip_prefix(b" ")?)?;
         let (runnable, rest) = leading_u64(rest.strip_prefix(b" ")?)?;
         let (threads, rest) = leading_u64(rest.strip_prefix(b"/")?)?;
         let (last_pid, rest) = leading_u64(rest.strip_prefix(b" ")?)?;
