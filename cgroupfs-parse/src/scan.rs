@@ -24,6 +24,8 @@
 //! assert_eq!((rx, packets, line_end(rest)), (1200, 7, Some(&b""[..])));
 //! ```
 
+use crate::number::Hundredths;
+
 /// The most decimal digits that always fit a `u64` (`u64::MAX` has 20).
 pub const SAFE_DIGITS: usize = 19;
 
@@ -119,8 +121,8 @@ fn terminated_u64_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
 /// `None` otherwise, and when a digit follows the two decimals (a third
 /// decimal would not be exact): the general parser then decides.
 ///
-/// The integer part of `D.DD` and `DD.DD`, values below 100 (nearly all
-/// loads and stall shares), is read as a pattern without the digit loop.
+/// `D.DD` and `DD.DD`, values below 100 (nearly all loads and stall
+/// shares), are read as patterns without the digit loop.
 ///
 /// ```
 /// use stepmon_cgroupfs_parse::{number::Hundredths, scan::leading_hundredths};
@@ -130,22 +132,28 @@ fn terminated_u64_near_end(input: &[u8]) -> Option<(u64, Option<u8>, &[u8])> {
 /// assert_eq!(leading_hundredths(b"1.2 "), None);
 /// ```
 #[inline(always)]
-pub fn leading_hundredths(bytes: &[u8]) -> Option<(crate::number::Hundredths, &[u8])> {
-    use crate::number::Hundredths;
-    let digit = |b: u8| u64::from(b.wrapping_sub(b'0'));
-    let (int, after_int) = match bytes {
-        [i @ b'0'..=b'9', b'.', ..] => (digit(*i), bytes.get(1..)?),
-        [i1 @ b'0'..=b'9', i2 @ b'0'..=b'9', b'.', ..] => {
-            (digit(*i1).wrapping_mul(10).wrapping_add(digit(*i2)), bytes.get(2..)?)
-        }
-        _ => leading_u64(bytes)?,
-    };
-    let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = after_int else { return None };
-    if bytes.len().saturating_sub(rest.len()) > 19 || rest.first().is_some_and(u8::is_ascii_digit) {
-        return None;
+pub fn leading_hundredths(bytes: &[u8]) -> Option<(Hundredths, &[u8])> {
+    fn digit(b: u8) -> u64 {
+        u64::from(b.wrapping_sub(b'0'))
     }
-    let frac = digit(*d1).wrapping_mul(10).wrapping_add(digit(*d2));
-    Some((Hundredths(int.wrapping_mul(100).wrapping_add(frac)), rest))
+    // The value once its digits are found; a third decimal is refused.
+    fn value(int: u64, d1: u8, d2: u8, rest: &[u8]) -> Option<(Hundredths, &[u8])> {
+        let frac = digit(d1).wrapping_mul(10).wrapping_add(digit(d2));
+        let third_decimal = rest.first().is_some_and(u8::is_ascii_digit);
+        (!third_decimal).then_some((Hundredths(int.wrapping_mul(100).wrapping_add(frac)), rest))
+    }
+    match bytes {
+        [i @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] => value(digit(*i), *d1, *d2, rest),
+        [i1 @ b'0'..=b'9', i2 @ b'0'..=b'9', b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] => {
+            value(digit(*i1).wrapping_mul(10).wrapping_add(digit(*i2)), *d1, *d2, rest)
+        }
+        _ => {
+            let (int, rest) = leading_u64(bytes)?;
+            let [b'.', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', rest @ ..] = rest else { return None };
+            (bytes.len().saturating_sub(rest.len()) <= 19).then_some(())?;
+            value(int, *d1, *d2, rest)
+        }
+    }
 }
 
 /// `bytes` after the literal `lit` it starts with, `None` if it does not.
