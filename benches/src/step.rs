@@ -75,14 +75,19 @@ pub const CGROUPS_RS_FILES: [&str; 9] = [
     "io.stat",
 ];
 
+/// `pub const $const: &[(&str, &[u8])]`: (name, content) of every listed
+/// file of `data/$dir/`, embedded.
 macro_rules! step_files {
-    ($($name:literal),* $(,)?) => {
-        /// `data/pure-v2-step/`: (name, content) of every file.
-        pub const PURE_V2_STEP: &[(&str, &[u8])] = &[$(($name, include_bytes!(concat!("../data/pure-v2-step/", $name)))),*];
+    ($(#[$doc:meta])* $const:ident = $dir:literal: $($name:literal),* $(,)?) => {
+        $(#[$doc])*
+        pub const $const: &[(&str, &[u8])] =
+            &[$(($name, include_bytes!(concat!("../data/", $dir, "/", $name)))),*];
     };
 }
 
 step_files!(
+    /// `data/pure-v2-step/`: (name, content) of every file.
+    PURE_V2_STEP = "pure-v2-step":
     "cgroup.controllers",
     "cgroup.events",
     "cpu.max",
@@ -104,30 +109,31 @@ step_files!(
     "pids.peak",
 );
 
-/// `data/captured-v2-6.1/`: (name, content) of the step files a real
-/// pure-v2 kernel printed (Debian 6.1 under qemu, `ci/vm/capture`): 17 of
-/// the sample's files (no `memory.swap.peak` before 6.5, no `irq.pressure`
-/// without `CONFIG_IRQ_TIME_ACCOUNTING`), a 51-key `memory.stat`.
-pub const CAPTURED_V2_STEP: &[(&str, &[u8])] = &[
-    ("cgroup.controllers", include_bytes!("../data/captured-v2-6.1/cgroup.controllers")),
-    ("cgroup.events", include_bytes!("../data/captured-v2-6.1/cgroup.events")),
-    ("cpu.max", include_bytes!("../data/captured-v2-6.1/cpu.max")),
-    ("cpu.pressure", include_bytes!("../data/captured-v2-6.1/cpu.pressure")),
-    ("cpu.stat", include_bytes!("../data/captured-v2-6.1/cpu.stat")),
-    ("io.pressure", include_bytes!("../data/captured-v2-6.1/io.pressure")),
-    ("io.stat", include_bytes!("../data/captured-v2-6.1/io.stat")),
-    ("memory.current", include_bytes!("../data/captured-v2-6.1/memory.current")),
-    ("memory.events", include_bytes!("../data/captured-v2-6.1/memory.events")),
-    ("memory.high", include_bytes!("../data/captured-v2-6.1/memory.high")),
-    ("memory.max", include_bytes!("../data/captured-v2-6.1/memory.max")),
-    ("memory.peak", include_bytes!("../data/captured-v2-6.1/memory.peak")),
-    ("memory.pressure", include_bytes!("../data/captured-v2-6.1/memory.pressure")),
-    ("memory.stat", include_bytes!("../data/captured-v2-6.1/memory.stat")),
-    ("memory.swap.current", include_bytes!("../data/captured-v2-6.1/memory.swap.current")),
-    ("pids.current", include_bytes!("../data/captured-v2-6.1/pids.current")),
-    ("pids.max", include_bytes!("../data/captured-v2-6.1/pids.max")),
-    ("pids.peak", include_bytes!("../data/captured-v2-6.1/pids.peak")),
-];
+step_files!(
+    /// `data/captured-v2-6.1/`: (name, content) of the step files a real
+    /// pure-v2 kernel printed (Debian 6.1 under qemu, `ci/vm/capture`): 17 of
+    /// the sample's files (no `memory.swap.peak` before 6.5, no `irq.pressure`
+    /// without `CONFIG_IRQ_TIME_ACCOUNTING`), a 51-key `memory.stat`.
+    CAPTURED_V2_STEP = "captured-v2-6.1":
+    "cgroup.controllers",
+    "cgroup.events",
+    "cpu.max",
+    "cpu.pressure",
+    "cpu.stat",
+    "io.pressure",
+    "io.stat",
+    "memory.current",
+    "memory.events",
+    "memory.high",
+    "memory.max",
+    "memory.peak",
+    "memory.pressure",
+    "memory.stat",
+    "memory.swap.current",
+    "pids.current",
+    "pids.max",
+    "pids.peak",
+);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
