@@ -238,16 +238,13 @@ mod tests {
     #[test]
     fn hundredths_agree_with_the_general_parser() {
         let text = b"0.00 9.99 12.50 100.00 1234567890123456.78 12345678901234567.89 1.234 1.2 .50 7. x";
-        for start in 0..text.len() {
-            for end in start..=text.len() {
-                let input = &text[start..end];
-                if let Some((value, rest)) = leading_hundredths(input) {
-                    let token = &input[..input.len() - rest.len()];
-                    assert!(matches!(rest.first(), None | Some(b' ')), "{input:?}");
-                    assert_eq!(crate::number::Hundredths::parse(token), Ok(value), "{input:?}");
-                }
+        crate::testing::for_each_substring(text, |input| {
+            if let Some((value, rest)) = leading_hundredths(input) {
+                let token = &input[..input.len() - rest.len()];
+                assert!(matches!(rest.first(), None | Some(b' ')), "{input:?}");
+                assert_eq!(crate::number::Hundredths::parse(token), Ok(value), "{input:?}");
             }
-        }
+        });
         assert_eq!(
             leading_hundredths(b"1234567890123456.78"),
             Some((crate::number::Hundredths(123_456_789_012_345_678), &b""[..]))
@@ -260,15 +257,12 @@ mod tests {
     #[test]
     fn terminated_agrees_with_leading() {
         let text = b"1234567890123456789 9999999999999999999x 12345678901234567890 0\n7";
-        for start in 0..text.len() {
-            for end in start..=text.len() {
-                let input = &text[start..end];
-                let expected = leading_u64(input).map(|(value, rest)| match rest {
-                    [b, after @ ..] => (value, Some(*b), after),
-                    [] => (value, None, rest),
-                });
-                assert_eq!(terminated_u64(input), expected, "{input:?}");
-            }
-        }
+        crate::testing::for_each_substring(text, |input| {
+            let expected = leading_u64(input).map(|(value, rest)| match rest {
+                [b, after @ ..] => (value, Some(*b), after),
+                [] => (value, None, rest),
+            });
+            assert_eq!(terminated_u64(input), expected, "{input:?}");
+        });
     }
 }

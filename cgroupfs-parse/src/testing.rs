@@ -41,3 +41,20 @@ pub fn for_each_damaged_after(input: &mut [u8], keep: usize, substitutes: &[u8],
         }
     }
 }
+
+/// Calls `check` with every substring `text[start..end]` (each place a
+/// number or token can be cut on both sides), for checking a scanner
+/// against its reference on every cut.
+///
+/// ```
+/// let mut seen = Vec::new();
+/// stepmon_cgroupfs_parse::testing::for_each_substring(b"ab", |v| seen.push(v.to_vec()));
+/// assert_eq!(seen, [&b""[..], b"a", b"ab", b"", b"b"]);
+/// ```
+pub fn for_each_substring(text: &[u8], mut check: impl FnMut(&[u8])) {
+    for start in 0..text.len() {
+        for end in start..=text.len() {
+            check(text.get(start..end).unwrap_or_default());
+        }
+    }
+}
