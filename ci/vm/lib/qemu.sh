@@ -51,7 +51,11 @@ vm_verdict() {
     fi
     case $marker in
         'STEPMON-VM-RESULT: PASS') return 0 ;;
-        'STEPMON-VM-RESULT: FAIL') vm_say "FAIL: the guest reported failures (FAIL lines above)"; return 1 ;;
+        'STEPMON-VM-RESULT: FAIL')
+            vm_say "FAIL: the guest reported failures:"
+            grep -a '^FAIL ' "$VM_WORK/console.log" | awk '!seen[$0]++' | sed 's/^/[vm]   /' >&2
+            return 1
+            ;;
         *) vm_say "FAIL: the guest printed no result marker (crashed or /init failed; console above)"; return 1 ;;
     esac
 }
