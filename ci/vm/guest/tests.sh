@@ -98,6 +98,7 @@ verify() {
     done <"/tmp/$name.checks"
     jq -r "${program%,} | @tsv" "/tmp/$name.json" >"/tmp/$name.verdicts" 2>&1
     i=0
+    fails_before=$FAILS
     while IFS=$tab read -r expr cond; do
         i=$((i + 1))
         verdict=$(awk -F '\t' -v i="$i" '$1 == i { print $2 "\t" $3 }' "/tmp/$name.verdicts")
@@ -107,6 +108,13 @@ verify() {
             *) fail "$name: $expr: no verdict (no JSON report? jq said: $(head -c 300 "/tmp/$name.verdicts"))" ;;
         esac
     done <"/tmp/$name.checks"
+    if [ "$FAILS" -gt "$fails_before" ]; then
+        # What a failed step measured, kept with the FAIL lines (finish
+        # prints them again at the end of the console).
+        detail="DETAIL $name: $(jq -c "{summary: .stepmon.summary, samples: [.resourceUsage.samples[] | {t: .timestamp, pids: .pidsStat.current, mem: .stepmon.memoryCurrent, peak: .memoryStat.peak, cpu: .cpuStat.usageNanos, missing: [.stepmon.missing[]? | .field + \": \" + .reason]}]}" "/tmp/$name.json" 2>&1 | head -c 4000)"
+        echo "$detail"
+        echo "$detail" >>"$FAIL_LIST"
+    fi
 }
 
 LAST='.resourceUsage.samples[-1]'
