@@ -115,19 +115,28 @@ fn getconf_hz() -> u64 {
 #[test]
 fn cpu_time_across_cpus_matches_wall_time() {
     let mut probe = SysProbe::open("/proc").unwrap();
-    let (a, b) = work_between_reads(&mut probe);
-    let delta = SysCpuDelta::between(&a, &b).unwrap();
-    let wall = delta.stepmon.wall_seconds.unwrap();
-    let cpus = b.stat.as_ref().unwrap().per_cpu.len() as f64;
-    let s = delta.sys_cpu_stat;
-    // guest and guest_nice are inside user and nice.
-    let accounted = s.user + s.nice + s.system + s.idle + s.iowait + s.irq + s.softirq + s.steal;
-    let expected = wall * cpus;
-    eprintln!("accounted {accounted:.3} CPU-s vs {expected:.3} = {wall:.3} s wall x {cpus} CPUs");
-    assert!(
-        (accounted - expected).abs() <= 0.15 * expected + 0.03 * cpus,
-        "accounted {accounted} s over {cpus} CPUs in {wall} s of wall time"
-    );
+    // In a VM whose host does not report steal time (the CI tier's qemu TCG
+    // guest), a vCPU the host descheduled loses ticks: seen once, 1.16 CPU-s
+    // accounted in 0.79 s x 2 CPUs while the host ran two busy loops. That
+    // window is transient; a wrong column or a wrong wall clock is not. So
+    // up to three windows are measured and one must match.
+    let mut windows = Vec::new();
+    let (a, b, delta) = loop {
+        let (a, b) = work_between_reads(&mut probe);
+        let delta = SysCpuDelta::between(&a, &b).unwrap();
+        let wall = delta.stepmon.wall_seconds.unwrap();
+        let cpus = b.stat.as_ref().unwrap().per_cpu.len() as f64;
+        let s = delta.sys_cpu_stat;
+        // guest and guest_nice are inside user and nice.
+        let accounted = s.user + s.nice + s.system + s.idle + s.iowait + s.irq + s.softirq + s.steal;
+        let expected = wall * cpus;
+        eprintln!("accounted {accounted:.3} CPU-s vs {expected:.3} = {wall:.3} s wall x {cpus} CPUs");
+        windows.push(format!("accounted {accounted} s over {cpus} CPUs in {wall} s of wall time"));
+        if (accounted - expected).abs() <= 0.15 * expected + 0.03 * cpus {
+            break (a, b, delta);
+        }
+        assert!(windows.len() < 3, "no window matched: {windows:#?}");
+    };
     let share = delta.stepmon.steal_share.expect("6.18 prints a steal column");
     assert!((0.0..=1.0).contains(&share), "{share}");
     let sample = SysSample::from_reading(&b, Some(&a));

@@ -170,7 +170,11 @@ run_workloads() {
     check oom16 "$LAST.memoryStat.oomKillEvents" '>= 1'
     check oom16 '.stepmon.summary.memory.oomKills' '>= 1'
     check oom16 "$LAST.stepmon.memoryMax" "== 16 * $MIB"
-    check oom16 '.stepmon.summary.memory.peakBytes' "> 8 * $MIB and \$v <= 16 * $MIB"
+    # The peak is the usage up to the kill: above half the limit, and at
+    # the limit give or take what cgroup-v2.rst (memory.max) allows: "Under
+    # certain circumstances, the usage may go over the limit temporarily"
+    # (forced charges in mm/memcontrol.c); 1 MiB of slack for those.
+    check oom16 '.stepmon.summary.memory.peakBytes' "> 8 * $MIB and \$v <= 17 * $MIB"
     check oom16 "$LAST.cpuStat.usageNanos" '> 0'
     check oom16 "$LAST.memoryStat.pressure.some.total" '> 0'
     verify oom16
