@@ -197,7 +197,13 @@ run_workloads() {
 
 TESTS_PASSED=0
 run_test_binaries
-run_workloads
+rounds=$(sed -n 's/.*stepmon\.rounds=\([0-9]*\).*/\1/p' /proc/cmdline)
+round=1
+while [ "$round" -le "${rounds:-1}" ]; do
+    [ "${rounds:-1}" -gt 1 ] && echo && echo "==> workloads, round $round of $rounds"
+    run_workloads
+    round=$((round + 1))
+done
 
 echo
 echo "==> leftovers"

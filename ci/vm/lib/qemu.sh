@@ -25,6 +25,9 @@ vm_boot() {
     # hierarchy can take a controller. panic=-1 + -no-reboot: a kernel panic
     # ends qemu instead of hanging until the timeout.
     local append="console=ttyS0 quiet loglevel=4 panic=-1 psi=1 cgroup_no_v1=all stepmon.mode=$mode"
+    # STEPMON_VM_ROUNDS=N runs the stepmon workloads N times in one boot (a
+    # hunt for a check that fails once in many runs; CI runs one round).
+    append="$append stepmon.rounds=${STEPMON_VM_ROUNDS:-1}"
     vm_say "booting $(cat "$VM_KERNEL_DIR/release") under qemu (TCG, 2 vCPUs, timeout ${VM_TIMEOUT} s)"
     set +e
     timeout -k 10 "$VM_TIMEOUT" nice -n 10 qemu-system-x86_64 \
