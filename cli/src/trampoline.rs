@@ -12,6 +12,8 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::spawn::script::ShellFallback;
+
 /// Exit status when the command cannot be found (as in shells).
 pub const NOT_FOUND: i32 = 127;
 /// Exit status when the command cannot be executed (as in shells).
@@ -46,6 +48,15 @@ pub fn exec(args: ExecArgs) -> i32 {
     }
     let Some((program, rest)) = args.command.split_first() else { return NOT_FOUND };
     let error = Command::new(program).args(rest).exec();
+    // No `#!` line and a libc whose execvp does not fall back to the shell
+    // (musl): run it with /bin/sh as glibc would (crate::spawn::script).
+    if error.raw_os_error() == Some(rustix::io::Errno::NOEXEC.raw_os_error())
+        && let Some(shell) = ShellFallback::for_command(&args.command, std::env::var_os("PATH").as_deref())
+        && let Some((sh, sh_args)) = shell.argv.split_first()
+    {
+        // Should the shell fail too, the command's own error is reported.
+        let _ = Command::new(sh).args(sh_args).exec();
+    }
     let status = if error.kind() == std::io::ErrorKind::NotFound { NOT_FOUND } else { NOT_EXECUTABLE };
     eprintln!("stepmon: cannot run {}: {error}", program.to_string_lossy());
     status

@@ -33,6 +33,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use rustix::process::Pid;
 
+use super::script::{SHELL, ShellFallback};
 use crate::trampoline::{NOT_EXECUTABLE, NOT_FOUND};
 
 /// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7),
@@ -60,15 +61,37 @@ const _: () = assert!(size_of::<CloneArgs>() == 88);
 /// `c_int` that overflows, and deprecated for it).
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 
-/// The command as C strings and a NULL-terminated `argv`, built before the
-/// clone because the child must not allocate.
+/// A NULL-terminated `argv` of C strings, built before the clone because
+/// the child must not allocate.
+#[derive(Debug)]
+struct Argv {
+    /// Owns the strings `pointers` point into (moving the `Vec` does not
+    /// move their heap buffers).
+    _strings: Vec<CString>,
+    pointers: Vec<*const c_char>,
+}
+
+impl Argv {
+    /// `InvalidInput` if an argument contains a NUL byte.
+    fn new(args: &[OsString]) -> io::Result<Argv> {
+        let strings = args
+            .iter()
+            .map(|arg| CString::new(arg.as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let pointers = strings.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        Ok(Argv { _strings: strings, pointers })
+    }
+}
+
+/// The command, and the shell command line for it should `execvp` fail with
+/// `ENOEXEC` ([`super::script`]), as C strings.
 #[derive(Debug)]
 pub struct Exec {
-    /// Owns the strings `argv` points into (moving the `Vec` does not move
-    /// their heap buffers).
-    _strings: Vec<CString>,
     /// `argv[0]` is also the program `execvp` looks up in `PATH`.
-    argv: Vec<*const c_char>,
+    argv: Argv,
+    /// `/bin/sh PATH-OF-PROGRAM ARGS...`, if the program was found.
+    shell: Option<Argv>,
 }
 
 impl Exec {
@@ -78,13 +101,8 @@ impl Exec {
         if command.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
         }
-        let strings = command
-            .iter()
-            .map(|arg| CString::new(arg.as_bytes()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let argv = strings.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
-        Ok(Exec { _strings: strings, argv })
+        let shell = ShellFallback::for_command(command, std::env::var_os("PATH").as_deref());
+        Ok(Exec { argv: Argv::new(command)?, shell: shell.map(|s| Argv::new(&s.argv)).transpose()? })
     }
 }
 
@@ -131,6 +149,10 @@ struct ChildSetup {
     report: RawFd,
     netns: Option<RawFd>,
     argv: *const *const c_char,
+    /// The shell's `argv` for `ENOEXEC`, or null.
+    shell_argv: *const *const c_char,
+    /// [`SHELL`].
+    shell: *const c_char,
 }
 
 /// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
@@ -143,8 +165,13 @@ struct ChildSetup {
 /// `EPERM`/`EACCES`, `EBUSY`, ... — the caller may fall back.
 pub fn spawn(cgroup: BorrowedFd<'_>, netns: Option<BorrowedFd<'_>>, exec: &Exec) -> io::Result<Spawned> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let setup =
-        ChildSetup { report: write_end.as_raw_fd(), netns: netns.map(|fd| fd.as_raw_fd()), argv: exec.argv.as_ptr() };
+    let setup = ChildSetup {
+        report: write_end.as_raw_fd(),
+        netns: netns.map(|fd| fd.as_raw_fd()),
+        argv: exec.argv.pointers.as_ptr(),
+        shell_argv: exec.shell.as_ref().map_or(std::ptr::null(), |shell| shell.pointers.as_ptr()),
+        shell: SHELL.as_ptr(),
+    };
     let args = CloneArgs {
         flags: CLONE_INTO_CGROUP,
         exit_signal: libc::SIGCHLD.unsigned_abs().into(),
@@ -222,9 +249,9 @@ fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 /// expects, joins the network namespace, execs. Never returns.
 ///
 /// Only async-signal-safe functions (signal-safety(7): `signal`,
-/// `sigprocmask`, `execvp` as glibc and std use it after fork, `write`,
-/// `_exit`; `setns` is a plain system call), on values prepared before the
-/// clone: no allocation, no locks, no panics, no unwinding.
+/// `sigprocmask`, `execvp` as glibc and std use it after fork, `execv`,
+/// `write`, `_exit`; `setns` is a plain system call), on values prepared
+/// before the clone: no allocation, no locks, no panics, no unwinding.
 ///
 /// # Safety
 /// Must only be called in the child of `clone3` (without `CLONE_VM`), with
@@ -246,10 +273,17 @@ unsafe fn child(setup: &ChildSetup) -> ! {
         if let Some(netns) = setup.netns
             && libc::setns(netns, libc::CLONE_NEWNET) != 0
         {
-            fail(setup.report, Stage::NetNs);
+            fail(setup.report, Stage::NetNs, *libc::__errno_location());
         }
         libc::execvp(*setup.argv, setup.argv);
-        fail(setup.report, Stage::Exec)
+        let errno = *libc::__errno_location();
+        if errno == libc::ENOEXEC && !setup.shell_argv.is_null() {
+            // What glibc's execvp does itself (super::script); reached with
+            // musl. Should the shell fail too, the command's ENOEXEC is
+            // what the user needs to hear about.
+            libc::execv(setup.shell, setup.shell_argv);
+        }
+        fail(setup.report, Stage::Exec, errno)
     }
 }
 
@@ -258,8 +292,7 @@ unsafe fn child(setup: &ChildSetup) -> ! {
 ///
 /// # Safety
 /// Only in the child (see [`child`]).
-unsafe fn fail(report: RawFd, stage: Stage) -> ! {
-    let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+unsafe fn fail(report: RawFd, stage: Stage, errno: i32) -> ! {
     let [s0, s1, s2, s3] = (stage as u32).to_ne_bytes();
     let [e0, e1, e2, e3] = errno.to_ne_bytes();
     let message = [s0, s1, s2, s3, e0, e1, e2, e3];
