@@ -62,6 +62,13 @@ impl<P: Probe> Shared<P> {
             return;
         }
         let mut probe = self.probe.lock().await;
+        // While this tick waited for the probe (a `close` taking its final
+        // sample holds it), its subscribers may have left or the sampler
+        // stopped: then nobody wants this read (for a step, it would read a
+        // cgroup that is about to be removed).
+        if self.stopped.load(Ordering::Acquire) || !lock(&self.schedule).any_subscribed(&due) {
+            return;
+        }
         let tick = Tick { mono: now, wall: self.clock.wall() };
         let sample = probe.sample(tick);
         lock(&self.schedule).deliver(&due, now, &sample);
@@ -296,5 +303,47 @@ impl<S> Stream for SampleStream<S> {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Timed<S>>> {
         self.rx.poll_next_unpin(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::sync::atomic::AtomicU32;
+
+    use super::*;
+    use crate::clock::ManualClock;
+
+    #[test]
+    fn a_tick_waiting_behind_a_close_reads_nothing_once_its_subscribers_left() {
+        let reads = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&reads);
+        let probe = move |_: Tick| counter.fetch_add(1, Ordering::SeqCst);
+        let mut policy = Policy::buildkit_step();
+        policy.baseline = false;
+        let clock = ManualClock::new("2026-11-30T10:00:00Z".parse().unwrap());
+        let sampler = Sampler::with_clock(probe, policy, Arc::new(clock.clone())).unwrap();
+        let (a, b) = (sampler.subscribe(), sampler.subscribe());
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+
+        // Both are due on the first tick; the probe is busy (as during a close).
+        let busy = sampler.shared.probe.lock_blocking();
+        let mut tick = Box::pin(sampler.shared.on_tick());
+        assert!(tick.as_mut().poll(&mut cx).is_pending());
+        drop(a);
+        drop(busy);
+        assert!(tick.as_mut().poll(&mut cx).is_ready());
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "b is still subscribed: the tick reads for it");
+
+        // b is due again one interval later; it leaves while the tick waits.
+        clock.advance(policy.min_interval);
+        let busy = sampler.shared.probe.lock_blocking();
+        let mut tick = Box::pin(sampler.shared.on_tick());
+        assert!(tick.as_mut().poll(&mut cx).is_pending());
+        drop(b);
+        drop(busy);
+        assert!(tick.as_mut().poll(&mut cx).is_ready());
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "nobody left to read for");
     }
 }

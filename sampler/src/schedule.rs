@@ -159,6 +159,12 @@ impl<S: Clone> Schedule<S> {
         }
     }
 
+    /// Whether any of `ids` is still subscribed.
+    #[must_use]
+    pub fn any_subscribed(&self, ids: &[SubId]) -> bool {
+        ids.iter().any(|id| self.subs.contains_key(id))
+    }
+
     /// The samples a subscriber has collected so far, not thinned.
     #[must_use]
     pub fn samples(&self, id: SubId) -> Option<&[Timed<S>]> {

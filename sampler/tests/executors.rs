@@ -117,7 +117,13 @@ fn blocking_api_with_the_system_clock() {
     let (reads, probe) = counting_probe();
     let sampler = Sampler::start(probe, policy).unwrap();
     let sub = sampler.subscribe();
-    std::thread::sleep(Duration::from_millis(60));
+    // The baseline, then at least one periodic read (waited for, not slept
+    // for: a loaded machine may take longer than a few intervals).
+    let start = std::time::Instant::now();
+    while reads.load(Ordering::SeqCst) < 2 {
+        assert!(start.elapsed() < Duration::from_secs(10), "no periodic read within 10 s");
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let samples = sub.close_blocking(true);
     assert!(samples.len() >= 3, "baseline + ≥1 periodic + final, got {}", samples.len());
     assert_eq!(samples.first().unwrap().at, samples.first().unwrap().at.min(samples.last().unwrap().at));
