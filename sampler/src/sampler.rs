@@ -314,6 +314,19 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
 
+    /// Runs one tick while the probe is busy (as during a close's final
+    /// read), dropping `leaving` while the tick waits for it.
+    fn tick_behind_a_busy_probe<P: Probe>(sampler: &Sampler<P>, leaving: Subscription<P>) {
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let busy = sampler.shared.probe.lock_blocking();
+        let mut tick = Box::pin(sampler.shared.on_tick());
+        assert!(tick.as_mut().poll(&mut cx).is_pending(), "the tick waits for the probe");
+        drop(leaving);
+        drop(busy);
+        assert!(tick.as_mut().poll(&mut cx).is_ready());
+    }
+
     #[test]
     fn a_tick_waiting_behind_a_close_reads_nothing_once_its_subscribers_left() {
         let reads = Arc::new(AtomicU32::new(0));
@@ -324,26 +337,13 @@ mod tests {
         let clock = ManualClock::new("2026-11-30T10:00:00Z".parse().unwrap());
         let sampler = Sampler::with_clock(probe, policy, Arc::new(clock.clone())).unwrap();
         let (a, b) = (sampler.subscribe(), sampler.subscribe());
-        let waker = futures::task::noop_waker();
-        let mut cx = Context::from_waker(&waker);
 
-        // Both are due on the first tick; the probe is busy (as during a close).
-        let busy = sampler.shared.probe.lock_blocking();
-        let mut tick = Box::pin(sampler.shared.on_tick());
-        assert!(tick.as_mut().poll(&mut cx).is_pending());
-        drop(a);
-        drop(busy);
-        assert!(tick.as_mut().poll(&mut cx).is_ready());
+        // Both are due on the first tick; a leaves while it waits.
+        tick_behind_a_busy_probe(&sampler, a);
         assert_eq!(reads.load(Ordering::SeqCst), 1, "b is still subscribed: the tick reads for it");
-
-        // b is due again one interval later; it leaves while the tick waits.
+        // b is due again one interval later; it leaves while that tick waits.
         clock.advance(policy.min_interval);
-        let busy = sampler.shared.probe.lock_blocking();
-        let mut tick = Box::pin(sampler.shared.on_tick());
-        assert!(tick.as_mut().poll(&mut cx).is_pending());
-        drop(b);
-        drop(busy);
-        assert!(tick.as_mut().poll(&mut cx).is_ready());
+        tick_behind_a_busy_probe(&sampler, b);
         assert_eq!(reads.load(Ordering::SeqCst), 1, "nobody left to read for");
     }
 }
