@@ -10,12 +10,11 @@
 //! prints how many samples had a `memoryStat`, so the work cannot be
 //! optimised away.
 
-use std::fs;
 use std::hint::black_box;
 
 use jiff::Timestamp;
 use stepmon_benches::inputs::TmpDir;
-use stepmon_benches::step::{CAPTURED_V2_STEP, PURE_V2_STEP};
+use stepmon_benches::step::{CAPTURED_V2_STEP, PURE_V2_STEP, write_files};
 use stepmon_sampler::cgroup::CgroupProbe;
 
 fn main() -> std::io::Result<()> {
@@ -29,9 +28,7 @@ fn main() -> std::io::Result<()> {
         Some(other) => return Err(std::io::Error::other(format!("unknown file set {other} (fake or captured)"))),
     };
     let dir = TmpDir::new()?;
-    for (name, bytes) in files {
-        fs::write(dir.path().join(name), bytes)?;
-    }
+    write_files(dir.path(), files)?;
     let mut probe = CgroupProbe::open(dir.path())?;
     let mut with_memory = 0usize;
     for _ in 0..samples {

@@ -85,55 +85,59 @@ macro_rules! step_files {
     };
 }
 
-step_files!(
-    /// `data/pure-v2-step/`: (name, content) of every file.
-    PURE_V2_STEP = "pure-v2-step":
-    "cgroup.controllers",
-    "cgroup.events",
-    "cpu.max",
-    "cpu.pressure",
-    "cpu.stat",
-    "io.pressure",
-    "io.stat",
-    "memory.current",
-    "memory.events",
-    "memory.high",
-    "memory.max",
-    "memory.peak",
-    "memory.pressure",
-    "memory.stat",
-    "memory.swap.current",
-    "memory.swap.peak",
-    "pids.current",
-    "pids.max",
-    "pids.peak",
+/// `step_files!($args NAMES $extra)`, NAMES being the 18 files both bench
+/// copies hold: the step files a 6.1 kernel prints with every controller
+/// enabled, `cgroup.controllers` included.
+macro_rules! with_6_1_step_files {
+    (step_files!($($args:tt)*) $(+ $extra:literal)*) => {
+        step_files!(
+            $($args)*
+            "cgroup.controllers",
+            "cgroup.events",
+            "cpu.max",
+            "cpu.pressure",
+            "cpu.stat",
+            "io.pressure",
+            "io.stat",
+            "memory.current",
+            "memory.events",
+            "memory.high",
+            "memory.max",
+            "memory.peak",
+            "memory.pressure",
+            "memory.stat",
+            "memory.swap.current",
+            "pids.current",
+            "pids.max",
+            "pids.peak",
+            $($extra),*
+        );
+    };
+}
+
+with_6_1_step_files!(
+    step_files!(
+        /// `data/pure-v2-step/`: (name, content) of every file (hand-made, with
+        /// `memory.swap.peak` of 6.5+).
+        PURE_V2_STEP = "pure-v2-step":
+    ) + "memory.swap.peak"
 );
 
-step_files!(
+with_6_1_step_files!(step_files!(
     /// `data/captured-v2-6.1/`: (name, content) of the step files a real
     /// pure-v2 kernel printed (Debian 6.1 under qemu, `ci/vm/capture`): 17 of
     /// the sample's files (no `memory.swap.peak` before 6.5, no `irq.pressure`
     /// without `CONFIG_IRQ_TIME_ACCOUNTING`), a 51-key `memory.stat`.
     CAPTURED_V2_STEP = "captured-v2-6.1":
-    "cgroup.controllers",
-    "cgroup.events",
-    "cpu.max",
-    "cpu.pressure",
-    "cpu.stat",
-    "io.pressure",
-    "io.stat",
-    "memory.current",
-    "memory.events",
-    "memory.high",
-    "memory.max",
-    "memory.peak",
-    "memory.pressure",
-    "memory.stat",
-    "memory.swap.current",
-    "pids.current",
-    "pids.max",
-    "pids.peak",
-);
+));
+
+/// Writes `files` (name, content, e.g. [`PURE_V2_STEP`]) into `dir`.
+///
+/// # Errors
+/// The first write that fails.
+pub fn write_files(dir: &Path, files: &[(&str, &[u8])]) -> io::Result<()> {
+    files.iter().try_for_each(|(name, bytes)| fs::write(dir.join(name), bytes))
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -207,10 +211,7 @@ impl Group {
         match self.kind {
             Kind::Fake | Kind::Captured => {
                 let dir = TmpDir::new()?;
-                let files = if self.kind == Kind::Fake { PURE_V2_STEP } else { CAPTURED_V2_STEP };
-                for (name, bytes) in files {
-                    fs::write(dir.path().join(name), bytes)?;
-                }
+                write_files(dir.path(), if self.kind == Kind::Fake { PURE_V2_STEP } else { CAPTURED_V2_STEP })?;
                 common_cases(runner, dir.path())?;
                 cgroups_rs_cases(runner, dir.path())
             }
@@ -379,9 +380,7 @@ mod tests {
         }
 
         let dir = TmpDir::new().unwrap();
-        for (name, bytes) in PURE_V2_STEP {
-            fs::write(dir.path().join(name), bytes).unwrap();
-        }
+        write_files(dir.path(), PURE_V2_STEP).unwrap();
         let sample = CgroupProbe::open(dir.path()).unwrap().read(timestamp());
         let mem = MemController::new(dir.path().to_path_buf(), dir.path().to_path_buf(), true).memory_stat();
         let ours = sample.memory_stat.unwrap();
