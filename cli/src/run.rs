@@ -1,7 +1,7 @@
 //! `stepmon run`: the step's whole life — cgroups, network, sampling, the
 //! process, leftovers, the final sample, cleanup, output.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -160,16 +160,11 @@ fn apply_limits(args: &RunArgs, cgroups: &RunCgroups) -> Result<(), CliError> {
 pub const INTERNAL_ERROR: i32 = 125;
 
 /// Finds `program` like `execvp` would, to report "not found" before any
-/// cgroup is created.
-fn resolve(program: &Path) -> Option<PathBuf> {
-    if program.components().count() > 1 {
-        return program.exists().then(|| program.to_path_buf());
-    }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).map(|dir| dir.join(program)).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .find(|candidate| candidate.is_file())
+/// cgroup is created: a path that exists, or a file of that name in `PATH`
+/// (executable or not: exec then says why it cannot run it).
+fn resolve(program: &OsStr) -> Option<PathBuf> {
+    spawn::lookup::find_program(program, std::env::var_os("PATH").as_deref(), Path::is_file)
+        .filter(|found| found.exists())
 }
 
 /// Removes the run's cgroups whatever happens (kill leftovers first).
@@ -223,7 +218,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let spawn_mode = spawn::Mode::from_env()?;
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let program = args.command.first().ok_or_else(|| CliError::new("no command given"))?;
-    if resolve(Path::new(program)).is_none() {
+    if resolve(program).is_none() {
         eprintln!(
             "stepmon: error: cannot run {}: command not found",
             stepmon_report::step::quote(&program.to_string_lossy())

@@ -90,7 +90,8 @@ impl Argv {
 pub struct Exec {
     /// `argv[0]` is also the program `execvp` looks up in `PATH`.
     argv: Argv,
-    /// `/bin/sh PATH-OF-PROGRAM ARGS...`, if the program was found.
+    /// `/bin/sh PATH-OF-PROGRAM ARGS...`, if the program was found (not
+    /// prepared with glibc, whose execvp does the same itself).
     shell: Option<Argv>,
 }
 
@@ -101,7 +102,13 @@ impl Exec {
         if command.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
         }
-        let shell = ShellFallback::for_command(command, std::env::var_os("PATH").as_deref());
+        // glibc's execvp runs the shell itself: no PATH search on every
+        // step start for a fallback it would never reach.
+        let shell = if cfg!(target_env = "gnu") {
+            None
+        } else {
+            ShellFallback::for_command(command, std::env::var_os("PATH").as_deref())
+        };
         Ok(Exec { argv: Argv::new(command)?, shell: shell.map(|s| Argv::new(&s.argv)).transpose()? })
     }
 }

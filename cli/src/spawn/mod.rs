@@ -12,6 +12,7 @@
 //! the way taken on stderr; for tests and diagnosis.
 
 mod clone3;
+pub mod lookup;
 pub mod script;
 
 use std::ffi::OsString;

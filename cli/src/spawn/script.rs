@@ -9,17 +9,15 @@
 
 use std::ffi::{CStr, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rustix::fs::{Access, access};
+
+use super::lookup::find_program;
 
 /// The shell glibc's `execvp` falls back to (`_PATH_BSHELL`); a C string
 /// because the clone3 child execs it without allocating.
 pub const SHELL: &CStr = c"/bin/sh";
-
-/// `PATH` when the variable is unset: musl's default (glibc's `confstr`
-/// default, `/bin:/usr/bin`, is a subset).
-const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
 /// The command line that runs a `#!`-less executable with the shell:
 /// `/bin/sh PATH-OF-PROGRAM ARGS...`, as glibc builds it.
@@ -31,24 +29,15 @@ pub struct ShellFallback {
 
 impl ShellFallback {
     /// The fallback for `command` (program first), with the program looked
-    /// up in `path` (the `PATH` value; `None` for unset) the way `execvp`
-    /// does: a name with a `/` is used as is, otherwise the first directory
-    /// holding a file of that name this process may execute (`execvp` goes
-    /// past `ENOENT`, `ENOTDIR` and `EACCES` and stops at any other error,
-    /// such as `ENOEXEC`). `None` when nothing is found: then `execvp`
-    /// cannot have failed with `ENOEXEC` either.
+    /// up in `path` (the `PATH` value; `None` for unset) by
+    /// [`find_program`]: a name is the first file of that name this process
+    /// may execute (`execvp` goes past `ENOENT`, `ENOTDIR` and `EACCES` and
+    /// stops at any other error, such as `ENOEXEC`). `None` when nothing is
+    /// found: then `execvp` cannot have failed with `ENOEXEC` either.
     #[must_use]
     pub fn for_command(command: &[OsString], path: Option<&OsStr>) -> Option<ShellFallback> {
         let (program, args) = command.split_first()?;
-        if program.is_empty() {
-            return None;
-        }
-        let file = if program.as_bytes().contains(&b'/') {
-            PathBuf::from(program)
-        } else {
-            let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
-            std::env::split_paths(path).map(|dir| dir.join(program)).find(|c| executable_file(c))?
-        };
+        let file = find_program(program, path, executable_file)?;
         let mut argv = Vec::with_capacity(command.len() + 1);
         argv.push(OsStr::from_bytes(SHELL.to_bytes()).to_owned());
         argv.push(file.into_os_string());
