@@ -8,7 +8,7 @@ use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::probe::SysProbe;
 
 use crate::error::CliError;
-use crate::placement;
+use stepmon_runner::cgroup::placement;
 
 /// Arguments of `stepmon sample`.
 #[derive(Debug, clap::Args)]

@@ -38,6 +38,12 @@ impl CliError {
     }
 }
 
+impl From<stepmon_runner::RunError> for CliError {
+    fn from(error: stepmon_runner::RunError) -> Self {
+        CliError { message: error.message, hint: error.hint }
+    }
+}
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "stepmon: error: {}", self.message)?;

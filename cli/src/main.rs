@@ -1,10 +1,7 @@
-//! `stepmon`: run a command as a monitored step in its own cgroup and
-//! report what it cost. All measurement lives in the library crates
-//! (`stepmon-sampler` and below); this binary places, spawns, cleans up and
-//! prints.
-// `deny`, not `forbid`: src/spawn/clone3.rs, and only it, allows unsafe
-// code for clone3(CLONE_INTO_CGROUP) (see cli/Cargo.toml's [lints]).
-#![deny(unsafe_code)]
+//! `stepmon`: run a command as a measured step and report what it cost.
+//! Placement, spawning, measurement and clean-up live in the library crates
+//! (`stepmon-runner` and below); this binary parses arguments and prints.
+#![forbid(unsafe_code)]
 // A binary: `pub` marks what a module offers the rest of the crate.
 #![allow(unreachable_pub)]
 
@@ -21,23 +18,11 @@ mod doctor;
 #[cfg(target_os = "linux")]
 mod error;
 #[cfg(target_os = "linux")]
-mod netns;
-#[cfg(target_os = "linux")]
 mod out;
-#[cfg(target_os = "linux")]
-mod placement;
-#[cfg(target_os = "linux")]
-mod report;
 #[cfg(target_os = "linux")]
 mod reports;
 #[cfg(target_os = "linux")]
 mod run;
-#[cfg(target_os = "linux")]
-mod signals;
-#[cfg(target_os = "linux")]
-mod spawn;
-#[cfg(target_os = "linux")]
-mod trampoline;
 
 #[cfg(target_os = "linux")]
 mod cli {
@@ -72,8 +57,6 @@ mod cli {
         /// What this host supports (cgroup layout, controllers, PSI,
         /// privileges) and, for what it lacks, why and what to do.
         Doctor(crate::doctor::DoctorArgs),
-        #[command(name = "__exec", hide = true)]
-        Exec(crate::trampoline::ExecArgs),
     }
 }
 
@@ -89,7 +72,6 @@ fn main() {
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),
         cli::Cmd::Doctor(args) => doctor::doctor(&args),
-        cli::Cmd::Exec(args) => Ok(trampoline::exec(args)),
     };
     match result {
         Ok(code) => std::process::exit(code),

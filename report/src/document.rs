@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use stepmon_sampler::model::{Samples, StepUsage, UsageSummary};
 use stepmon_sysusage::model::SysSample;
 
+use crate::source::{EnclosingCgroup, ProcessTree, Sources};
 use crate::verdict::Verdicts;
 
 /// What stepmon itself cost while monitoring.
@@ -91,6 +92,21 @@ pub struct RunInfo {
     pub verdicts: Option<Verdicts>,
     /// What was not measured, in words (also in each sample's `missing`).
     pub not_measured: Vec<String>,
+    /// Where each field group's numbers came from (empty in documents of
+    /// older versions: then everything is the step's cgroup).
+    #[serde(skip_serializing_if = "Sources::is_empty")]
+    pub sources: Sources,
+    /// How the step was placed, in one line ("its own cgroup …", "no cgroup
+    /// of its own: … — measured through its process tree").
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub placement: String,
+    /// The step's process tree as stepmon reaped it (recorded on every rung;
+    /// on a cgroup rung it is a cross-check).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_tree: Option<ProcessTree>,
+    /// The cgroup stepmon ran in, when it was sampled for the step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enclosing_cgroup: Option<EnclosingCgroup>,
 }
 
 /// The whole document of one `stepmon run`.

@@ -38,17 +38,20 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod compose;
 pub mod diff;
 pub mod document;
 pub mod export;
 pub mod import;
 pub mod series;
+pub mod source;
 pub mod step;
 pub mod text;
 pub mod units;
 pub mod verdict;
 
 pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
+pub use source::{Bound, Group, Rung, Source, Sources};
 pub use step::{Origin, Step, WallSource};
 pub use verdict::{Thresholds, Verdicts};
 

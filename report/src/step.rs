@@ -6,6 +6,7 @@ use serde::Serialize;
 use stepmon_sampler::model::{Baseline, StepUsage, UsageSummary};
 
 use crate::document::{RunDocument, RunInfo};
+use crate::source::Sources;
 use crate::verdict::Verdicts;
 
 /// Where a step was recorded.
@@ -63,15 +64,25 @@ pub struct Step {
     /// What stepmon knows about its own run (exit status, host, collector);
     /// `None` for imported steps.
     pub run: Option<RunInfo>,
+    /// Where each field group came from; empty for imported steps and
+    /// documents of older versions (the step's own cgroup throughout).
+    pub sources: Sources,
 }
 
 impl Step {
     /// The step of a `stepmon run` document. Its summary is recomputed from
-    /// the samples (the document's copy may come from an older version).
+    /// the samples and the sources (the document's copy may come from an
+    /// older version). A step without a cgroup of its own has the enclosing
+    /// cgroup's samples as its series, labelled by [`Step::sources`].
     #[must_use]
     pub fn from_run(document: &RunDocument) -> Step {
-        let usage = document.usage();
+        let mut usage = document.usage();
         let run = document.stepmon.clone();
+        if usage.resource_usage.samples.is_empty()
+            && let Some(enclosing) = run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref())
+        {
+            usage.resource_usage.samples.clone_from(&enclosing.samples);
+        }
         let (start, end) = run.as_ref().map_or((None, None), |r| (r.start, r.end));
         // The run's own wall time is measured on the monotonic clock; the
         // timestamps are the fallback.
@@ -87,8 +98,9 @@ impl Step {
             .as_ref()
             .filter(|r| !r.command.is_empty())
             .map_or_else(|| "step".to_owned(), |r| quote_command(&r.command));
-        let summary = UsageSummary::with_baseline(&usage, wall_seconds.unwrap_or(0.0), Baseline::FirstSample);
-        Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run }
+        let summary = crate::compose::summary(document, wall_seconds.unwrap_or(0.0));
+        let sources = run.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
+        Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run, sources }
     }
 
     /// A step recorded by BuildKit: counters start at zero (the cgroup was
@@ -114,6 +126,7 @@ impl Step {
             wall_source,
             summary,
             run: None,
+            sources: Sources::default(),
         }
     }
 

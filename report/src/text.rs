@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use stepmon_sampler::model::StallSummary;
 
+use crate::source::Group;
 use crate::step::{Step, WallSource};
 use crate::units::{bytes, percent, seconds};
 use crate::verdict::Verdicts;
@@ -15,6 +16,15 @@ fn or_dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
 fn stall(name: &str, s: &StallSummary) -> Option<String> {
     let some = s.some_seconds?;
     Some(format!("{name} {}{}", seconds(some), s.some_share.map_or_else(String::new, |p| format!(" ({})", percent(p)))))
+}
+
+/// ` [process tree]` after a line whose numbers are not from the step's own
+/// cgroup (empty for steps that record no sources: their own cgroup).
+fn from(step: &Step, group: Group) -> String {
+    match step.sources.get(group) {
+        Some(source) if source.rung != crate::source::Rung::CgroupV2 => format!("  [{}]", source.label()),
+        _ => String::new(),
+    }
 }
 
 /// Renders the summary of `step` with its `verdicts` (plain text).
@@ -44,28 +54,32 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
     if let Some(t) = c.throttled_seconds {
         let _ = write!(cpu, "  throttled {} ({} periods)", seconds(t), c.throttled_periods.unwrap_or(0));
     }
-    let _ = writeln!(out, "{cpu}");
+    let _ = writeln!(out, "{cpu}{}", from(step, Group::Cpu));
     let m = &summary.memory;
     if m.peak_bytes.is_some() || m.anon_at_peak_bytes.is_some() {
         let _ = writeln!(
             out,
-            "  memory   peak {} (anon {}, file {})  oom kills {}",
+            "  memory   peak {}{} (anon {}, file {})  oom kills {}{}",
+            if crate::source::is_lower_bound(step, Group::Memory) { "≥ " } else { "" },
             or_dash(m.peak_bytes, bytes),
             or_dash(m.anon_at_peak_bytes, bytes),
             or_dash(m.file_at_peak_bytes, bytes),
-            or_dash(m.oom_kills, |k| k.to_string())
+            or_dash(m.oom_kills, |k| k.to_string()),
+            from(step, Group::Memory)
         );
     }
     if summary.io.read_bytes.is_some() || summary.io.write_bytes.is_some() {
         let _ = writeln!(
             out,
-            "  io       read {}  write {}",
+            "  io       read {}  write {}{}",
             or_dash(summary.io.read_bytes, bytes),
-            or_dash(summary.io.write_bytes, bytes)
+            or_dash(summary.io.write_bytes, bytes),
+            from(step, Group::Io)
         );
     }
     if let Some(peak) = summary.pids_peak {
-        let _ = writeln!(out, "  pids     peak {peak}");
+        let at_least = if crate::source::is_lower_bound(step, Group::Pids) { "≥ " } else { "" };
+        let _ = writeln!(out, "  pids     peak {at_least}{peak}{}", from(step, Group::Pids));
     }
     let stalls: Vec<String> =
         [("cpu", &summary.cpu_stall), ("memory", &summary.memory_stall), ("io", &summary.io_stall)]
@@ -73,7 +87,7 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
             .filter_map(|(name, s)| stall(name, s))
             .collect();
     if !stalls.is_empty() {
-        let _ = writeln!(out, "  stall    {}", stalls.join("  "));
+        let _ = writeln!(out, "  stall    {}{}", stalls.join("  "), from(step, Group::Pressure));
     }
     if summary.net_rx_bytes.is_some() || summary.net_tx_bytes.is_some() {
         let _ = writeln!(
@@ -86,6 +100,31 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
     if let Some(busy) = summary.machine.cpu_busy_share {
         let others = summary.machine.others_busy_share.map_or_else(String::new, |o| format!(", others {}", percent(o)));
         let _ = writeln!(out, "  machine  cpu busy {}{others} during the step", percent(busy));
+    }
+    if let Some(tree) = step.run.as_ref().and_then(|r| r.process_tree) {
+        let _ = writeln!(
+            out,
+            "  tree     {} reaped{}, largest process {}, faults {} minor / {} major, switches {} voluntary / {} involuntary",
+            match tree.processes_reaped {
+                1 => "1 process".to_owned(),
+                n => format!("{n} processes"),
+            },
+            match tree.leftovers_killed {
+                0 => String::new(),
+                n => format!(" ({n} left behind, killed)"),
+            },
+            bytes(tree.max_rss_bytes),
+            tree.minor_faults,
+            tree.major_faults,
+            tree.voluntary_context_switches,
+            tree.involuntary_context_switches
+        );
+    }
+    if let Some(e) = step.run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref()) {
+        let cpu = e.cpu_seconds_without_stepmon(step.wall_seconds.unwrap_or(0.0)).map_or_else(String::new, |c| {
+            format!(": cpu {} without stepmon's own {}", seconds(c), seconds(e.stepmon_cpu_seconds.unwrap_or(0.0)))
+        });
+        let _ = writeln!(out, "  around   {}{cpu}", e.covers());
     }
     for missing in step.run.iter().flat_map(|r| &r.not_measured) {
         let _ = writeln!(out, "  not measured: {missing}");

@@ -10,18 +10,36 @@ use crate::model::{Missing, MissingKind, StepSample};
 use crate::probe::{Probe, Tick};
 use crate::recorder::NetworkSource;
 
-/// Samples one step: its cgroup directory and its network.
+/// Samples one step: its cgroup directory (if it has one) and its network.
 #[derive(Debug)]
 pub struct StepProbe {
-    cgroup: CgroupProbe,
+    cgroup: Result<CgroupProbe, Missing>,
     net: Result<(NetnsCounters, NetworkSampler), Missing>,
 }
 
 impl StepProbe {
     /// Opens the step's cgroup directory and network namespace.
     pub fn open(cgroup_dir: impl AsRef<Path>, network: &NetworkSource) -> io::Result<StepProbe> {
-        let cgroup = CgroupProbe::open(cgroup_dir)?;
-        let net = match network {
+        Ok(StepProbe { cgroup: Ok(CgroupProbe::open(cgroup_dir)?), net: open_network(network) })
+    }
+
+    /// A step without a cgroup of its own: only its network is sampled;
+    /// every sample's `missing` names the cgroup fields with `reason`.
+    #[must_use]
+    pub fn without_cgroup(network: &NetworkSource, reason: &str) -> StepProbe {
+        let missing = Missing::new("cpuStat", "", MissingKind::NotMeasured, format!("no cgroup of its own: {reason}"));
+        StepProbe { cgroup: Err(missing), net: open_network(network) }
+    }
+
+    /// The step's cgroup probe, if it has a cgroup.
+    #[must_use]
+    pub fn cgroup(&self) -> Option<&CgroupProbe> {
+        self.cgroup.as_ref().ok()
+    }
+}
+
+fn open_network(network: &NetworkSource) -> Result<(NetnsCounters, NetworkSampler), Missing> {
+        match network {
             NetworkSource::SharedNamespace => Err(Missing::new(
                 "netStat",
                 "",
@@ -35,22 +53,25 @@ impl StepProbe {
                 }
                 Err(e) => Err(Missing::new("netStat", "net/dev", MissingKind::Io, e.to_string())),
             },
-        };
-        Ok(StepProbe { cgroup, net })
-    }
-
-    /// The step's cgroup probe.
-    #[must_use]
-    pub fn cgroup(&self) -> &CgroupProbe {
-        &self.cgroup
-    }
+        }
 }
 
 impl Probe for StepProbe {
     type Sample = StepSample;
 
     fn sample(&mut self, tick: Tick) -> StepSample {
-        let mut sample = self.cgroup.read(tick.wall);
+        let mut sample = match &mut self.cgroup {
+            Ok(cgroup) => cgroup.read(tick.wall),
+            Err(missing) => {
+                let mut sample = StepSample::empty(tick.wall);
+                for field in ["cpuStat", "memoryStat", "ioStat", "pidsStat"] {
+                    let mut entry = missing.clone();
+                    entry.field = field.into();
+                    sample.stepmon.missing.push(entry);
+                }
+                sample
+            }
+        };
         match &mut self.net {
             Err(missing) => sample.stepmon.missing.push(missing.clone()),
             Ok((counters, sampler)) => match counters.read() {

@@ -26,6 +26,9 @@ pub use memory::{MemoryOutcome, MemoryVerdict};
 pub use thresholds::Thresholds;
 pub use throttling::ThrottlingVerdict;
 
+use std::fmt::Write as _;
+
+use crate::source::Bound;
 use crate::step::Step;
 
 /// Every verdict on one step.
@@ -59,10 +62,51 @@ impl Verdicts {
     #[must_use]
     pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
         let throttling = ThrottlingVerdict::of(step, &thresholds);
+        let mut bottleneck = BottleneckVerdict::of(step, &thresholds, &throttling);
+        let mut memory = MemoryVerdict::of(step, &thresholds);
+        // Stall times that are not the step's own (the enclosing cgroup's,
+        // the machine's) cannot be subtracted from the machine's pressure.
+        let shared_pressure = step.sources.pressure.as_ref().filter(|s| !s.is_exact_for_step());
+        let machine = match shared_pressure {
+            Some(_) => {
+                let mut alone = step.clone();
+                alone.summary.cpu_stall = stepmon_sampler::model::StallSummary::default();
+                MachineVerdict::of(&alone, &thresholds)
+            }
+            None => MachineVerdict::of(step, &thresholds),
+        };
+        match shared_pressure {
+            // The whole machine's stall says nothing of the step's own.
+            Some(source) if source.rung == crate::source::Rung::Machine => {
+                let shares: Vec<String> = [
+                    ("CPU", bottleneck.cpu_stall_share),
+                    ("memory", bottleneck.memory_stall_share),
+                    ("IO", bottleneck.io_stall_share),
+                ]
+                .into_iter()
+                .filter_map(|(name, share)| Some(format!("{name} {}", pct(share?))))
+                .collect();
+                bottleneck.class = Bottleneck::Unknown;
+                bottleneck.reason = format!(
+                    "bottleneck unknown: the step has no stall times of its own, only the whole machine's ({}: {})",
+                    source.covers,
+                    shares.join(", ")
+                );
+            }
+            Some(source) => {
+                bottleneck.reason = bottleneck.reason.replace("of the step", "of the enclosing cgroup");
+                let _ = write!(bottleneck.reason, "; stall times of {}, not of the step alone", source.covers);
+            }
+            None => {}
+        }
+        if let Some(source) = step.sources.memory.as_ref().filter(|s| !s.is_exact_for_step()) {
+            let what = if source.bound == Bound::LowerBound { "at least: the peak is a lower bound" } else { "exact" };
+            let _ = write!(memory.reason, "; memory of {} ({what})", source.covers);
+        }
         Verdicts {
-            bottleneck: BottleneckVerdict::of(step, &thresholds, &throttling),
-            machine: MachineVerdict::of(step, &thresholds),
-            memory: MemoryVerdict::of(step, &thresholds),
+            bottleneck,
+            machine,
+            memory,
             collector: CollectorVerdict::of(step, &thresholds),
             throttling,
             thresholds,

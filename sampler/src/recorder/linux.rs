@@ -122,6 +122,22 @@ impl MonitorBackend {
         }
         let probe = StepProbe::open(cgroup_dir, network)
             .map_err(|source| MonitorError::Open { path: cgroup_dir.to_path_buf(), source })?;
+        self.record_probe(probe)
+    }
+
+    /// A recording of a step without a cgroup ([`StepProbe::without_cgroup`]).
+    pub(super) fn record_without_cgroup(
+        &self,
+        network: &NetworkSource,
+        reason: &str,
+    ) -> Result<RecorderBackend, MonitorError> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(MonitorError::Closed);
+        }
+        self.record_probe(StepProbe::without_cgroup(network, reason))
+    }
+
+    fn record_probe(&self, probe: StepProbe) -> Result<RecorderBackend, MonitorError> {
         let subscribing = Instant::now();
         let system = self.inner.system.subscribe();
         let baseline = self.inner.system.probe_blocking().reading_since(subscribing);

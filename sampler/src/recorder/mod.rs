@@ -124,6 +124,14 @@ impl Monitor {
         Ok(Recorder { backend: self.backend.record(cgroup_dir.as_ref(), network)? })
     }
 
+    /// Starts recording a step that has no cgroup of its own: the machine's
+    /// samples, the `sysCPUStat` delta and the step's network (when it has a
+    /// namespace); every step sample's `missing` names the cgroup fields
+    /// with `reason`.
+    pub fn record_without_cgroup(&self, network: &NetworkSource, reason: &str) -> Result<Recorder, MonitorError> {
+        Ok(Recorder { backend: self.backend.record_without_cgroup(network, reason)? })
+    }
+
     /// Number of recordings not finalised yet.
     #[must_use]
     pub fn open_recordings(&self) -> usize {

@@ -4,7 +4,7 @@
 //! invoked the sh utility", <https://pubs.opengroup.org/onlinepubs/9799919799/functions/exec.html>).
 //! musl's `execvp` returns the error instead, so a static musl stepmon
 //! would fail a step that a glibc one runs. Both ways of starting the step
-//! (clone3 and the trampoline) retry with [`ShellFallback`] on `ENOEXEC`,
+//! (clone3 and fork) retry with [`ShellFallback`] on `ENOEXEC`,
 //! so every build behaves like glibc; with glibc the retry is never reached.
 
 use std::ffi::{CStr, OsStr, OsString};

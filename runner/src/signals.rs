@@ -1,7 +1,9 @@
 //! SIGINT, SIGTERM and SIGHUP to stepmon go to the step; stepmon itself
-//! keeps running so that cleanup always happens.
+//! keeps running so that cleanup always happens. SIGCHLD wakes the same
+//! loop so that orphans of the step that exit are reaped while it runs
+//! ([`crate::tree::Reaper`]), not left as zombies holding PIDs.
 //!
-//! The main thread waits for the step and forwards signals in one `poll`
+//! The calling thread waits for the step and forwards signals in one `poll`
 //! loop (a pidfd that becomes readable when the step exits, and a self-pipe
 //! the signal handlers write to) instead of a forwarding thread: a thread
 //! start is a noticeable part of a short step's cost on a small machine
@@ -18,8 +20,7 @@ use std::time::Duration;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, PidfdFlags, Signal};
 
-use crate::error::CliError;
-use crate::spawn::Step;
+use crate::tree::Reaper;
 
 /// The signals that are forwarded.
 const FORWARDED: [(i32, Signal); 3] = [
@@ -33,7 +34,7 @@ const POLL_WITHOUT_PIDFD: Duration = Duration::from_millis(5);
 
 /// The forwarded signals, caught from [`Caught::install`] until stepmon exits.
 #[derive(Debug)]
-pub struct Caught {
+pub(crate) struct Caught {
     flags: [(Signal, Arc<AtomicBool>); 3],
     /// Read end of the self-pipe (non-blocking); each caught signal writes a byte.
     wake: OwnedFd,
@@ -42,18 +43,19 @@ pub struct Caught {
 impl Caught {
     /// Takes over the signals (before the step starts, so a signal in
     /// between is kept and forwarded once the step runs, not fatal to stepmon).
-    pub fn install() -> Result<Caught, CliError> {
-        let fail = |e: io::Error| CliError::io("cannot install signal handlers", &e);
+    pub(crate) fn install() -> io::Result<Caught> {
         let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
-        let (wake, write) = rustix::pipe::pipe_with(flags).map_err(|e| fail(e.into()))?;
+        let (wake, write) = rustix::pipe::pipe_with(flags)?;
         let mut caught = Vec::with_capacity(FORWARDED.len());
         for (raw, signal) in FORWARDED {
             let flag = Arc::new(AtomicBool::new(false));
-            signal_hook::flag::register(raw, Arc::clone(&flag)).map_err(fail)?;
-            signal_hook::low_level::pipe::register(raw, write.try_clone().map_err(fail)?).map_err(fail)?;
+            signal_hook::flag::register(raw, Arc::clone(&flag))?;
+            signal_hook::low_level::pipe::register(raw, write.try_clone()?)?;
             caught.push((signal, flag));
         }
-        let flags = caught.try_into().map_err(|_| CliError::new("signal table"))?;
+        // SIGCHLD only wakes the loop (its default action is to ignore it).
+        signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, write)?;
+        let flags = caught.try_into().map_err(|_| io::Error::other("signal table"))?;
         Ok(Caught { flags, wake })
     }
 
@@ -70,35 +72,36 @@ impl Caught {
         }
     }
 
-    /// Waits for `step` to exit, forwarding the caught signals to it meanwhile.
-    pub fn wait_forwarding(&self, step: &mut Step) -> io::Result<ExitStatus> {
-        self.wait_forwarding_with(step, true)
+    /// Waits for the step's main process `pid` to exit and reaps it,
+    /// forwarding the caught signals to it and reaping its exited orphans
+    /// meanwhile.
+    pub(crate) fn wait_forwarding(&self, pid: Pid, reaper: &mut Reaper) -> io::Result<ExitStatus> {
+        self.wait_forwarding_with(pid, reaper, true)
     }
 
     /// `use_pidfd: false` is what happens before Linux 5.3 (tested here).
-    fn wait_forwarding_with(&self, step: &mut Step, use_pidfd: bool) -> io::Result<ExitStatus> {
-        let pid = i32::try_from(step.id()).ok().and_then(Pid::from_raw);
-        let pidfd =
-            pid.filter(|_| use_pidfd).and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+    fn wait_forwarding_with(&self, pid: Pid, reaper: &mut Reaper, use_pidfd: bool) -> io::Result<ExitStatus> {
+        let pidfd = Some(pid).filter(|_| use_pidfd).and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
         let timeout = Timespec::try_from(POLL_WITHOUT_PIDFD).ok();
         loop {
-            self.forward(pid);
+            self.forward(Some(pid));
             match &pidfd {
                 Some(pidfd) => {
                     let mut fds = [PollFd::new(&self.wake, PollFlags::IN), PollFd::new(pidfd, PollFlags::IN)];
                     poll(&mut fds, None)?;
                     let [_, exited] = &fds;
                     if !exited.revents().is_empty() {
-                        return step.wait();
+                        return reaper.wait_main();
                     }
                 }
                 None => {
                     poll(&mut [PollFd::new(&self.wake, PollFlags::IN)], timeout.as_ref())?;
-                    if let Some(status) = step.try_wait()? {
+                    if let Some(status) = reaper.try_wait_main()? {
                         return Ok(status);
                     }
                 }
             }
+            reaper.reap_exited();
         }
     }
 }
@@ -116,26 +119,34 @@ mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
 
+    fn sleeper(reaper: &mut Reaper) -> Pid {
+        let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        reaper.set_main(pid);
+        pid
+    }
+
     #[test]
     fn signals_to_stepmon_reach_the_step_with_and_without_a_pidfd() {
         let caught = Caught::install().unwrap();
         for use_pidfd in [true, false] {
-            let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-            let mut step = Step::Trampoline(child);
+            let mut reaper = Reaper::start().unwrap();
+            let pid = sleeper(&mut reaper);
             // Raised at this process while the loop waits (and once before it
             // starts, which must be kept, not lost).
             signal_hook::low_level::raise(signal_hook::consts::SIGHUP).unwrap();
-            let status = caught.wait_forwarding_with(&mut step, use_pidfd).unwrap();
+            let status = caught.wait_forwarding_with(pid, &mut reaper, use_pidfd).unwrap();
             assert_eq!(status.signal(), Some(signal_hook::consts::SIGHUP), "pidfd: {use_pidfd}");
-            let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-            let mut step = Step::Trampoline(child);
+            let mut reaper = Reaper::start().unwrap();
+            let pid = sleeper(&mut reaper);
             let raiser = std::thread::spawn(|| {
                 std::thread::sleep(Duration::from_millis(100));
                 signal_hook::low_level::raise(signal_hook::consts::SIGTERM).unwrap();
             });
-            let status = caught.wait_forwarding_with(&mut step, use_pidfd).unwrap();
+            let status = caught.wait_forwarding_with(pid, &mut reaper, use_pidfd).unwrap();
             raiser.join().unwrap();
             assert_eq!(status.signal(), Some(signal_hook::consts::SIGTERM), "pidfd: {use_pidfd}");
+            assert_eq!(reaper.tree().processes_reaped, 1);
         }
     }
 }

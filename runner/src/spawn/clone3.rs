@@ -1,10 +1,9 @@
 //! Starting the step directly in its leaf cgroup with
 //! `clone3(CLONE_INTO_CGROUP)` (Linux 5.7+), then `execvp`. The crate's only
-//! `unsafe` code: std and rustix cannot create a process in a cgroup, and
-//! `pre_exec` would need `unsafe` too.
+//! `unsafe` code, with [`super::fork`] and [`super::reap`]: std and rustix
+//! cannot create a process in a cgroup.
 //!
-//! Why not a write to `cgroup.procs` before exec (the trampoline,
-//! [`crate::trampoline`]): migrating a task takes `cgroup_threadgroup_rwsem`
+//! Why not a write to `cgroup.procs` before exec ([`super::fork`]): migrating a task takes `cgroup_threadgroup_rwsem`
 //! for writing, which waits for an RCU grace period unless cgroup2 is
 //! mounted with `favordynmods` — measured 10–30 ms on an idle host. A child
 //! created with `CLONE_INTO_CGROUP` is attached at fork, under the read side
@@ -34,7 +33,7 @@ use std::os::unix::ffi::OsStrExt;
 use rustix::process::Pid;
 
 use super::script::{SHELL, ShellFallback};
-use crate::trampoline::{NOT_EXECUTABLE, NOT_FOUND};
+use super::{NOT_EXECUTABLE, NOT_FOUND};
 
 /// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7),
 /// from include/uapi/linux/sched.h; every field is an `__aligned_u64`.
@@ -87,7 +86,7 @@ impl Argv {
 /// The command, and the shell command line for it should `execvp` fail with
 /// `ENOEXEC` ([`super::script`]), as C strings.
 #[derive(Debug)]
-pub struct Exec {
+pub(super) struct Exec {
     /// `argv[0]` is also the program `execvp` looks up in `PATH`.
     argv: Argv,
     /// `/bin/sh PATH-OF-PROGRAM ARGS...`, if the program was found (not
@@ -98,7 +97,7 @@ pub struct Exec {
 impl Exec {
     /// Prepares `command` (program first); `InvalidInput` if it is empty or
     /// an argument contains a NUL byte.
-    pub fn new(command: &[OsString]) -> io::Result<Exec> {
+    pub(super) fn new(command: &[OsString]) -> io::Result<Exec> {
         if command.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
         }
@@ -115,7 +114,7 @@ impl Exec {
 
 /// What the child was doing when it failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub(super) enum Stage {
     /// `setns` into the step's network namespace.
     NetNs = 1,
     /// `execvp` of the command.
@@ -125,7 +124,7 @@ pub enum Stage {
 /// A child that could not run the command (it has exited, or is exiting,
 /// with 126 or 127; it still has to be waited for).
 #[derive(Debug)]
-pub struct ChildFailure {
+pub(super) struct ChildFailure {
     /// Where it failed.
     pub stage: Stage,
     /// The errno it saw.
@@ -134,7 +133,7 @@ pub struct ChildFailure {
 
 /// A started child.
 #[derive(Debug)]
-pub struct Spawned {
+pub(super) struct Spawned {
     /// Its PID (not yet waited for).
     pub pid: Pid,
     /// Read end of the child's report pipe.
@@ -146,7 +145,7 @@ impl Spawned {
     /// has exec'd or exited, so call it after waiting for the child: the
     /// parent then never waits for the exec on the way to `waitpid` (one
     /// wake-up less on the step's critical path).
-    pub fn failure(self) -> Option<ChildFailure> {
+    pub(super) fn failure(self) -> Option<ChildFailure> {
         read_report(self.report)
     }
 }
@@ -163,14 +162,14 @@ struct ChildSetup {
 }
 
 /// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
-/// directory opened with `O_PATH` or for reading), after joining the network
-/// namespace `netns` if given. Returns right after the clone (see
+/// directory opened with `O_PATH` or for reading; `None`: this process's
+/// own cgroup), after joining the network namespace `netns` if given. Returns right after the clone (see
 /// [`Spawned::failure`]); stdin, stdout and stderr are inherited.
 ///
 /// An `Err` means no child was created: `ENOSYS` (no clone3, or a seccomp
 /// filter that hides it), `EINVAL` (no `CLONE_INTO_CGROUP`, before 5.7),
 /// `EPERM`/`EACCES`, `EBUSY`, ... — the caller may fall back.
-pub fn spawn(cgroup: BorrowedFd<'_>, netns: Option<BorrowedFd<'_>>, exec: &Exec) -> io::Result<Spawned> {
+pub(super) fn spawn(cgroup: Option<BorrowedFd<'_>>, netns: Option<BorrowedFd<'_>>, exec: &Exec) -> io::Result<Spawned> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let setup = ChildSetup {
         report: write_end.as_raw_fd(),
@@ -180,9 +179,9 @@ pub fn spawn(cgroup: BorrowedFd<'_>, netns: Option<BorrowedFd<'_>>, exec: &Exec)
         shell: SHELL.as_ptr(),
     };
     let args = CloneArgs {
-        flags: CLONE_INTO_CGROUP,
+        flags: if cgroup.is_some() { CLONE_INTO_CGROUP } else { 0 },
         exit_signal: libc::SIGCHLD.unsigned_abs().into(),
-        cgroup: cgroup.as_raw_fd().unsigned_abs().into(),
+        cgroup: cgroup.map_or(0, |fd| fd.as_raw_fd().unsigned_abs().into()),
         ..CloneArgs::default()
     };
 
@@ -295,7 +294,7 @@ unsafe fn child(setup: &ChildSetup) -> ! {
 }
 
 /// Reports `errno` and the stage to the parent and exits (126, or 127 when
-/// exec found no such file, as the trampoline and shells do).
+/// exec found no such file, as shells do).
 ///
 /// # Safety
 /// Only in the child (see [`child`]).

@@ -2,7 +2,7 @@
 //! `stepmon.collector` (the document's types live in `stepmon-report`).
 
 /// This process's CPU time (s, all its threads) and peak RSS (bytes, `VmHWM`).
-pub fn own_usage() -> (Option<f64>, Option<u64>) {
+pub(crate) fn own_usage() -> (Option<f64>, Option<u64>) {
     // CLOCK_PROCESS_CPUTIME_ID is exact; /proc/self/stat counts 10 ms ticks,
     // which reads 0 for stepmon's ~12 ms per 10 s step.
     let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);

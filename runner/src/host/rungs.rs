@@ -1,0 +1,138 @@
+//! Which rung of the measurement ladder ([`crate`]'s docs,
+//! [`stepmon_report::source::Rung`]) a step gets on this host, per
+//! resource, why, and what would move it up — predicted from the same facts
+//! `stepmon run` acts on. The run itself decides from what its samples hold.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use stepmon_report::source::Rung;
+use stepmon_sampler::cgroup::discover;
+
+use super::V1Binding;
+
+/// One resource's rung.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRung {
+    /// `cpu`, `memory`, `io`, `pids`, `pressure`, `network`.
+    pub resource: &'static str,
+    /// The rung, `None` when not measured.
+    pub rung: Option<Rung>,
+    /// Why this rung (or why not measured).
+    pub why: String,
+    /// What would move it up, if anything can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_improve: Option<String>,
+}
+
+/// The facts the prediction needs.
+#[derive(Debug)]
+pub struct Inputs<'a> {
+    /// The cgroup2 mount and this process's cgroup, if found.
+    pub location: Option<&'a discover::Cgroup2>,
+    /// Whether a cgroup of the step's own can be created.
+    pub step_cgroup: bool,
+    /// `cgroup.subtree_control` of this process's cgroup (what a step's run
+    /// parent may enable).
+    pub subtree_control: &'a [String],
+    /// Controllers bound to cgroup v1 hierarchies.
+    pub v1: &'a [V1Binding],
+    /// Effective user ID.
+    pub euid: u32,
+}
+
+fn rung(resource: &'static str, rung: Option<Rung>, why: impl Into<String>, to_improve: Option<String>) -> ResourceRung {
+    ResourceRung { resource, rung, why: why.into(), to_improve }
+}
+
+/// Rungs of cpu, memory, io, pids, pressure and network on this host.
+#[must_use]
+pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
+    let own: Option<PathBuf> = inputs.location.map(|l| l.own_dir.components().collect());
+    let root = inputs.location.is_some_and(|l| own.as_deref() == Some(l.mount_point.as_path()));
+    let around = |file: &str| own.as_deref().filter(|_| !root).is_some_and(|dir: &Path| dir.join(file).exists());
+    let enabled = |controller: &str| inputs.step_cgroup && inputs.subtree_control.iter().any(|c| c == controller);
+    let on_v1 = |controller: &str| {
+        let v1_name = if controller == "io" { "blkio" } else { controller };
+        inputs.v1.iter().any(|b| b.controller == v1_name)
+    };
+    let up = if inputs.location.is_none() {
+        Some("mount cgroup2 (systemd.unified_cgroup_hierarchy=1) for a cgroup of the step's own".to_owned())
+    } else if inputs.euid != 0 {
+        Some(
+            "run as root, or in a delegated scope: systemd-run --user --scope -p Delegate=yes stepmon run \
+             --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD"
+                .to_owned(),
+        )
+    } else {
+        Some("a writable cgroupfs (a container started with a private, writable cgroup mount)".to_owned())
+    };
+    let no_own = |what: &str| {
+        if inputs.step_cgroup {
+            format!("the step's cgroup has no {what} controller here")
+        } else {
+            "no cgroup of the step's own can be created here".to_owned()
+        }
+    };
+    let mut rungs = Vec::new();
+    if inputs.step_cgroup {
+        rungs.push(rung("cpu", Some(Rung::CgroupV2), "the step's own cgroup (cpu.stat)", None));
+    } else {
+        rungs.push(rung("cpu", Some(Rung::ProcessTree), format!("{}: wait4 rusage of its processes", no_own("cpu")), up.clone()));
+    }
+    for (resource, file) in [("memory", "memory.current"), ("pids", "pids.current")] {
+        let v1_hint = on_v1(resource).then(|| {
+            format!("bound to a cgroup v1 hierarchy (hybrid layout): boot with systemd.unified_cgroup_hierarchy=1")
+        });
+        rungs.push(if enabled(resource) {
+            rung(resource, Some(Rung::CgroupV2), format!("the step's own cgroup ({resource} controller)"), None)
+        } else if around(file) {
+            rung(
+                resource,
+                Some(Rung::EnclosingCgroup),
+                format!("{}; the enclosing cgroup {} has {file} (it includes other processes)", no_own(resource), display(&own)),
+                v1_hint.or_else(|| up.clone()),
+            )
+        } else {
+            let why = if on_v1(resource) {
+                format!("the {resource} controller is bound to cgroup v1 on this host and no cgroup v2 here accounts it")
+            } else {
+                format!("{}, and the enclosing cgroup has no {file}", no_own(resource))
+            };
+            rung(resource, None, why, v1_hint.or_else(|| up.clone()))
+        });
+    }
+    rungs.push(if enabled("io") {
+        rung("io", Some(Rung::CgroupV2), "the step's own cgroup (io.stat)", None)
+    } else {
+        rung(
+            "io",
+            Some(Rung::ProcessTree),
+            format!("{}: storage bytes of its processes (task IO accounting)", no_own("io")),
+            None,
+        )
+    });
+    let psi = Path::new("/proc/pressure/cpu").exists();
+    rungs.push(if !psi {
+        rung("pressure", None, "PSI is disabled on this kernel", Some("boot with psi=1".to_owned()))
+    } else if inputs.step_cgroup {
+        rung("pressure", Some(Rung::CgroupV2), "the step's own cgroup (cpu/memory/io.pressure)", None)
+    } else if own.as_deref().is_some_and(|dir| dir.join("cpu.pressure").exists()) {
+        let whose = if root { "the root cgroup: the whole machine" } else { "the enclosing cgroup, with its other processes" };
+        rung("pressure", Some(Rung::EnclosingCgroup), whose, up.clone())
+    } else {
+        rung("pressure", None, "no cgroup pressure files readable (the machine's are in sysUsage)", up.clone())
+    });
+    rungs.push(rung(
+        "network",
+        Some(Rung::NetworkNamespace),
+        "counted with --net isolated or --net ns:PATH (an isolated namespace needs CAP_SYS_ADMIN); not with --net host",
+        None,
+    ));
+    rungs
+}
+
+fn display(dir: &Option<PathBuf>) -> String {
+    dir.as_deref().map_or_else(String::new, |d| d.display().to_string())
+}

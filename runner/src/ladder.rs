@@ -1,0 +1,95 @@
+//! The measurement ladder: for each field group, the best source that
+//! actually measured it in this run, judged from what the samples hold (a
+//! controller that was enabled but whose files were absent does not count).
+//!
+//! | group | best first |
+//! |---|---|
+//! | cpu | step cgroup › process tree |
+//! | memory | step cgroup › enclosing cgroup (peak exact or a lower bound) |
+//! | io | step cgroup › process tree (task IO accounting) |
+//! | pids | step cgroup › enclosing cgroup |
+//! | pressure | step cgroup › enclosing cgroup |
+//! | network | the step's own network namespace |
+//!
+//! The process tree beats the enclosing cgroup for CPU and IO because it
+//! counts the step alone; the enclosing cgroup is the only source of memory,
+//! task counts and stall time without a cgroup of the step's own.
+
+use std::path::Path;
+
+use stepmon_report::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources};
+use stepmon_sampler::model::StepSample;
+
+/// What one run measured, for [`choose`].
+#[derive(Debug)]
+pub(crate) struct Evidence<'a> {
+    /// The step's own cgroup and its samples.
+    pub step: Option<(&'a Path, &'a [StepSample])>,
+    /// The enclosing cgroup, if sampled.
+    pub enclosing: Option<&'a EnclosingCgroup>,
+    /// The process tree.
+    pub tree: &'a ProcessTree,
+    /// Whether the step had a network namespace of its own.
+    pub own_network: bool,
+}
+
+fn has(samples: &[StepSample], group: Group) -> bool {
+    samples.iter().any(|s| match group {
+        Group::Cpu => s.cpu_stat.is_some_and(|c| c.usage_nanos.is_some()),
+        Group::Memory => {
+            s.memory_stat.is_some_and(|m| m.anon.is_some() || m.peak.is_some()) || s.stepmon.memory_current.is_some()
+        }
+        Group::Io => s.io_stat.is_some_and(|i| i.read_bytes.is_some() || i.write_bytes.is_some()),
+        Group::Pids => s.pids_stat.current.is_some(),
+        Group::Pressure => s.cpu_stat.is_some_and(|c| c.pressure.is_some()),
+        Group::Network => s.net_stat.is_some(),
+    })
+}
+
+/// The source of each group in a run with `evidence`.
+pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
+    let mut sources = Sources::default();
+    let processes = match evidence.tree.processes_reaped {
+        1 => "1 process".to_owned(),
+        n => format!("{n} processes"),
+    };
+    for group in Group::ALL {
+        let own = evidence.step.filter(|(_, samples)| has(samples, group));
+        let around = evidence.enclosing.filter(|e| has(&e.samples, group));
+        let source = match (group, own, around) {
+            (Group::Network, _, _) => {
+                evidence.own_network.then(|| Source::exact(Rung::NetworkNamespace, "the step's own network namespace"))
+            }
+            (_, Some((leaf, _)), _) => {
+                Some(Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())))
+            }
+            (Group::Cpu, None, _) => Some(Source::exact(
+                Rung::ProcessTree,
+                format!("the step's process tree as stepmon reaped it ({processes}; wait4 rusage)"),
+            )),
+            (Group::Io, None, _) => Some(Source::exact(
+                Rung::ProcessTree,
+                format!("storage reads and writes of the step's process tree ({processes}; task IO accounting)"),
+            )),
+            (Group::Memory, None, Some(e)) => {
+                Some(bounded(e.memory_peak().map_or(Bound::LowerBound, |(_, b)| b), e, "memory.current every sample"))
+            }
+            (Group::Pids, None, Some(e)) => {
+                Some(bounded(e.pids_peak().map_or(Bound::LowerBound, |(_, b)| b), e, "pids.current every sample"))
+            }
+            // The root cgroup's pressure is the machine's (/proc/pressure).
+            (Group::Pressure, None, Some(e)) if e.root => Some(Source::exact(Rung::Machine, e.covers())),
+            (Group::Pressure, None, Some(e)) => Some(Source::exact(Rung::EnclosingCgroup, e.covers())),
+            _ => None,
+        };
+        sources.set(group, source);
+    }
+    sources
+}
+
+fn bounded(bound: Bound, e: &EnclosingCgroup, sampled: &str) -> Source {
+    match bound {
+        Bound::Exact => Source::exact(Rung::EnclosingCgroup, e.covers()),
+        _ => Source::lower_bound(Rung::EnclosingCgroup, format!("{}; the largest of {sampled}", e.covers())),
+    }
+}

@@ -1,0 +1,70 @@
+//! Run a command as a measured step — what `stepmon run` does, as a library
+//! for Rust builders and CI runners: host discovery, placement, the spawn,
+//! signal forwarding, the kill of what the step leaves behind, clean-up and
+//! the run document.
+//!
+//! Placement is a ladder, chosen per resource, best first
+//! ([`stepmon_report::source`]): the step's own cgroup v2 where this process
+//! may create one; else the step's **process tree** (this process becomes the
+//! child subreaper and sums the `wait4` rusage of everything it reaps) and
+//! the **enclosing cgroup** (deltas of the cgroup this process runs in, a
+//! container's or a session's, labelled with who else it held); the machine
+//! (`/proc`) always. A missing privilege or a read-only cgroupfs never
+//! refuses the step unless [`StepOptions::require_cgroup`] says so; every
+//! number in the document says which rung it came from.
+//!
+//! ```
+//! # #[cfg(target_os = "linux")] {
+//! use stepmon_runner::{StepOptions, prepare};
+//!
+//! let prepared = prepare(StepOptions::new(["sh", "-c", "exit 3"]))?;
+//! for notice in prepared.notices() {
+//!     eprintln!("{notice}");
+//! }
+//! let finished = prepared.run()?;
+//! assert_eq!(finished.exit_code, 3);
+//! let run = finished.document.stepmon.as_ref().unwrap();
+//! // CPU comes from the step's cgroup, or its process tree without one.
+//! assert!(run.sources.cpu.is_some());
+//! assert_eq!(run.process_tree.unwrap().processes_reaped, 1);
+//! # }
+//! # Ok::<(), stepmon_runner::RunError>(())
+//! ```
+#![deny(missing_docs)]
+// `deny`, not `forbid`: src/spawn/ (and only it) allows unsafe code.
+#![deny(unsafe_code)]
+
+mod error;
+mod options;
+
+pub use error::{INTERNAL_ERROR, RunError};
+pub use options::{Limits, NetMode, StepOptions};
+
+#[cfg(target_os = "linux")]
+pub mod cgroup;
+#[cfg(target_os = "linux")]
+pub mod host;
+#[cfg(target_os = "linux")]
+mod ladder;
+#[cfg(target_os = "linux")]
+pub mod netns;
+#[cfg(target_os = "linux")]
+mod own;
+#[cfg(target_os = "linux")]
+mod signals;
+#[cfg(target_os = "linux")]
+pub mod spawn;
+#[cfg(target_os = "linux")]
+mod step;
+#[cfg(target_os = "linux")]
+pub mod tree;
+
+#[cfg(target_os = "linux")]
+pub use step::{Finished, Prepared, prepare};
+
+/// Off Linux there are no cgroups, no `wait4` rusage of a process tree and
+/// no procfs: preparing a step says so.
+#[cfg(not(target_os = "linux"))]
+pub fn prepare(_options: StepOptions) -> Result<std::convert::Infallible, RunError> {
+    Err(RunError::new("running a measured step needs Linux (cgroups, procfs)"))
+}

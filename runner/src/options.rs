@@ -1,0 +1,140 @@
+//! What the caller asks of a step: the command, where its cgroup may go,
+//! its network, its limits, and how strict placement must be.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+
+/// How to start the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// clone3, else fork.
+    #[default]
+    Auto,
+    /// clone3 only.
+    Clone3,
+    /// fork + `pre_exec` only.
+    Fork,
+}
+
+/// The environment variable that forces a [`Mode`].
+pub const MODE_VARIABLE: &str = "STEPMON_SPAWN";
+
+impl Mode {
+    /// From `STEPMON_SPAWN` (unset or empty: [`Mode::Auto`]); the error says
+    /// what the variable holds.
+    pub fn from_env() -> Result<Mode, String> {
+        match std::env::var_os(MODE_VARIABLE) {
+            None => Ok(Mode::Auto),
+            Some(value) => match value.to_str() {
+                Some("" | "auto") => Ok(Mode::Auto),
+                Some("clone3") => Ok(Mode::Clone3),
+                Some("fork") => Ok(Mode::Fork),
+                _ => Err(format!("{MODE_VARIABLE}={} is not one of auto, clone3, fork", value.to_string_lossy())),
+            },
+        }
+    }
+}
+
+/// How the step's network is set up.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum NetMode {
+    /// Share this process's namespace (traffic not counted).
+    #[default]
+    Host,
+    /// A new namespace with only loopback up (needs `CAP_SYS_ADMIN`).
+    Isolated,
+    /// Join an existing namespace (`/run/netns/NAME`, `/proc/PID/ns/net`).
+    Namespace(PathBuf),
+}
+
+impl std::str::FromStr for NetMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "host" => Ok(NetMode::Host),
+            "isolated" => Ok(NetMode::Isolated),
+            _ => s
+                .strip_prefix("ns:")
+                .filter(|p| !p.is_empty())
+                .map(|p| NetMode::Namespace(PathBuf::from(p)))
+                .ok_or_else(|| format!("expected host, isolated or ns:PATH, got {s:?}")),
+        }
+    }
+}
+
+/// Limits written into the step's own cgroup (they need one).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Limits {
+    /// `memory.max`, bytes.
+    pub memory_max: Option<u64>,
+    /// `cpu.max` as a number of cores (quota = cores × the 100 ms period).
+    pub cpus: Option<f64>,
+    /// `pids.max`.
+    pub pids_max: Option<u64>,
+}
+
+impl Limits {
+    /// Whether any limit is set.
+    #[must_use]
+    pub fn any(&self) -> bool {
+        self.memory_max.is_some() || self.cpus.is_some() || self.pids_max.is_some()
+    }
+}
+
+/// A step to run; [`StepOptions::new`] gives the defaults of `stepmon run`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StepOptions {
+    /// The program and its arguments (executed directly, never through a shell).
+    pub command: Vec<OsString>,
+    /// Create the step's cgroups under this directory instead of this
+    /// process's own cgroup (naming the own cgroup means "it is delegated to
+    /// me"); a cgroup that cannot be created there is an error.
+    pub cgroup_parent: Option<PathBuf>,
+    /// Refuse to run the step when it cannot get a cgroup of its own
+    /// (instead of measuring its process tree and the enclosing cgroup).
+    pub require_cgroup: bool,
+    /// After the main process exits, wait for every process of the step
+    /// instead of killing what it left behind.
+    pub wait_all: bool,
+    /// The step's network.
+    pub net: NetMode,
+    /// Count loopback traffic too (own namespaces only).
+    pub include_loopback: bool,
+    /// Limits of the step's cgroup.
+    pub limits: Limits,
+    /// How the first process is started.
+    pub spawn_mode: Mode,
+    /// Catch SIGINT, SIGTERM and SIGHUP for the whole run and forward them to
+    /// the step (a command-line wrapper wants this; a library caller with
+    /// signal handling of its own may not). Also reaps the step's orphans as
+    /// they exit (SIGCHLD); without it they are reaped at the end.
+    pub forward_signals: bool,
+}
+
+impl StepOptions {
+    /// `command` with the defaults: the host's network, no limits, leftovers
+    /// killed at the end, placement falling back when no cgroup can be
+    /// made, signals not caught.
+    #[must_use]
+    pub fn new<I, S>(command: I) -> StepOptions
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        StepOptions {
+            command: command.into_iter().map(Into::into).collect(),
+            cgroup_parent: None,
+            require_cgroup: false,
+            wait_all: false,
+            net: NetMode::Host,
+            include_loopback: false,
+            limits: Limits::default(),
+            spawn_mode: Mode::Auto,
+            forward_signals: false,
+        }
+    }
+}

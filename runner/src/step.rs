@@ -1,0 +1,502 @@
+//! A step's whole life: placement (its own cgroup, or the ladder below it),
+//! network, sampling, the process, its orphans and leftovers, the final
+//! samples, cleanup, and the run document.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use stepmon_report::source::{EnclosingCgroup, Group, Rung, Sources};
+use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo, Step};
+use stepmon_sampler::cgroup::discover;
+use stepmon_sampler::model::StepUsage;
+use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource, Recorder};
+
+use crate::cgroup::enclosing::Enclosing;
+use crate::cgroup::placement::{self, RunCgroups};
+use crate::error::{INTERNAL_ERROR, RunError};
+use crate::ladder::{self, Evidence};
+use crate::netns::HeldNamespace;
+use crate::options::{Limits, NetMode, StepOptions};
+use crate::signals::Caught;
+use crate::spawn::{self, Spawned, Target};
+use crate::tree::Reaper;
+
+/// How long leftovers get to die once killed.
+const KILL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A finished step.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Finished {
+    /// The run document (what `stepmon run -o` writes), with its summary and verdicts.
+    pub document: RunDocument,
+    /// The status a wrapper should exit with: the step's code, 128 + N for
+    /// a signal, 127 not found, 126 not executable.
+    pub exit_code: i32,
+    /// Messages for the user, in order (a command that could not run, a
+    /// cgroup that could not be removed, ...).
+    pub messages: Vec<String>,
+}
+
+/// The step's cgroups, killed and removed when dropped.
+#[derive(Debug)]
+struct OwnedCgroups(RunCgroups);
+
+impl Drop for OwnedCgroups {
+    fn drop(&mut self) {
+        let _ = self.0.kill_and_wait(KILL_TIMEOUT);
+        // rmdir can briefly fail with EBUSY right after the last task exits.
+        for attempt in 0..50 {
+            match self.0.remove() {
+                Ok(()) => return,
+                Err(e) if attempt == 49 => {
+                    eprintln!(
+                        "stepmon: warning: could not remove {}: {e} (`stepmon gc` will)",
+                        self.0.parent.display()
+                    );
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+}
+
+/// A step placed and ready to start; see [`prepare`].
+#[derive(Debug)]
+pub struct Prepared {
+    options: StepOptions,
+    caught: Option<Caught>,
+    location: Option<discover::Cgroup2>,
+    cgroups: Option<OwnedCgroups>,
+    /// Why the step has no cgroup of its own.
+    no_cgroup: Option<String>,
+    enclosing: Option<Enclosing>,
+    namespace: Option<HeldNamespace>,
+    monitor: Monitor,
+    step_recorder: Option<Recorder>,
+    enclosing_recorder: Option<Recorder>,
+    notices: Vec<String>,
+}
+
+/// Finds `program` like `execvp` would, to report "not found" before any
+/// cgroup is created: a path that exists, or a file of that name in `PATH`.
+fn resolve(program: &OsStr) -> Option<PathBuf> {
+    spawn::lookup::find_program(program, std::env::var_os("PATH").as_deref(), Path::is_file)
+        .filter(|found| found.exists())
+}
+
+/// Writes the requested limits into the step's cgroup (which stepmon owns).
+fn apply_limits(limits: &Limits, cgroups: &RunCgroups) -> Result<(), RunError> {
+    let mut writes: Vec<(&str, &str, String)> = Vec::new();
+    if let Some(bytes) = limits.memory_max {
+        writes.push(("memory", "memory.max", bytes.to_string()));
+    }
+    if let Some(cores) = limits.cpus {
+        if !(cores > 0.0 && cores.is_finite()) {
+            return Err(RunError::new(format!("--cpus must be a positive number, got {cores}")));
+        }
+        // The kernel's default period is 100 ms; quota = cores × period.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let quota = (cores * 100_000.0).round().max(1000.0) as u64;
+        writes.push(("cpu", "cpu.max", format!("{quota} 100000")));
+    }
+    if let Some(n) = limits.pids_max {
+        writes.push(("pids", "pids.max", n.to_string()));
+    }
+    for (controller, file, value) in writes {
+        if !cgroups.enabled.contains(&controller) {
+            let why = cgroups.not_enabled.iter().find(|n| n.controller == controller).map_or("", |n| n.reason.as_str());
+            return Err(RunError::new(format!(
+                "cannot set {file}: the {controller} controller is not available ({why})"
+            )));
+        }
+        std::fs::write(cgroups.leaf.join(file), &value)
+            .map_err(|e| RunError::io(&format!("cannot set {file} to {value}"), &e))?;
+    }
+    Ok(())
+}
+
+/// Places the step: discovers the host, creates its cgroups (or says why it
+/// gets none and what measures it instead), sets up its network and starts
+/// recording. Nothing runs yet; [`Prepared::notices`] says what the user
+/// should know before it does.
+///
+/// Errors: the command does not exist (`exit_code` 127), a cgroup is
+/// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
+/// made, the network namespace cannot be set up, or `/proc` cannot be read.
+pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
+    // Take over the signals before anything is created: from now on a signal
+    // is forwarded to the step (or ends it right after it starts), and
+    // cleanup always runs.
+    let caught = if options.forward_signals {
+        Some(Caught::install().map_err(|e| RunError::io("cannot install signal handlers", &e))?)
+    } else {
+        None
+    };
+    let program = options.command.first().ok_or_else(|| RunError::new("no command given"))?;
+    if resolve(program).is_none() {
+        let mut error = RunError::new(format!(
+            "cannot run {}: command not found",
+            stepmon_report::step::quote(&program.to_string_lossy())
+        ));
+        error.exit_code = spawn::NOT_FOUND;
+        return Err(error);
+    }
+    if options.include_loopback && options.net == NetMode::Host {
+        return Err(RunError::new("--include-loopback needs --net isolated or --net ns:PATH")
+            .hint("with --net host the step's traffic cannot be told from the host's"));
+    }
+    let strict = options.require_cgroup || options.cgroup_parent.is_some() || options.limits.any();
+    let location = discover::locate();
+    let mut notices = Vec::new();
+    let (cgroups, no_cgroup) = match &location {
+        Ok(location) => {
+            let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
+            if let Err(e) = placement::collect_garbage(&base, false)
+                && e.kind() != std::io::ErrorKind::PermissionDenied
+                && e.raw_os_error() != Some(rustix::io::Errno::ROFS.raw_os_error())
+            {
+                notices.push(format!("warning: cleaning up earlier runs under {}: {e}", base.display()));
+            }
+            // Naming one's own cgroup as the parent means "it is delegated to me".
+            let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+            match RunCgroups::create(&base, delegated) {
+                Ok(created) => (Some(OwnedCgroups(created)), None),
+                Err(e) if strict => {
+                    return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
+                }
+                Err(e) => (None, Some(format!("cannot create a cgroup under {}: {e}", base.display()))),
+            }
+        }
+        Err(e) if strict => {
+            return Err(RunError::new(e.to_string())
+                .hint("stepmon needs cgroup v2 (mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified) for a cgroup of the step's own"));
+        }
+        Err(e) => (None, Some(e.to_string())),
+    };
+    if let Some(cgroups) = &cgroups {
+        apply_limits(&options.limits, &cgroups.0)?;
+    }
+    let location = location.ok();
+    let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(|c| &c.0)));
+
+    let namespace = match &options.net {
+        NetMode::Host => None,
+        NetMode::Isolated => {
+            Some(HeldNamespace::isolated().map_err(|e| RunError::io("cannot create a network namespace", &e))?)
+        }
+        NetMode::Namespace(path) => Some(
+            HeldNamespace::existing(path)
+                .map_err(|e| RunError::io(&format!("cannot use the network namespace {}", path.display()), &e))?,
+        ),
+    };
+    let network = match &namespace {
+        None => NetworkSource::SharedNamespace,
+        Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: options.include_loopback },
+    };
+    let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
+    let step_recorder = match (&cgroups, &enclosing, &no_cgroup) {
+        (Some(cgroups), _, _) => Some(monitor.record(&cgroups.0.leaf, &network)),
+        // The enclosing recorder carries the network then.
+        (None, Some(_), _) => None,
+        (None, None, reason) => Some(monitor.record_without_cgroup(&network, reason.as_deref().unwrap_or(""))),
+    }
+    .transpose()
+    .map_err(|e| RunError::new(e.to_string()))?;
+    let enclosing_recorder = match &enclosing {
+        Some(e) => {
+            let network = if cgroups.is_some() { &NetworkSource::SharedNamespace } else { &network };
+            match monitor.record(&e.dir, network) {
+                Ok(recorder) => Some(recorder),
+                Err(error) => {
+                    notices.push(format!("warning: cannot sample the enclosing cgroup {}: {error}", e.dir.display()));
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    if let Some(reason) = &no_cgroup {
+        let around = match &enclosing {
+            Some(e) if e.root => format!(" and the root cgroup {} (the whole machine)", e.dir.display()),
+            Some(e) => format!(" and the enclosing cgroup {}", e.dir.display()),
+            None => String::new(),
+        };
+        notices.push(format!(
+            "notice: the step gets no cgroup of its own ({reason}); measuring its process tree{around} instead, \
+             each number labelled with its source (--require-cgroup refuses instead)"
+        ));
+    }
+    Ok(Prepared {
+        options,
+        caught,
+        location,
+        cgroups,
+        no_cgroup,
+        enclosing,
+        namespace,
+        monitor,
+        step_recorder,
+        enclosing_recorder,
+        notices,
+    })
+}
+
+/// The enclosing cgroup, when it is a source the step's own cgroup lacks:
+/// always without a step cgroup; with one, when the step's lacks memory or
+/// pids accounting that this process's own cgroup has.
+fn enclosing_for(location: &discover::Cgroup2, cgroups: Option<&RunCgroups>) -> Option<Enclosing> {
+    let own: PathBuf = location.own_dir.components().collect();
+    let mount: PathBuf = location.mount_point.components().collect();
+    let needed = match cgroups {
+        None => true,
+        Some(c) => ["memory", "pids"].iter().any(|controller| {
+            !c.enabled.contains(controller) && own != mount && own.join(format!("{controller}.current")).exists()
+        }),
+    };
+    needed.then(|| Enclosing::open(&own, &mount))
+}
+
+fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (Some(code), None, code),
+        (None, Some(signal)) => (None, Some(signal), 128 + signal),
+        (None, None) => (None, None, INTERNAL_ERROR),
+    }
+}
+
+fn host(location: Option<&discover::Cgroup2>) -> Host {
+    let mut host = Host::default();
+    host.kernel = rustix::system::uname().release().to_string_lossy().into_owned();
+    if let Some(location) = location {
+        host.cgroup2_mount = location.mount_point.display().to_string();
+        host.cgroup_layout = if location.pure_v2 { "unified" } else { "hybrid" }.to_owned();
+    } else {
+        host.cgroup_layout = "none".to_owned();
+    }
+    host.psi = Path::new("/proc/pressure").exists();
+    host
+}
+
+/// This process's CPU time so far, s (all threads; exact, unlike the 10 ms
+/// ticks of /proc/self/stat).
+fn own_cpu_seconds() -> f64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    #[allow(clippy::cast_precision_loss)]
+    let seconds = now.tv_sec as f64 + now.tv_nsec as f64 / 1e9;
+    seconds
+}
+
+impl Prepared {
+    /// One-line notices for the user: how the step is placed when it gets
+    /// no cgroup of its own, warnings about earlier runs' leftovers.
+    #[must_use]
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// Whether the step has a cgroup of its own.
+    #[must_use]
+    pub fn has_own_cgroup(&self) -> bool {
+        self.cgroups.is_some()
+    }
+
+    /// Runs the step to its end, kills (or with `wait_all` waits for) what it
+    /// leaves behind, takes the final samples, removes its cgroups and
+    /// returns the run document. The step's failure is not an error: its
+    /// exit status is in [`Finished::exit_code`].
+    pub fn run(mut self) -> Result<Finished, RunError> {
+        let mut messages = Vec::new();
+        let mut reaper = Reaper::start().map_err(|e| RunError::io("cannot become the step's child subreaper", &e))?;
+        let cpu_at_start = own_cpu_seconds();
+        let start = Timestamp::now();
+        let started = Instant::now();
+        let netns_path = self.namespace.as_ref().map(HeldNamespace::path);
+        let target = Target {
+            cgroup: self.cgroups.as_ref().map(|c| c.0.leaf.as_path()),
+            netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
+            netns_path: netns_path.as_deref(),
+        };
+        let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
+            .map_err(|e| RunError::new(e.to_string()))?;
+        let (exit, signal, code) = match spawned {
+            Spawned::NotStarted(not) => {
+                messages.push(not.message);
+                (Some(not.code), None, not.code)
+            }
+            Spawned::Running(mut step) => {
+                if self.options.spawn_mode != spawn::Mode::Auto {
+                    messages.push(format!("started the step with {}", step.way));
+                }
+                reaper.set_main(step.pid);
+                let status = match &self.caught {
+                    Some(caught) => caught.wait_forwarding(step.pid, &mut reaper),
+                    None => reaper.wait_main(),
+                }
+                .map_err(|e| RunError::io("waiting for the step", &e))?;
+                if let Some(message) = step.failure_message() {
+                    messages.push(message);
+                }
+                exit_code(status)
+            }
+        };
+        if self.options.wait_all {
+            if let Some(cgroups) = &self.cgroups {
+                placement::wait_unpopulated(&cgroups.0.leaf, None)
+                    .map_err(|e| RunError::io("waiting for the step's processes", &e))?;
+            }
+            reaper.wait_all();
+        } else {
+            if let Some(cgroups) = &self.cgroups
+                && let Err(e) = cgroups.0.kill_and_wait(KILL_TIMEOUT)
+            {
+                messages.push(format!("warning: killing what the step left behind: {e}"));
+            }
+            reaper.kill_leftovers(KILL_TIMEOUT);
+        }
+        let wall = started.elapsed().as_secs_f64();
+        let end = Timestamp::now();
+        let stepmon_cpu = own_cpu_seconds() - cpu_at_start;
+
+        let step_usage = self.step_recorder.take().map(Recorder::close_blocking);
+        let enclosing_usage = self.enclosing_recorder.take().map(Recorder::close_blocking);
+        self.monitor.shutdown_blocking();
+        let cgroups = self.cgroups.take();
+        let leaf = cgroups.as_ref().map(|c| c.0.leaf.clone());
+        let (enabled, not_enabled) = cgroups.as_ref().map_or((Vec::new(), Vec::new()), |c| {
+            (
+                c.0.enabled.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(),
+                c.0.not_enabled.iter().map(|n| NotEnabled::new(n.controller, n.reason.clone())).collect::<Vec<_>>(),
+            )
+        });
+        drop(cgroups);
+
+        let enclosing = self.enclosing.as_ref().zip(enclosing_usage.as_ref()).map(|(e, usage)| {
+            let mut info = EnclosingCgroup::default();
+            info.cgroup = e.dir.display().to_string();
+            info.root = e.root;
+            info.other_processes_at_start = e.others_at_start;
+            info.stepmon_cpu_seconds = Some(stepmon_cpu);
+            info.memory_peak_since_start = e.peak_since_start();
+            info.samples.clone_from(&usage.resource_usage.samples);
+            info
+        });
+        // resourceUsage holds the step's own cgroup samples only; without a
+        // step cgroup it keeps the machine's numbers (sysCPUStat, sysUsage),
+        // which mean the same whatever the placement.
+        let mut usage: StepUsage = match (step_usage, enclosing_usage) {
+            (Some(usage), _) => usage,
+            (None, Some(mut usage)) => {
+                usage.resource_usage.samples.clear();
+                usage
+            }
+            (None, None) => StepUsage::default(),
+        };
+        if leaf.is_none() {
+            usage.resource_usage.samples.clear();
+        }
+        let tree = reaper.tree();
+        let sources = ladder::choose(&Evidence {
+            step: leaf.as_deref().map(|leaf| (leaf, usage.resource_usage.samples.as_slice())),
+            enclosing: enclosing.as_ref(),
+            tree: &tree,
+            own_network: self.namespace.is_some(),
+        });
+        let (cpu_seconds, max_rss_bytes) = crate::own::own_usage();
+        let mut collector = Collector::default();
+        collector.cpu_seconds = cpu_seconds;
+        collector.max_rss_bytes = max_rss_bytes;
+        collector.samples = match &enclosing {
+            Some(e) if leaf.is_none() => e.samples.len(),
+            _ => usage.resource_usage.samples.len(),
+        };
+        collector.sys_samples = usage.sys_usage.len();
+        let mut info = RunInfo::default();
+        info.command = self.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        info.exit_code = exit;
+        info.signal = signal;
+        info.start = Some(start);
+        info.end = Some(end);
+        info.cgroup = leaf.as_ref().map(|l| l.display().to_string()).unwrap_or_default();
+        info.controllers = enabled;
+        info.not_measured = not_measured(&sources, &not_enabled, self.no_cgroup.as_deref(), enclosing.as_ref());
+        info.controllers_not_enabled = not_enabled;
+        info.host = host(self.location.as_ref());
+        info.collector = collector;
+        info.placement = match (&leaf, &self.no_cgroup) {
+            (Some(leaf), _) => format!("its own cgroup {}", leaf.display()),
+            (None, Some(reason)) => format!("no cgroup of its own ({reason})"),
+            (None, None) => String::new(),
+        };
+        info.sources = sources;
+        info.process_tree = Some(tree);
+        info.enclosing_cgroup = enclosing;
+        info.summary.wall_seconds = wall;
+        let mut document = RunDocument::new(usage, info);
+        let summary = stepmon_report::compose::summary(&document, wall);
+        let verdicts = Step::from_run(&document).verdicts();
+        if let Some(info) = document.stepmon.as_mut() {
+            info.summary = summary;
+            info.verdicts = Some(verdicts);
+        }
+        Ok(Finished { document, exit_code: code, messages })
+    }
+}
+
+/// Why each unmeasured group is missing, in words.
+fn not_measured(
+    sources: &Sources,
+    not_enabled: &[NotEnabled],
+    no_cgroup: Option<&str>,
+    enclosing: Option<&EnclosingCgroup>,
+) -> Vec<String> {
+    let reason_of = |controller: &str| {
+        if let Some(n) = not_enabled.iter().find(|n| n.controller == controller) {
+            return n.reason.clone();
+        }
+        let v1 = stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc"));
+        if v1.iter().any(|c| c == controller) {
+            return "bound to a cgroup v1 hierarchy on this host (hybrid layout)".to_owned();
+        }
+        match (no_cgroup, enclosing) {
+            (Some(why), Some(e)) => format!("no cgroup of its own ({why}), and {} has no {controller} accounting", e.cgroup),
+            (Some(why), None) => format!("no cgroup of its own ({why})"),
+            _ => format!("no {controller} files in the step's cgroup"),
+        }
+    };
+    let mut by_reason: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut add = |what: &'static str, reason: String| match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+        Some((_, whats)) => whats.push(what),
+        None => by_reason.push((reason, vec![what])),
+    };
+    // Throttling is the cpu controller's in the step's own cgroup, whatever
+    // measured the CPU time.
+    if let Some(n) = not_enabled.iter().find(|n| n.controller == "cpu") {
+        add("cpu throttling (cpu controller)", n.reason.clone());
+    } else if sources.rung(Group::Cpu) != Some(Rung::CgroupV2) {
+        let why = no_cgroup.map_or_else(|| "no cpu.stat for the step".to_owned(), |why| format!("no cgroup of its own ({why})"));
+        add("cpu throttling (cpu controller)", why);
+    }
+    for (group, controller) in [(Group::Memory, "memory"), (Group::Io, "io"), (Group::Pids, "pids")] {
+        if sources.get(group).is_none() {
+            add(group.as_str(), reason_of(controller));
+        }
+    }
+    let mut lines: Vec<String> = by_reason.into_iter().map(|(reason, whats)| format!("{}: {reason}", whats.join(", "))).collect();
+    if sources.network.is_none() {
+        lines.push(
+            "network: the step shares the host's network namespace (use --net isolated or --net ns:PATH to count it)"
+                .to_owned(),
+        );
+    }
+    if !Path::new("/proc/pressure").exists() {
+        lines.push("stall: pressure stall information is disabled on this kernel (boot with psi=1)".to_owned());
+    } else if sources.pressure.is_none() {
+        lines.push("stall: no cgroup's pressure files to read for the step (the machine's are in sysUsage)".to_owned());
+    }
+    lines
+}

@@ -1,0 +1,93 @@
+//! Who a process's children are: `/proc/PID/task/TID/children`
+//! (<https://docs.kernel.org/filesystems/proc.html>, `CONFIG_PROC_CHILDREN`),
+//! one file per thread since a child's parent is the thread that forked it
+//! (or, for an orphan, the thread of the subreaper it was given to). Where
+//! the kernel lacks those files, every `/proc/PID/stat` is read for its
+//! parent field instead.
+
+use std::fs;
+
+/// PIDs listed in one `children` file (space-separated decimal numbers).
+fn parse_list(text: &str) -> impl Iterator<Item = i32> + '_ {
+    text.split_ascii_whitespace().filter_map(|pid| pid.parse().ok())
+}
+
+/// The children of `pid`, from its threads' `children` files; `None` when
+/// the kernel has no such files.
+fn from_task_files(pid: &str) -> Option<Vec<i32>> {
+    let mut found = Vec::new();
+    let mut any = false;
+    for task in fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let Ok(text) = fs::read_to_string(task.path().join("children")) else { continue };
+        any = true;
+        found.extend(parse_list(&text));
+    }
+    any.then_some(found)
+}
+
+/// The parent PID in a `/proc/PID/stat` text (field 4, after the command,
+/// which may hold spaces and parentheses: fields follow the last `)`).
+fn parent_of(stat: &str) -> Option<i32> {
+    stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// Every process whose parent is `parent`, by reading each `/proc/PID/stat`.
+fn by_scanning(parent: i32) -> Vec<i32> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| parent_of(&s)) == Some(parent))
+        .collect()
+}
+
+/// The children of process `pid`.
+fn of(pid: i32) -> Vec<i32> {
+    from_task_files(&pid.to_string()).unwrap_or_else(|| by_scanning(pid))
+}
+
+/// The children of this process.
+pub(super) fn of_self() -> Vec<i32> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    from_task_files("self").unwrap_or_else(|| by_scanning(me))
+}
+
+/// `pid` and all its descendants, parents before children.
+pub(super) fn tree_of(pid: i32) -> Vec<i32> {
+    let mut out = vec![pid];
+    let mut next = 0;
+    // Bounded: a fork bomb must not keep this loop going forever.
+    while let Some(&current) = out.get(next) {
+        next += 1;
+        if out.len() > 100_000 {
+            break;
+        }
+        out.extend(of(current));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_stat_lines() {
+        assert_eq!(parse_list("12 345 \n").collect::<Vec<_>>(), [12, 345]);
+        assert_eq!(parse_list("").count(), 0);
+        assert_eq!(parent_of("42 (a b) c)) S 7 42 42 0 -1"), Some(7));
+        assert_eq!(parent_of("garbage"), None);
+    }
+
+    #[test]
+    fn finds_a_child_both_ways() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        assert!(of_self().contains(&pid), "task files: {:?}", of_self());
+        let me = i32::try_from(std::process::id()).unwrap();
+        assert!(by_scanning(me).contains(&pid));
+        assert_eq!(tree_of(pid)[0], pid);
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
