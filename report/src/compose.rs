@@ -27,7 +27,9 @@ pub fn summary(document: &RunDocument, wall_seconds: f64) -> UsageSummary {
                 cpu.system_seconds = Some(tree.system_seconds);
                 cpu.usage_seconds = Some(tree.cpu_seconds());
             }
-            (Some(Rung::EnclosingCgroup), _, Some(e)) => cpu.usage_seconds = e.cpu_seconds_without_stepmon(wall_seconds),
+            (Some(Rung::EnclosingCgroup), _, Some(e)) => {
+                cpu.usage_seconds = e.cpu_seconds_without_stepmon(wall_seconds)
+            }
             _ => {}
         }
         cpu.average_cores = cpu.usage_seconds.filter(|_| wall_seconds > 0.0).map(|s| s / wall_seconds);
@@ -36,7 +38,8 @@ pub fn summary(document: &RunDocument, wall_seconds: f64) -> UsageSummary {
     }
     if !own(Group::Memory) {
         let mut memory = MemorySummary::default();
-        if let (Some(Rung::EnclosingCgroup), Some(e), Some(around)) = (sources.rung(Group::Memory), enclosing, &around) {
+        if let (Some(Rung::EnclosingCgroup), Some(e), Some(around)) = (sources.rung(Group::Memory), enclosing, &around)
+        {
             memory = around.memory;
             memory.peak_bytes = e.memory_peak().map(|(peak, _)| peak);
         }

@@ -4,7 +4,6 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-
 /// How to start the step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {

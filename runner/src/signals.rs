@@ -81,7 +81,8 @@ impl Caught {
 
     /// `use_pidfd: false` is what happens before Linux 5.3 (tested here).
     fn wait_forwarding_with(&self, pid: Pid, reaper: &mut Reaper, use_pidfd: bool) -> io::Result<ExitStatus> {
-        let pidfd = Some(pid).filter(|_| use_pidfd).and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+        let pidfd =
+            Some(pid).filter(|_| use_pidfd).and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
         let timeout = Timespec::try_from(POLL_WITHOUT_PIDFD).ok();
         loop {
             self.forward(Some(pid));
@@ -120,6 +121,8 @@ mod tests {
     use std::os::unix::process::ExitStatusExt;
 
     fn sleeper(reaper: &mut Reaper) -> Pid {
+        // Reaped by the reaper's wait4, not by `Child::wait`.
+        #[allow(clippy::zombie_processes)]
         let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
         reaper.set_main(pid);

@@ -463,7 +463,9 @@ fn not_measured(
             return "bound to a cgroup v1 hierarchy on this host (hybrid layout)".to_owned();
         }
         match (no_cgroup, enclosing) {
-            (Some(why), Some(e)) => format!("no cgroup of its own ({why}), and {} has no {controller} accounting", e.cgroup),
+            (Some(why), Some(e)) => {
+                format!("no cgroup of its own ({why}), and {} has no {controller} accounting", e.cgroup)
+            }
             (Some(why), None) => format!("no cgroup of its own ({why})"),
             _ => format!("no {controller} files in the step's cgroup"),
         }
@@ -478,7 +480,8 @@ fn not_measured(
     if let Some(n) = not_enabled.iter().find(|n| n.controller == "cpu") {
         add("cpu throttling (cpu controller)", n.reason.clone());
     } else if sources.rung(Group::Cpu) != Some(Rung::CgroupV2) {
-        let why = no_cgroup.map_or_else(|| "no cpu.stat for the step".to_owned(), |why| format!("no cgroup of its own ({why})"));
+        let why = no_cgroup
+            .map_or_else(|| "no cpu.stat for the step".to_owned(), |why| format!("no cgroup of its own ({why})"));
         add("cpu throttling (cpu controller)", why);
     }
     for (group, controller) in [(Group::Memory, "memory"), (Group::Io, "io"), (Group::Pids, "pids")] {
@@ -486,7 +489,8 @@ fn not_measured(
             add(group.as_str(), reason_of(controller));
         }
     }
-    let mut lines: Vec<String> = by_reason.into_iter().map(|(reason, whats)| format!("{}: {reason}", whats.join(", "))).collect();
+    let mut lines: Vec<String> =
+        by_reason.into_iter().map(|(reason, whats)| format!("{}: {reason}", whats.join(", "))).collect();
     if sources.network.is_none() {
         lines.push(
             "network: the step shares the host's network namespace (use --net isolated or --net ns:PATH to count it)"

@@ -39,21 +39,21 @@ impl StepProbe {
 }
 
 fn open_network(network: &NetworkSource) -> Result<(NetnsCounters, NetworkSampler), Missing> {
-        match network {
-            NetworkSource::SharedNamespace => Err(Missing::new(
-                "netStat",
-                "",
-                MissingKind::NotMeasured,
-                "the step shares its network namespace, so interface counters would include others' traffic (use an isolated namespace to count it)",
-            )),
-            NetworkSource::Namespace { path, include_loopback } => match NetnsCounters::open(path) {
-                Ok(counters) => {
-                    let options = TotalsOptions { include_loopback: *include_loopback };
-                    Ok((counters, NetworkSampler::new(options)))
-                }
-                Err(e) => Err(Missing::new("netStat", "net/dev", MissingKind::Io, e.to_string())),
-            },
-        }
+    match network {
+        NetworkSource::SharedNamespace => Err(Missing::new(
+            "netStat",
+            "",
+            MissingKind::NotMeasured,
+            "the step shares its network namespace, so interface counters would include others' traffic (use an isolated namespace to count it)",
+        )),
+        NetworkSource::Namespace { path, include_loopback } => match NetnsCounters::open(path) {
+            Ok(counters) => {
+                let options = TotalsOptions { include_loopback: *include_loopback };
+                Ok((counters, NetworkSampler::new(options)))
+            }
+            Err(e) => Err(Missing::new("netStat", "net/dev", MissingKind::Io, e.to_string())),
+        },
+    }
 }
 
 impl Probe for StepProbe {

@@ -42,7 +42,12 @@ pub struct Inputs<'a> {
     pub euid: u32,
 }
 
-fn rung(resource: &'static str, rung: Option<Rung>, why: impl Into<String>, to_improve: Option<String>) -> ResourceRung {
+fn rung(
+    resource: &'static str,
+    rung: Option<Rung>,
+    why: impl Into<String>,
+    to_improve: Option<String>,
+) -> ResourceRung {
     ResourceRung { resource, rung, why: why.into(), to_improve }
 }
 
@@ -79,11 +84,16 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     if inputs.step_cgroup {
         rungs.push(rung("cpu", Some(Rung::CgroupV2), "the step's own cgroup (cpu.stat)", None));
     } else {
-        rungs.push(rung("cpu", Some(Rung::ProcessTree), format!("{}: wait4 rusage of its processes", no_own("cpu")), up.clone()));
+        rungs.push(rung(
+            "cpu",
+            Some(Rung::ProcessTree),
+            format!("{}: wait4 rusage of its processes", no_own("cpu")),
+            up.clone(),
+        ));
     }
     for (resource, file) in [("memory", "memory.current"), ("pids", "pids.current")] {
         let v1_hint = on_v1(resource).then(|| {
-            format!("bound to a cgroup v1 hierarchy (hybrid layout): boot with systemd.unified_cgroup_hierarchy=1")
+            "bound to a cgroup v1 hierarchy (hybrid layout): boot with systemd.unified_cgroup_hierarchy=1".to_owned()
         });
         rungs.push(if enabled(resource) {
             rung(resource, Some(Rung::CgroupV2), format!("the step's own cgroup ({resource} controller)"), None)
@@ -91,12 +101,18 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
             rung(
                 resource,
                 Some(Rung::EnclosingCgroup),
-                format!("{}; the enclosing cgroup {} has {file} (it includes other processes)", no_own(resource), display(&own)),
+                format!(
+                    "{}; the enclosing cgroup {} has {file} (it includes other processes)",
+                    no_own(resource),
+                    display(&own)
+                ),
                 v1_hint.or_else(|| up.clone()),
             )
         } else {
             let why = if on_v1(resource) {
-                format!("the {resource} controller is bound to cgroup v1 on this host and no cgroup v2 here accounts it")
+                format!(
+                    "the {resource} controller is bound to cgroup v1 on this host and no cgroup v2 here accounts it"
+                )
             } else {
                 format!("{}, and the enclosing cgroup has no {file}", no_own(resource))
             };
@@ -119,7 +135,8 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     } else if inputs.step_cgroup {
         rung("pressure", Some(Rung::CgroupV2), "the step's own cgroup (cpu/memory/io.pressure)", None)
     } else if own.as_deref().is_some_and(|dir| dir.join("cpu.pressure").exists()) {
-        let whose = if root { "the root cgroup: the whole machine" } else { "the enclosing cgroup, with its other processes" };
+        let whose =
+            if root { "the root cgroup: the whole machine" } else { "the enclosing cgroup, with its other processes" };
         rung("pressure", Some(Rung::EnclosingCgroup), whose, up.clone())
     } else {
         rung("pressure", None, "no cgroup pressure files readable (the machine's are in sysUsage)", up.clone())

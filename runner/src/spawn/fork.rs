@@ -69,8 +69,8 @@ fn spawn_once(
     command: &[OsString],
 ) -> Result<Pid, Failure> {
     let (program, args) = command.split_first().ok_or_else(|| Failure::Setup(io::Error::other("no command given")))?;
-    let (stage_read, stage_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-        .map_err(|e| Failure::Setup(e.into()))?;
+    let (stage_read, stage_write) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| Failure::Setup(e.into()))?;
     let stage_fd = stage_write.as_raw_fd();
     let procs_fd = cgroup_procs.map(|fd| fd.as_raw_fd());
     let netns_fd = netns.map(|fd| fd.as_raw_fd());
