@@ -19,7 +19,7 @@ mod throttling;
 
 use serde::{Deserialize, Serialize};
 
-pub use bottleneck::{Bottleneck, BottleneckVerdict};
+pub use bottleneck::{Bottleneck, BottleneckVerdict, CpuStallCause};
 pub use collector::CollectorVerdict;
 pub use machine::{MachineLoad, MachineVerdict};
 pub use memory::{MemoryOutcome, MemoryVerdict};
@@ -59,9 +59,10 @@ impl Verdicts {
     #[must_use]
     pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
         let throttling = ThrottlingVerdict::of(step, &thresholds);
+        let machine = MachineVerdict::of(step, &thresholds);
         Verdicts {
-            bottleneck: BottleneckVerdict::of(step, &thresholds, &throttling),
-            machine: MachineVerdict::of(step, &thresholds),
+            bottleneck: BottleneckVerdict::of(step, &thresholds, &throttling, &machine),
+            machine,
             memory: MemoryVerdict::of(step, &thresholds),
             collector: CollectorVerdict::of(step, &thresholds),
             throttling,
@@ -86,6 +87,4 @@ impl Verdicts {
 }
 
 /// `0.123` → `12.3%` (verdict sentences).
-pub(crate) fn pct(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
-}
+pub(crate) use crate::units::percent as pct;
