@@ -263,6 +263,22 @@ fn the_pure_v2_markdown_reports_the_oom_kill_and_throttling() {
     assert_eq!(value(&hybrid, "OOM kills"), "not measured");
 }
 
+#[test]
+fn markdown_numbers_read_raw_in_the_source() {
+    // Terminals, PR comments and logs show the Markdown source: `3.13 s`,
+    // not `3\.13 s`. Only punctuation that means something is escaped.
+    let text = markdown::render(&[run("pure-v2-6.1-oom-throttled-io")]);
+    for row in ["| Wall time | 6.66 s |", "| CPU throttled | 3.13 s (48 periods) |", "| Memory peak | 48.0 MiB |"] {
+        assert!(text.lines().any(|l| l == row), "{row:?} not in\n{text}");
+    }
+    for (stem, step) in common::runs() {
+        let text = markdown::render(std::slice::from_ref(&step));
+        for line in text.lines().filter(|l| !l.starts_with("```") && !l.starts_with("    ")) {
+            assert!(!line.contains("\\."), "{stem}: {line}");
+        }
+    }
+}
+
 const HOSTILE: [&str; 8] = [
     "a|b",
     "<script>alert(1)</script>",

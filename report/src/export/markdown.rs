@@ -28,11 +28,13 @@
 //! All text from the step (its name, verdicts, what was not measured) is
 //! escaped for inline Markdown: ASCII punctuation that means something there
 //! is backslash-escaped, so `<script>` stays text and `|` cannot end a table
-//! cell; line breaks become spaces.
+//! cell; line breaks become spaces. Only where a line could start a block
+//! (the status paragraph, list items) are a leading `-`, `#`, `>` … and a
+//! leading `12.` escaped too; numbers such as `3.80 s` read raw everywhere.
 
 use std::fmt::Write as _;
 
-use super::chart::escape::markdown as md;
+use super::chart::escape::{markdown_inline as md, markdown_line as md_line};
 use super::chart::facts;
 use crate::series::{Point, StepSeries};
 use crate::step::Step;
@@ -76,14 +78,14 @@ enum Charts {
 fn step(step: &Step, charts: Charts) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", md(&step.name));
-    let _ = writeln!(out, "{}\n", md(&facts::status(step)));
+    let _ = writeln!(out, "{}\n", md_line(&facts::status(step)));
     out.push_str("| Measure | Value |\n|:--|:--|\n");
     for f in facts::facts(step) {
         let _ = writeln!(out, "| {} | {} |", md(f.label), md(&f.value));
     }
     out.push_str("\n**Verdicts**\n\n");
     for sentence in step.verdicts().sentences() {
-        let _ = writeln!(out, "- {}", md(sentence));
+        let _ = writeln!(out, "- {}", md_line(sentence));
     }
     if charts == Charts::InlineSvg {
         // A CommonMark HTML block (type 6: a line starting with `<div>`), so
@@ -111,7 +113,7 @@ fn step(step: &Step, charts: Charts) -> String {
     if !not_measured.is_empty() {
         out.push_str("\n**Not measured**\n\n");
         for item in not_measured {
-            let _ = writeln!(out, "- {}", md(item));
+            let _ = writeln!(out, "- {}", md_line(item));
         }
     }
     out
