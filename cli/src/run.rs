@@ -79,19 +79,10 @@ impl std::str::FromStr for OutputFormat {
     }
 }
 
-/// `512M`, `2G`, `1048576` → bytes (binary units).
+/// `512M`, `2G`, `1048576` → bytes (binary units; the accepted forms are
+/// [`stepmon_report::units::parse_bytes`]'s).
 fn parse_bytes(text: &str) -> Result<u64, String> {
-    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let value: u64 = digits.parse().map_err(|_| format!("not a size: {text:?}"))?;
-    let shift = match unit.to_ascii_uppercase().trim_end_matches('B').trim_end_matches('I') {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return Err(format!("unknown unit in {text:?} (use K, M, G or T)")),
-    };
-    value.checked_mul(1 << shift).ok_or_else(|| format!("too large: {text:?}"))
+    stepmon_report::units::parse_bytes(text)
 }
 
 /// Exit status of stepmon when it fails itself (not the step), as `env` and

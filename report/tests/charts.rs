@@ -253,14 +253,77 @@ fn the_pure_v2_markdown_reports_the_oom_kill_and_throttling() {
     assert_eq!(value(&read, "CPU throttled"), "3.13 s (48 periods)");
     assert_eq!(value(&read, "Pids peak"), "11");
     assert_eq!(value(&read, "IO read / write"), "2.0 KiB / 16.0 MiB");
-    let series = StepSeries::of(&step);
-    let memory_chart = read.code.iter().find(|(_, c)| c.contains("Memory")).map(|(_, c)| c).expect("memory chart");
-    let line = memory_chart.lines().find(|l| l.trim_start().starts_with("line [")).expect("line");
-    assert_eq!(line.matches(',').count() + 1, series.memory_bytes.len(), "{line}");
     // The hybrid runs had no memory controller: said, not zero.
     let hybrid = read_markdown(&markdown::render(&[run("hybrid-cpu-3s")]));
     assert_eq!(value(&hybrid, "Memory peak"), "not measured");
     assert_eq!(value(&hybrid, "OOM kills"), "not measured");
+}
+
+#[test]
+fn markdown_numbers_read_raw_in_the_source() {
+    // Terminals, PR comments and logs show the Markdown source: `3.13 s`,
+    // not `3\.13 s`. Only punctuation that means something is escaped.
+    let text = markdown::render(&[run("pure-v2-6.1-oom-throttled-io")]);
+    for row in ["| Wall time | 6.66 s |", "| CPU throttled | 3.13 s (48 periods) |", "| Memory peak | 48.0 MiB |"] {
+        assert!(text.lines().any(|l| l == row), "{row:?} not in\n{text}");
+    }
+    for (stem, step) in common::runs() {
+        let text = markdown::render(std::slice::from_ref(&step));
+        for line in text.lines().filter(|l| !l.starts_with("```") && !l.starts_with("    ")) {
+            assert!(!line.contains("\\."), "{stem}: {line}");
+        }
+    }
+}
+
+/// A Mermaid `xychart-beta` block read back: the bucket width its title
+/// states, the x labels as times, the line's values.
+fn read_mermaid(code: &str) -> (f64, Vec<f64>, Vec<f64>) {
+    let number = |s: &str| s.trim().parse::<f64>().unwrap_or_else(|_| panic!("not a number: {s:?}"));
+    let title = code.lines().find_map(|l| l.trim().strip_prefix("title ")).expect("title");
+    let width = title.split("one point per ").nth(1).and_then(|w| w.strip_suffix(" s\"")).expect("bucket in title");
+    let list = |prefix: &str| -> Vec<String> {
+        let line = code.lines().map(str::trim).find(|l| l.starts_with(prefix)).expect(prefix);
+        let inner = &line[line.find('[').expect("[") + 1..line.rfind(']').expect("]")];
+        inner.split(", ").map(str::to_owned).collect()
+    };
+    let times = list("x-axis").iter().map(|t| number(t.trim_matches('"').strip_suffix(" s").expect("N s"))).collect();
+    let values = list("line").iter().map(|v| number(v)).collect();
+    (number(width), times, values)
+}
+
+#[test]
+fn mermaid_charts_resample_uneven_samples_onto_an_even_grid() {
+    // The pure-v2 run's samples came at -0.05, 3.98, 5.99 and 6.71 s.
+    let step = run("pure-v2-6.1-oom-throttled-io");
+    let read = read_markdown(&markdown::render(std::slice::from_ref(&step)));
+    let series = StepSeries::of(&step);
+    let chart =
+        |name: &str| read.code.iter().find(|(_, c)| c.contains(name)).map(|(_, c)| read_mermaid(c)).expect(name);
+    for (name, points) in [("Memory", &series.memory_bytes), ("CPU", &series.cpu_cores)] {
+        let (width, times, values) = chart(name);
+        assert_eq!(times.len(), values.len(), "{name}");
+        assert!((2..=markdown::MAX_CHART_POINTS).contains(&times.len()), "{name}: {}", times.len());
+        for pair in times.windows(2) {
+            assert!((pair[1] - pair[0] - width).abs() < 1e-9, "{name}: uneven x labels {times:?}");
+        }
+        // From the first sample to the last, not beyond a bucket more.
+        let last = points.last().expect("points").t;
+        assert!(times[times.len() - 1] >= last && times[times.len() - 1] - width < last, "{name}: {times:?}");
+    }
+    // Memory (a gauge): the last sample at or before each bucket's end.
+    let (_, times, values) = chart("Memory");
+    for (t, value) in times.iter().zip(&values) {
+        let sample = series.memory_bytes.iter().rev().find(|p| p.t <= t + 1e-9).expect("a sample before");
+        let mib = sample.value / 1048576.0;
+        assert!((value - mib).abs() <= 0.0005 + 1e-12, "at {t}: {value} vs {mib}");
+    }
+    // CPU (a rate): the rates over the buckets keep the CPU time.
+    let (width, times, values) = chart("CPU");
+    let first = step.offset_seconds(step.usage.resource_usage.samples[0].timestamp);
+    let last = series.cpu_cores.last().expect("cpu").t;
+    let cpu: f64 = times.iter().zip(&values).map(|(t, v)| v * (t.min(last) - (t - width).max(first))).sum();
+    let usage = step.summary.cpu.usage_seconds.expect("usage");
+    assert!((cpu - usage).abs() < 0.0005 * (last - first) + 1e-9, "{cpu} s of CPU charted, {usage} s used");
 }
 
 const HOSTILE: [&str; 8] = [

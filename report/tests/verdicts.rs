@@ -4,8 +4,8 @@
 //! threshold.
 
 use serde_json::{Value, json};
-use stepmon_report::verdict::{Bottleneck, MachineLoad, MemoryOutcome, Thresholds};
-use stepmon_report::{RunDocument, Step, Verdicts};
+use stepmon_report::verdict::{Bottleneck, CpuStallCause, MachineLoad, MemoryOutcome, Thresholds};
+use stepmon_report::{RunDocument, Step, Verdicts, units};
 
 fn recorded(name: &str) -> Value {
     let path = format!("{}/tests/data/runs/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -135,8 +135,10 @@ fn throttling_threshold() {
     set(&mut doc, first + (w * (t.throttled_share - 0.001) * 1e9) as u64);
     let v = step_of(doc.clone()).verdicts();
     assert_eq!(v.throttling.throttled, Some(false), "{}", v.throttling.reason);
-    // CPU stall is still 33%, but no longer explained by the step's own limit.
-    assert!(v.bottleneck.reason.contains("other work competed"), "{}", v.bottleneck.reason);
+    // CPU stall is still 33%, but no longer explained by the step's own
+    // limit, and the machine was quiet: no cause shown.
+    assert!(v.bottleneck.reason.contains("cause unknown"), "{}", v.bottleneck.reason);
+    assert!(!v.bottleneck.reason.contains("other work"), "{}", v.bottleneck.reason);
     set(&mut doc, first + (w * t.throttled_share * 1e9).ceil() as u64);
     assert_eq!(step_of(doc).verdicts().throttling.throttled, Some(true));
 }
@@ -238,4 +240,151 @@ fn verdicts_round_trip_through_json() {
     assert_eq!(value["bottleneck"]["class"], "cpuBound");
     assert_eq!(value["memory"]["class"], "oomKilled");
     assert_eq!(value["thresholds"]["stallShare"], 0.1);
+}
+
+#[test]
+fn stall_and_throttled_times_read_the_same_in_the_summary_and_the_verdicts() {
+    // A few milliseconds of each, with the wall time unknown (so the
+    // bottleneck verdict lists the stall times, not their shares).
+    let mut step = step_of(recorded(PURE_V2));
+    step.wall_seconds = None;
+    let s = &mut step.summary;
+    for (stall, seconds) in [(&mut s.cpu_stall, 0.0034), (&mut s.memory_stall, 0.0012), (&mut s.io_stall, 0.0)] {
+        stall.some_seconds = Some(seconds);
+        stall.some_share = None;
+    }
+    let text = stepmon_report::text::render(&step, &step.verdicts());
+    let v = step.verdicts();
+    assert_eq!(v.bottleneck.class, Bottleneck::Unknown, "{}", v.bottleneck.reason);
+    for (summary_name, verdict_name, seconds) in
+        [("cpu", "CPU", 0.0034), ("memory", "memory", 0.0012), ("io", "IO", 0.0)]
+    {
+        let shown = units::seconds(seconds);
+        assert!(text.contains(&format!("{summary_name} {shown}")), "{shown} not in\n{text}");
+        assert!(v.bottleneck.reason.contains(&format!("{verdict_name} {shown}")), "{shown}: {}", v.bottleneck.reason);
+    }
+    // Throttled for 3.4 ms of the 6.66 s step: not throttled, same words.
+    let mut step = step_of(recorded(PURE_V2));
+    step.summary.cpu.throttled_seconds = Some(0.0034);
+    let text = stepmon_report::text::render(&step, &step.verdicts());
+    let v = step.verdicts();
+    assert_eq!(v.throttling.throttled, Some(false));
+    assert!(text.contains("throttled 3.4 ms (48 periods)"), "{text}");
+    assert!(v.throttling.reason.starts_with("not throttled: 3.4 ms (0.1%)"), "{}", v.throttling.reason);
+}
+
+/// The pure-v2 run (CPU stall 33% of the wall, 0.38 cores on average on
+/// its 2 CPUs, machine quiet) without its cpu.max throttling.
+fn unthrottled_pure_v2() -> Step {
+    let mut step = step_of(recorded(PURE_V2));
+    step.summary.cpu.throttled_seconds = Some(0.0);
+    step
+}
+
+#[test]
+fn a_cpu_stall_from_its_own_limit_names_only_that() {
+    let v = step_of(recorded(PURE_V2)).verdicts();
+    assert_eq!(v.bottleneck.class, Bottleneck::CpuBound);
+    assert_eq!(v.bottleneck.machine_cpus, Some(2), "two cpuN lines in /proc/stat");
+    assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnLimit], "{}", v.bottleneck.reason);
+    let reason = &v.bottleneck.reason;
+    assert!(reason.contains("; its own cpu.max throttled it"), "{reason}");
+    assert!(!reason.contains("other work") && !reason.contains("own threads"), "{reason}");
+}
+
+#[test]
+fn a_cpu_stall_from_its_own_parallelism_says_so_not_other_work() {
+    // 1.77 cores on a 2-CPU machine with others at 0.0%: its own threads
+    // waited for each other.
+    let mut step = unthrottled_pure_v2();
+    step.summary.cpu.average_cores = Some(1.77);
+    let v = Verdicts::of(&step);
+    assert_eq!(v.machine.others_busy_share, Some(0.0));
+    assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnParallelism], "{}", v.bottleneck.reason);
+    let reason = &v.bottleneck.reason;
+    assert!(
+        reason.contains("; its own threads kept the machine's 2 CPUs busy (1.77 cores on average, 88.5% of them)"),
+        "{reason}"
+    );
+    assert!(!reason.contains("other work") && !reason.contains("cause unknown"), "{reason}");
+    // The threshold: 80% of the CPUs.
+    let t = Thresholds::default();
+    step.summary.cpu.average_cores = Some(2.0 * t.own_cores_share);
+    assert_eq!(Verdicts::of(&step).bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnParallelism]);
+    step.summary.cpu.average_cores = Some(2.0 * t.own_cores_share - 0.01);
+    assert!(Verdicts::of(&step).bottleneck.cpu_stall_causes.is_empty());
+}
+
+#[test]
+fn a_cpu_stall_from_other_work_or_steal_says_so() {
+    // Recorded while a build kept both cores busy: 0.64 cores of the step's own.
+    let v = step_of(recorded("hybrid-cpu-3s.json")).verdicts();
+    assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OtherWork], "{}", v.bottleneck.reason);
+    assert!(v.bottleneck.reason.contains("; other work competed for the CPUs"), "{}", v.bottleneck.reason);
+    // Steal at its threshold on the otherwise quiet pure-v2 run.
+    let mut step = unthrottled_pure_v2();
+    step.summary.machine.steal_share = Some(Thresholds::default().steal_share);
+    let v = Verdicts::of(&step);
+    assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OtherWork], "{}", v.bottleneck.reason);
+}
+
+#[test]
+fn every_cpu_stall_cause_that_holds_is_named() {
+    let mut step = step_of(recorded("hybrid-cpu-3s.json"));
+    step.summary.cpu.average_cores = Some(1.9);
+    let v = Verdicts::of(&step);
+    assert_eq!(
+        v.bottleneck.cpu_stall_causes,
+        vec![CpuStallCause::OwnParallelism, CpuStallCause::OtherWork],
+        "{}",
+        v.bottleneck.reason
+    );
+    let mut step = step_of(recorded(PURE_V2));
+    step.summary.cpu.average_cores = Some(1.9);
+    step.summary.machine.others_busy_share = Some(0.6);
+    let v = Verdicts::of(&step);
+    assert_eq!(
+        v.bottleneck.cpu_stall_causes,
+        vec![CpuStallCause::OwnParallelism, CpuStallCause::OtherWork, CpuStallCause::OwnLimit],
+        "{}",
+        v.bottleneck.reason
+    );
+}
+
+#[test]
+fn a_cpu_stall_with_no_cause_shown_says_cause_unknown_with_the_numbers() {
+    let v = Verdicts::of(&unthrottled_pure_v2());
+    assert!(v.bottleneck.cpu_stall_causes.is_empty());
+    assert!(
+        v.bottleneck.reason.contains(
+            "; cause unknown (0.38 cores on average of 2 CPUs, the machine quiet, not throttled by its own cpu.max)"
+        ),
+        "{}",
+        v.bottleneck.reason
+    );
+}
+
+#[test]
+fn an_unknown_cpu_count_is_said() {
+    let mut step = step_of(recorded(PURE_V2));
+    if let Some(cpu) = step.usage.resource_usage.stepmon.as_mut().and_then(|e| e.sys_cpu.as_mut()) {
+        cpu.per_cpu.clear();
+    }
+    for sample in &mut step.usage.sys_usage {
+        if let Some(ext) = sample.stepmon.as_mut() {
+            ext.per_cpu.clear();
+        }
+    }
+    step.summary.cpu.average_cores = Some(1.9);
+    let v = Verdicts::of(&step);
+    assert_eq!(v.bottleneck.machine_cpus, None);
+    // Still throttled by its own limit; its own parallelism cannot be judged.
+    assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnLimit]);
+    assert!(v.bottleneck.reason.contains("the machine's CPU count is unknown"), "{}", v.bottleneck.reason);
+    // The machine samples alone give the count too.
+    let mut step = step_of(recorded(PURE_V2));
+    if let Some(cpu) = step.usage.resource_usage.stepmon.as_mut().and_then(|e| e.sys_cpu.as_mut()) {
+        cpu.per_cpu.clear();
+    }
+    assert_eq!(step.verdicts().bottleneck.machine_cpus, Some(2));
 }

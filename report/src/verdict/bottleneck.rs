@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Thresholds, ThrottlingVerdict, pct};
+use super::machine::online_cpus;
+use super::{MachineLoad, MachineVerdict, Thresholds, ThrottlingVerdict, pct};
 use crate::step::Step;
+use crate::units::seconds;
 
 /// The resource a step waited for most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +23,26 @@ pub enum Bottleneck {
     NotStalled,
     /// No stall time was measured (PSI off, or no pressure files).
     Unknown,
+}
+
+/// Why a CPU-bound step's tasks waited for CPU. A task of the step stalls
+/// on CPU when it is runnable and not running; each cause is one reason no
+/// CPU ran it, shown from the numbers the step has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum CpuStallCause {
+    /// Its own threads kept the machine's CPUs busy: it used on average at
+    /// least [`Thresholds::own_cores_share`] of the machine's CPUs, so its
+    /// other runnable threads queued behind them.
+    OwnParallelism,
+    /// Other work on the machine: [`MachineVerdict`] found it busy (others'
+    /// share of the CPU time, steal, or the machine's CPU pressure beyond
+    /// the step's).
+    OtherWork,
+    /// Its own `cpu.max`: [`ThrottlingVerdict`] found it throttled (a
+    /// throttled task is runnable but not running, which PSI counts).
+    OwnLimit,
 }
 
 /// What the step waited for: per resource, the share of the wall time in
@@ -42,14 +64,28 @@ pub struct BottleneckVerdict {
     /// throttled task is runnable but not running, which PSI counts as CPU
     /// pressure ([`ThrottlingVerdict`] has the throttled time itself).
     pub cpu_stall_from_own_limit: Option<bool>,
+    /// For a CPU-bound step, every cause of its CPU stall the numbers show
+    /// (empty: none could be shown; the reason says what was unknown).
+    #[serde(default)]
+    pub cpu_stall_causes: Vec<CpuStallCause>,
+    /// The machine's online CPUs during the step, when recorded (`/proc/stat`
+    /// per-CPU lines).
+    #[serde(default)]
+    pub machine_cpus: Option<usize>,
     /// In words.
     pub reason: String,
 }
 
 impl BottleneckVerdict {
-    /// Judges `step`.
+    /// Judges `step`; `throttling` and `machine` (its other verdicts) tell
+    /// the causes of a CPU stall apart.
     #[must_use]
-    pub fn of(step: &Step, thresholds: &Thresholds, throttling: &ThrottlingVerdict) -> BottleneckVerdict {
+    pub fn of(
+        step: &Step,
+        thresholds: &Thresholds,
+        throttling: &ThrottlingVerdict,
+        machine: &MachineVerdict,
+    ) -> BottleneckVerdict {
         let s = &step.summary;
         let shares = [
             (Bottleneck::CpuBound, "CPU", s.cpu_stall.some_share),
@@ -66,8 +102,10 @@ impl BottleneckVerdict {
             ("IO", s.io_stall.some_seconds),
         ]
         .into_iter()
-        .filter_map(|(n, v)| Some(format!("{n} {:.2} s", v?)))
+        .filter_map(|(n, v)| Some(format!("{n} {}", seconds(v?))))
         .collect::<Vec<_>>();
+        let machine_cpus = online_cpus(step);
+        let mut cpu_stall_causes = Vec::new();
         let (class, reason) = match worst {
             None if !stalled_seconds.is_empty() => (
                 Bottleneck::Unknown,
@@ -80,10 +118,12 @@ impl BottleneckVerdict {
                 (Bottleneck::Unknown, "bottleneck unknown: no stall time (PSI) was measured for the step".to_owned())
             }
             Some((class, name, share)) if share >= thresholds.stall_share => {
-                let cause = match (class, cpu_stall_from_own_limit) {
-                    (Bottleneck::CpuBound, Some(true)) => "; its own cpu.max throttled it",
-                    (Bottleneck::CpuBound, _) => "; other work competed for the CPUs",
-                    _ => "",
+                let cause = if class == Bottleneck::CpuBound {
+                    let (causes, words) = cpu_causes(step, thresholds, throttling, machine, machine_cpus);
+                    cpu_stall_causes = causes;
+                    words
+                } else {
+                    String::new()
                 };
                 (
                     class,
@@ -108,7 +148,60 @@ impl BottleneckVerdict {
             memory_stall_share: s.memory_stall.some_share,
             io_stall_share: s.io_stall.some_share,
             cpu_stall_from_own_limit,
+            cpu_stall_causes,
+            machine_cpus,
             reason,
         }
     }
+}
+
+/// The causes of a CPU-bound step's stall that its numbers show, and the
+/// words for the verdict (`; <cause>; <cause>` or `; cause unknown (...)`).
+#[allow(clippy::cast_precision_loss)]
+fn cpu_causes(
+    step: &Step,
+    thresholds: &Thresholds,
+    throttling: &ThrottlingVerdict,
+    machine: &MachineVerdict,
+    cpus: Option<usize>,
+) -> (Vec<CpuStallCause>, String) {
+    let cores = step.summary.cpu.average_cores;
+    let mut causes = Vec::new();
+    let mut words = Vec::new();
+    // Why a cause was not shown, for when none is.
+    let mut not_shown = Vec::new();
+    match (cores, cpus) {
+        (Some(cores), Some(cpus)) if cores >= thresholds.own_cores_share * cpus as f64 => {
+            causes.push(CpuStallCause::OwnParallelism);
+            words.push(format!(
+                "its own threads kept the machine's {cpus} CPUs busy ({cores:.2} cores on average, {} of them)",
+                pct(cores / cpus as f64)
+            ));
+        }
+        (Some(cores), Some(cpus)) => not_shown.push(format!("{cores:.2} cores on average of {cpus} CPUs")),
+        (_, None) => words.push(
+            "the machine's CPU count is unknown, so whether its own threads filled the CPUs is not known".to_owned(),
+        ),
+        (None, Some(_)) => not_shown.push("its CPU time is unknown".to_owned()),
+    }
+    match machine.class {
+        MachineLoad::Busy => {
+            causes.push(CpuStallCause::OtherWork);
+            words.push("other work competed for the CPUs".to_owned());
+        }
+        MachineLoad::Quiet => not_shown.push("the machine quiet".to_owned()),
+        _ => not_shown.push("the machine's load unknown".to_owned()),
+    }
+    match throttling.throttled {
+        Some(true) => {
+            causes.push(CpuStallCause::OwnLimit);
+            words.push("its own cpu.max throttled it".to_owned());
+        }
+        Some(false) => not_shown.push("not throttled by its own cpu.max".to_owned()),
+        None => not_shown.push("throttling not measured".to_owned()),
+    }
+    if causes.is_empty() {
+        words.push(format!("cause unknown ({})", not_shown.join(", ")));
+    }
+    (causes, words.iter().map(|w| format!("; {w}")).collect())
 }

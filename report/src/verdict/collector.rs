@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Thresholds, pct};
 use crate::step::Step;
+use crate::units::seconds;
 
 /// stepmon's own cost: CPU time, peak RSS and samples taken.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,8 +38,8 @@ impl CollectorVerdict {
         let negligible = cpu_share.map(|s| s < thresholds.collector_cpu_share);
         let rss = c.max_rss_bytes.map_or_else(String::new, |b| format!(", peak RSS {:.1} MiB", b as f64 / 1048576.0));
         let cpu = match (c.cpu_seconds, cpu_share) {
-            (Some(cpu), Some(share)) => format!("{:.1} ms CPU ({} of the wall time)", cpu * 1e3, pct(share)),
-            (Some(cpu), None) => format!("{:.1} ms CPU", cpu * 1e3),
+            (Some(cpu), Some(share)) => format!("{} CPU ({} of the wall time)", seconds(cpu), pct(share)),
+            (Some(cpu), None) => format!("{} CPU", seconds(cpu)),
             _ => "CPU not measured".to_owned(),
         };
         let head = match negligible {

@@ -19,7 +19,7 @@ mod throttling;
 
 use serde::{Deserialize, Serialize};
 
-pub use bottleneck::{Bottleneck, BottleneckVerdict};
+pub use bottleneck::{Bottleneck, BottleneckVerdict, CpuStallCause};
 pub use collector::CollectorVerdict;
 pub use machine::{MachineLoad, MachineVerdict};
 pub use memory::{MemoryOutcome, MemoryVerdict};
@@ -62,7 +62,6 @@ impl Verdicts {
     #[must_use]
     pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
         let throttling = ThrottlingVerdict::of(step, &thresholds);
-        let mut bottleneck = BottleneckVerdict::of(step, &thresholds, &throttling);
         let mut memory = MemoryVerdict::of(step, &thresholds);
         // Stall times that are not the step's own (the enclosing cgroup's,
         // the machine's) cannot be subtracted from the machine's pressure.
@@ -75,6 +74,7 @@ impl Verdicts {
             }
             None => MachineVerdict::of(step, &thresholds),
         };
+        let mut bottleneck = BottleneckVerdict::of(step, &thresholds, &throttling, &machine);
         match shared_pressure {
             // The whole machine's stall says nothing of the step's own.
             Some(source) if source.rung == crate::source::Rung::Machine => {
@@ -130,6 +130,4 @@ impl Verdicts {
 }
 
 /// `0.123` → `12.3%` (verdict sentences).
-pub(crate) fn pct(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
-}
+pub(crate) use crate::units::percent as pct;

@@ -11,6 +11,12 @@ pub struct Thresholds {
     /// A resource is a bottleneck when some task of the step was stalled on
     /// it (PSI `some` stall time) for at least this share of the wall time.
     pub stall_share: f64,
+    /// A CPU-bound step's own threads are a cause of its CPU stall when it
+    /// used on average at least this share of the machine's CPUs: they kept
+    /// the CPUs busy, so its other runnable threads queued behind them.
+    /// (Absent in verdicts of older versions: the default then.)
+    #[serde(default = "default_own_cores_share")]
+    pub own_cores_share: f64,
     /// The step counts as throttled when its own `cpu.max` held it back for
     /// at least this share of the wall time.
     pub throttled_share: f64,
@@ -31,10 +37,15 @@ pub struct Thresholds {
     pub collector_cpu_share: f64,
 }
 
+fn default_own_cores_share() -> f64 {
+    Thresholds::default().own_cores_share
+}
+
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
             stall_share: 0.10,
+            own_cores_share: 0.80,
             throttled_share: 0.05,
             others_busy_share: 0.50,
             steal_share: 0.05,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Thresholds, pct};
 use crate::step::Step;
+use crate::units::seconds;
 
 /// The step against its own CPU limit (`cpu.stat` `throttled_usec`,
 /// `nr_throttled`; <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpu-interface-files>).
@@ -47,12 +48,13 @@ impl ThrottlingVerdict {
         let limit = limit_cores.map_or_else(String::new, |c| format!(" (cpu.max {c:.2} cores)"));
         let reason = match (throttled, cpu.throttled_seconds, share) {
             (Some(true), Some(t), Some(s)) => format!(
-                "throttled: its own cpu.max{limit} held it back {t:.2} s, {} of the wall time, in {} periods",
+                "throttled: its own cpu.max{limit} held it back {}, {} of the wall time, in {} periods",
+                seconds(t),
                 pct(s),
                 cpu.throttled_periods.unwrap_or(0)
             ),
             (Some(false), Some(t), Some(s)) => {
-                format!("not throttled: {t:.2} s ({}) held back by its own cpu.max{limit}", pct(s))
+                format!("not throttled: {} ({}) held back by its own cpu.max{limit}", seconds(t), pct(s))
             }
             _ if cpu.throttled_seconds.is_none() => {
                 "throttling not measured: no cpu.stat throttling counters for the step".to_owned()

@@ -31,7 +31,7 @@ pub(crate) struct Axis {
 }
 
 /// 1, 2, 5 or 10 × 10ⁿ, the smallest not below `raw` (> 0, finite).
-fn nice_step(raw: f64) -> f64 {
+pub(crate) fn nice_step(raw: f64) -> f64 {
     let base = 10f64.powf(raw.log10().floor());
     let fraction = raw / base;
     let nice = if fraction <= 1.0 {
