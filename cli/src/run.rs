@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 pub use stepmon_runner::NetMode;
-use stepmon_runner::{Limits, StepOptions};
+use stepmon_runner::{CgroupMode, Limits, StepOptions};
 
 use crate::error::CliError;
 
@@ -28,8 +28,12 @@ pub struct RunArgs {
     /// Refuse to run the step when it cannot get a cgroup of its own
     /// (default: run it and measure its process tree and the enclosing
     /// cgroup, each number labelled with its source).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_cgroup")]
     pub require_cgroup: bool,
+    /// Create no cgroup for the step (nothing is written to any cgroupfs):
+    /// measure its process tree and the enclosing cgroup.
+    #[arg(long)]
+    pub no_cgroup: bool,
     /// After the main process exits, wait for every process of the step
     /// instead of killing what it left behind.
     #[arg(long)]
@@ -101,7 +105,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     };
     let mut options = StepOptions::new(args.command.iter().cloned());
     options.cgroup_parent.clone_from(&args.cgroup_parent);
-    options.require_cgroup = args.require_cgroup;
+    options.cgroup = match (args.require_cgroup, args.no_cgroup) {
+        (true, _) => CgroupMode::Require,
+        (_, true) => CgroupMode::Never,
+        _ => CgroupMode::Auto,
+    };
     options.wait_all = args.wait_all;
     options.net = args.net.clone();
     options.include_loopback = args.include_loopback;

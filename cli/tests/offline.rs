@@ -108,9 +108,18 @@ fn v1_controllers() -> Vec<String> {
 fn doctor_json_describes_this_host() {
     let run = run_stepmon(&["doctor", "--json"]);
     let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
-    for key in
-        ["kernel", "layout", "cgroup2Mount", "ownCgroup", "euid", "controllers", "delegateFiles", "canRun", "checks"]
-    {
+    for key in [
+        "kernel",
+        "layout",
+        "cgroup2Mount",
+        "ownCgroup",
+        "euid",
+        "controllers",
+        "delegateFiles",
+        "stepCgroup",
+        "rungs",
+        "checks",
+    ] {
         assert!(report.get(key).is_some(), "no {key} in {report}");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
@@ -182,7 +191,13 @@ fn doctor_own_cgroup_and_human_output() {
     let report: Value = serde_json::from_str(&json.stdout).unwrap();
     let checks = report["checks"].as_array().unwrap();
     let lines: Vec<&str> = human.stdout.lines().collect();
-    assert_eq!(lines.len(), checks.len() + 1, "a header and one line per check:\n{}", human.stdout);
+    let rungs = report["rungs"].as_array().unwrap();
+    assert_eq!(
+        lines.len(),
+        checks.len() + rungs.len() + 1,
+        "a header, one line per check and one per resource:\n{}",
+        human.stdout
+    );
     for (line, check) in lines[1..].iter().zip(checks) {
         let status = check["status"].as_str().unwrap();
         let name = check["name"].as_str().unwrap();
@@ -191,7 +206,11 @@ fn doctor_own_cgroup_and_human_output() {
             assert!(line.ends_with(hint.as_str().unwrap()), "{line:?} lacks the hint");
         }
     }
-    assert_eq!(human.status.code(), Some(if report["canRun"] == true { 0 } else { 1 }));
+    for (line, rung) in lines[1 + checks.len()..].iter().zip(rungs) {
+        assert!(line.starts_with(&format!("rung    {} ", rung["resource"].as_str().unwrap())), "{line:?} vs {rung}");
+    }
+    // A step runs and is measured on every host: doctor says how well.
+    assert_eq!(human.status.code(), Some(0));
     // The probe cgroup doctor makes as root is gone.
     for run in [&human, &json] {
         assert!(leftovers(&expected, run.pid).is_empty(), "doctor left {:?}", leftovers(&expected, run.pid));

@@ -1,6 +1,6 @@
 //! How `stepmon run` starts the step, each way (`STEPMON_SPAWN`): `auto`
-//! (clone3(CLONE_INTO_CGROUP), falling back to the trampoline), `clone3`
-//! only, `trampoline` only. The step must be in its leaf cgroup and network
+//! (clone3(CLONE_INTO_CGROUP), falling back to fork), `clone3`
+//! only, `fork` (std's spawn with a `pre_exec` join) only. The step must be in its leaf cgroup and network
 //! namespace, with a fresh signal state, and a command that cannot run must
 //! end as 127/126 with one message and nothing left behind — the same both
 //! ways. Needs root and cgroup v2; prints `SKIPPED <name>: <why>` otherwise.
@@ -17,7 +17,7 @@ use common::{Finished, json, leftovers, live, run_stepmon_with, scratch};
 use serde_json::Value;
 
 /// Every way to start the step.
-const MODES: [&str; 3] = ["auto", "clone3", "trampoline"];
+const MODES: [&str; 3] = ["auto", "clone3", "fork"];
 
 /// Whether this host must support clone3(CLONE_INTO_CGROUP): Linux 5.7 or
 /// later and no seccomp filter (container runtimes' filters may hide clone3).
@@ -47,8 +47,8 @@ fn run_in_env(name: &str, mode: &str, env: &[(&str, &str)], args: &[&str]) -> Op
         return None;
     }
     let said = match mode {
-        "clone3" => run.stderr.contains("stepmon: started the step with clone3(CLONE_INTO_CGROUP)"),
-        "trampoline" => run.stderr.contains("stepmon: started the step with the trampoline (stepmon __exec)"),
+        "clone3" => run.stderr.contains("stepmon: started the step with clone3"),
+        "fork" => run.stderr.contains("stepmon: started the step with fork"),
         _ => !run.stderr.contains("started the step with"),
     };
     assert!(said, "{mode}: {}", run.stderr);
@@ -81,7 +81,7 @@ fn the_step_is_in_its_leaf_each_way() {
     for mode in MODES {
         // `cat` reads its own cgroup: it is in the leaf while it runs. (That it
         // is there from its first instruction holds by construction: clone3
-        // creates it in the leaf; the trampoline moves itself before exec.)
+        // creates it in the leaf; fork's pre_exec hook moves it before exec.)
         let Some(run) = run_in(name, mode, &["run", "-q", "--", "cat", "/proc/self/cgroup"]) else { continue };
         assert!(run.status.success(), "{mode}: {}", run.stderr);
         assert_leaf_of(unified_path(&run.stdout), run.pid, mode);
@@ -178,7 +178,7 @@ fn the_step_starts_with_a_fresh_signal_state_each_way() {
     // stepmon catches SIGHUP, SIGINT and SIGTERM, so its step gets them at
     // their default even where the test's environment ignores them.
     let caught: u64 = (1 << (1 - 1)) | (1 << (2 - 1)) | (1 << (15 - 1));
-    // glibc's posix_spawn (std's spawn, so the trampoline's and this test's)
+    // glibc's posix_spawn (std's spawn, so the fork way's and this test's)
     // sets its two internal signals, 32 and 33, to SIG_IGN in the child,
     // which exec keeps; clone3 leaves them at their default. Not compared.
     let glibc_internal: u64 = (1 << (32 - 1)) | (1 << (33 - 1));
@@ -199,5 +199,5 @@ fn the_step_starts_with_a_fresh_signal_state_each_way() {
 fn an_unknown_spawn_mode_is_an_error() {
     let run = run_stepmon_with(&[("STEPMON_SPAWN", "posix_spawn")], &["run", "-q", "--", "true"]);
     assert_eq!(run.status.code(), Some(125), "{}", run.stderr);
-    assert!(run.stderr.contains("STEPMON_SPAWN=posix_spawn is not one of auto, clone3, trampoline"), "{}", run.stderr);
+    assert!(run.stderr.contains("STEPMON_SPAWN=posix_spawn is not one of auto, clone3, fork"), "{}", run.stderr);
 }

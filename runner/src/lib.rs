@@ -10,7 +10,7 @@
 //! the **enclosing cgroup** (deltas of the cgroup this process runs in, a
 //! container's or a session's, labelled with who else it held); the machine
 //! (`/proc`) always. A missing privilege or a read-only cgroupfs never
-//! refuses the step unless [`StepOptions::require_cgroup`] says so; every
+//! refuses the step unless [`StepOptions::cgroup`] says so; every
 //! number in the document says which rung it came from.
 //!
 //! ```
@@ -38,7 +38,7 @@ mod error;
 mod options;
 
 pub use error::{INTERNAL_ERROR, RunError};
-pub use options::{Limits, NetMode, StepOptions};
+pub use options::{CgroupMode, Limits, NetMode, StepOptions};
 
 #[cfg(target_os = "linux")]
 pub mod cgroup;

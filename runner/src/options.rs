@@ -63,6 +63,20 @@ impl std::str::FromStr for NetMode {
     }
 }
 
+/// Whether the step gets a cgroup of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CgroupMode {
+    /// Where this process may create one; else the step runs without and is
+    /// measured through its process tree and the enclosing cgroup.
+    #[default]
+    Auto,
+    /// Refuse to run the step without one.
+    Require,
+    /// Never create one (nothing is written to any cgroupfs): the process
+    /// tree and the enclosing cgroup measure the step.
+    Never,
+}
+
 /// Limits written into the step's own cgroup (they need one).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[non_exhaustive]
@@ -93,9 +107,8 @@ pub struct StepOptions {
     /// process's own cgroup (naming the own cgroup means "it is delegated to
     /// me"); a cgroup that cannot be created there is an error.
     pub cgroup_parent: Option<PathBuf>,
-    /// Refuse to run the step when it cannot get a cgroup of its own
-    /// (instead of measuring its process tree and the enclosing cgroup).
-    pub require_cgroup: bool,
+    /// Whether the step gets a cgroup of its own.
+    pub cgroup: CgroupMode,
     /// After the main process exits, wait for every process of the step
     /// instead of killing what it left behind.
     pub wait_all: bool,
@@ -127,7 +140,7 @@ impl StepOptions {
         StepOptions {
             command: command.into_iter().map(Into::into).collect(),
             cgroup_parent: None,
-            require_cgroup: false,
+            cgroup: CgroupMode::Auto,
             wait_all: false,
             net: NetMode::Host,
             include_loopback: false,

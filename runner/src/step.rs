@@ -19,7 +19,7 @@ use crate::cgroup::placement::{self, RunCgroups};
 use crate::error::{INTERNAL_ERROR, RunError};
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
-use crate::options::{Limits, NetMode, StepOptions};
+use crate::options::{CgroupMode, Limits, NetMode, StepOptions};
 use crate::signals::Caught;
 use crate::spawn::{self, Spawned, Target};
 use crate::tree::Reaper;
@@ -149,10 +149,16 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         return Err(RunError::new("--include-loopback needs --net isolated or --net ns:PATH")
             .hint("with --net host the step's traffic cannot be told from the host's"));
     }
-    let strict = options.require_cgroup || options.cgroup_parent.is_some() || options.limits.any();
+    let strict = options.cgroup == CgroupMode::Require || options.cgroup_parent.is_some() || options.limits.any();
+    if options.cgroup == CgroupMode::Never && (options.cgroup_parent.is_some() || options.limits.any()) {
+        return Err(RunError::new(
+            "--no-cgroup cannot go with --cgroup-parent, --memory-max, --cpus or --pids-max (they need a cgroup of the step's own)",
+        ));
+    }
     let location = discover::locate();
     let mut notices = Vec::new();
     let (cgroups, no_cgroup) = match &location {
+        Ok(_) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
         Ok(location) => {
             let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
             if let Err(e) = placement::collect_garbage(&base, false)
@@ -325,6 +331,9 @@ impl Prepared {
             .map_err(|e| RunError::new(e.to_string()))?;
         let (exit, signal, code) = match spawned {
             Spawned::NotStarted(not) => {
+                if self.options.spawn_mode != spawn::Mode::Auto {
+                    messages.push("started the step with fork".to_owned());
+                }
                 messages.push(not.message);
                 (Some(not.code), None, not.code)
             }

@@ -9,8 +9,12 @@
 //! Which children are the step's: every child of this process that it did
 //! not already have when the step started. A library caller that starts
 //! other children from another thread while a step runs would see them
-//! counted (and reaped) as the step's; run steps from a thread that owns
-//! process creation, or one step at a time.
+//! counted (and reaped) as the step's. Several steps running at once in one
+//! process cannot tell their orphans apart either: each orphan is reaped by
+//! whichever step sees it exit first, and what is left behind is killed
+//! only when the last of them ends (a step's own cgroup, where it has one,
+//! still kills its own leftovers at its end). Run such steps with cgroups of
+//! their own, or one at a time, for exact per-step process trees.
 //!
 //! Not seen: a process started through another service (a daemon asked to
 //! spawn it) is no descendant; children of a parent that ignores `SIGCHLD`
@@ -21,12 +25,16 @@ mod children;
 use std::collections::BTreeSet;
 use std::io;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 use stepmon_report::source::ProcessTree;
 
 use crate::spawn::{Reaped, wait4};
+
+/// Steps of this process whose [`Reaper`] is alive.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// Reaps the step's processes and keeps the sum of their usage.
 #[derive(Debug)]
@@ -48,6 +56,7 @@ impl Reaper {
         let was_subreaper = rustix::process::child_subreaper().map(|p| p.is_some()).unwrap_or(false);
         rustix::process::set_child_subreaper(Pid::from_raw(1))?;
         let before = children::of_self().into_iter().collect();
+        ACTIVE.fetch_add(1, Ordering::SeqCst);
         Ok(Reaper { before, was_subreaper, main: None, main_status: None, tree: ProcessTree::default() })
     }
 
@@ -135,6 +144,12 @@ impl Reaper {
     /// orphans and their descendants), round after round until none is
     /// left or `timeout` passes, reaping them. Returns how many it signalled.
     pub fn kill_leftovers(&mut self, timeout: Duration) -> u64 {
+        if ACTIVE.load(Ordering::SeqCst) > 1 {
+            // Another step runs: its processes are children of this process
+            // too and cannot be told from this step's orphans.
+            self.reap_exited();
+            return 0;
+        }
         let start = Instant::now();
         let mut signalled: BTreeSet<i32> = BTreeSet::new();
         loop {
@@ -168,6 +183,9 @@ impl Reaper {
 
 impl Drop for Reaper {
     fn drop(&mut self) {
+        if ACTIVE.fetch_sub(1, Ordering::SeqCst) > 1 {
+            return; // another step still needs the subreaper attribute
+        }
         if !self.was_subreaper {
             let _ = rustix::process::set_child_subreaper(None);
         }

@@ -1,0 +1,106 @@
+//! A measured step run through the library alone (no CLI): the process
+//! tree's sums, orphans counted and reaped, a double-forked daemon killed,
+//! and the document's labels — once with a cgroup of the step's own where
+//! this host allows one, once without (`CgroupMode::Never`), which works
+//! for any user.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use stepmon_report::source::Rung;
+use stepmon_runner::{CgroupMode, StepOptions, prepare};
+
+/// Steps of one process share its children; these tests check exact
+/// per-step trees, so they run their steps one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn run(mode: CgroupMode, script: &str) -> stepmon_runner::Finished {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut options = StepOptions::new(["sh", "-c", script]);
+    options.cgroup = mode;
+    let prepared = prepare(options).unwrap();
+    prepared.run().unwrap()
+}
+
+/// A shell loop that burns about `iterations / 1e6` s of CPU here.
+fn burn(iterations: u32) -> String {
+    format!("i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); done")
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie still has a /proc entry; its state is Z.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+#[test]
+fn exit_status_and_labels_without_a_cgroup() {
+    let finished = run(CgroupMode::Never, "exit 3");
+    assert_eq!(finished.exit_code, 3);
+    let run = finished.document.stepmon.as_ref().unwrap();
+    assert_eq!(run.exit_code, Some(3));
+    assert_eq!(run.sources.rung(stepmon_report::Group::Cpu), Some(Rung::ProcessTree));
+    assert_eq!(run.sources.rung(stepmon_report::Group::Io), Some(Rung::ProcessTree));
+    assert!(finished.document.resource_usage.samples.is_empty(), "no step cgroup, no BuildKit samples");
+    assert!(run.placement.starts_with("no cgroup of its own"), "{}", run.placement);
+    assert_eq!(run.process_tree.unwrap().processes_reaped, 1);
+    // The document round-trips through JSON with its labels.
+    let json = serde_json::to_string(&finished.document).unwrap();
+    let back: stepmon_report::RunDocument = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.stepmon.unwrap().sources, run.sources);
+}
+
+#[test]
+fn an_orphan_is_counted_and_a_daemon_is_killed() {
+    let dir = tempfile_dir();
+    let daemon_pid = dir.join("daemon.pid");
+    // The subshell starts a CPU-burning job in the background and exits: the
+    // job is orphaned and reparented to this process (the subreaper). The
+    // daemon double-forks out of a new session and would outlive the step.
+    let script =
+        format!("( {} & ) ; setsid sh -c 'sleep 300 & echo $! > {}' ; sleep 1", burn(150_000), daemon_pid.display());
+    for mode in [CgroupMode::Never, CgroupMode::Auto] {
+        let started = Instant::now();
+        let finished = run(mode, &script);
+        assert_eq!(finished.exit_code, 0, "{mode:?}: {:?}", finished.messages);
+        let run = finished.document.stepmon.as_ref().unwrap();
+        let tree = run.process_tree.unwrap();
+        // sh, the orphaned job, the daemon's sleep: at least three reaped.
+        assert!(tree.processes_reaped >= 3, "{mode:?}: {tree:?}");
+        // The orphan's loop ran to its end inside the step's second.
+        assert!(tree.cpu_seconds() > 0.05, "{mode:?}: the orphan's CPU is missing: {tree:?}");
+        let pid: u32 = std::fs::read_to_string(&daemon_pid).unwrap().trim().parse().unwrap();
+        assert!(!alive(pid), "{mode:?}: the daemon {pid} survived the step");
+        if mode == CgroupMode::Never {
+            assert!(tree.leftovers_killed >= 1, "{mode:?}: {tree:?}");
+            assert_eq!(run.summary.cpu.usage_seconds, Some(tree.cpu_seconds()));
+        }
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn with_a_step_cgroup_the_tree_cross_checks_it() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED with_a_step_cgroup_the_tree_cross_checks_it: needs root to create cgroups");
+        return;
+    }
+    let script = format!("j=0; while [ $j -lt 200 ]; do /bin/true; j=$((j+1)); done; {}", burn(100_000));
+    let finished = run(CgroupMode::Require, &script);
+    let run = finished.document.stepmon.as_ref().unwrap();
+    assert_eq!(run.sources.rung(stepmon_report::Group::Cpu), Some(Rung::CgroupV2), "{:?}", run.sources);
+    let cgroup = run.summary.cpu.usage_seconds.unwrap();
+    let tree = run.process_tree.unwrap().cpu_seconds();
+    // 201 processes: the shell and 200 /bin/true, each reaped by the shell.
+    assert!((tree - cgroup).abs() <= 0.05 * cgroup, "process tree {tree} s vs the step cgroup's cpu.stat {cgroup} s");
+    assert!(Path::new(&run.cgroup).parent().is_some_and(|p| !p.exists()), "{} was not removed", run.cgroup);
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("stepmon-runner-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
