@@ -119,6 +119,50 @@ verify() {
 
 LAST='.resourceUsage.samples[-1]'
 
+# A container's view: stepmon in a cgroup of its own that holds another
+# process (the container's other tasks; every controller enabled there by
+# the root), with every cgroup mount bound read-only in a private mount
+# namespace. The step gets no cgroup of its own; its CPU and IO come from
+# its process tree, memory, pids and stall from the enclosing cgroup,
+# labelled so. (busybox unshare has no -C: the namespace keeps the
+# host's cgroup paths, as a container without a cgroup namespace does.)
+container_step() {
+    ctr=/sys/fs/cgroup/container-sim
+    mkdir "$ctr"
+    sh -c 'echo $$ >/sys/fs/cgroup/container-sim/cgroup.procs; exec sleep 120' &
+    other=$!
+    name=container64
+    echo
+    echo "==> step $name: stepmon run inside a read-only cgroupfs, in $ctr with another process"
+    sh -c 'echo $$ >/sys/fs/cgroup/container-sim/cgroup.procs
+        exec unshare -m --propagation private sh -c "mount --bind /sys/fs/cgroup /sys/fs/cgroup &&
+            mount -o remount,bind,ro /sys/fs/cgroup && exec stepmon run -o /tmp/container64.json -- \
+            sh -c \"dd if=/dev/zero bs=64M count=1 2>/dev/null | sleep 5; exit 3\""'
+    rc=$?
+    if [ "$rc" -eq 3 ]; then pass "$name: stepmon exited 3 (the step's status)"; else fail "$name: stepmon exited $rc, expected 3"; fi
+    : >"/tmp/$name.checks"
+    check $name '.stepmon.placement' '| startswith("no cgroup of its own")'
+    check $name '.resourceUsage.samples | length' '== 0'
+    check $name '.stepmon.sources.cpu.rung' '== "processTree"'
+    check $name '.stepmon.sources.io.rung' '== "processTree"'
+    check $name '.stepmon.sources.memory.rung' '== "enclosingCgroup"'
+    check $name '.stepmon.sources.pids.rung' '== "enclosingCgroup"'
+    check $name '.stepmon.sources.pressure.rung' '== "enclosingCgroup"'
+    check $name '.stepmon.enclosingCgroup.cgroup' '== "/sys/fs/cgroup/container-sim"'
+    check $name '.stepmon.enclosingCgroup.otherProcessesAtStart' '>= 1'
+    check $name '.stepmon.enclosingCgroup.samples | length' '>= 2'
+    check $name '.stepmon.summary.memory.peakBytes' ">= 64 * $MIB"
+    check $name '.stepmon.summary.pidsPeak' '>= 3'
+    check $name '.stepmon.processTree.processesReaped' '>= 1'
+    check $name '.stepmon.summary.cpu.usageSeconds' '> 0'
+    verify $name
+    left=$(find "$ctr" -mindepth 1 -type d | tr '\n' ' ')
+    if [ -z "$left" ]; then pass "$name: nothing was created in the read-only cgroupfs"; else fail "$name: created $left"; fi
+    kill "$other"
+    wait "$other" 2>/dev/null
+    rmdir "$ctr"
+}
+
 run_workloads() {
     # 64 MiB of anonymous memory, held for 5 s (dd's buffer, while its
     # write blocks on a pipe that sleep never reads) so that samples see it.
@@ -186,6 +230,8 @@ run_workloads() {
     check cpumax "$LAST.cpuStat.throttledNanos" '> 0'
     check cpumax '.stepmon.summary.cpu.averageCores' '> 0.05 and $v <= 0.3'
     verify cpumax
+
+    container_step
 
     # 4 busy loops on 2 vCPUs for 4 s: CPU pressure stall.
     step contention 0 -- sh -c 'p=; for i in 1 2 3 4; do sh -c "while :; do :; done" & p="$p $!"; done; sleep 4; kill $p'

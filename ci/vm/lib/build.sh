@@ -15,7 +15,8 @@ VM_TESTS=(
     "stepmon-sysusage lib live"
     "stepmon-netns-stats lib netns_root"
     "stepmon-fdread lib"
-    "stepmon bin run_live gc_live offline spawn_live"
+    "stepmon-runner lib library_step"
+    "stepmon bin run_live gc_live offline spawn_live ladder_live"
 )
 
 # Sets VM_TARGET and VM_RUSTFLAGS: musl if rustup can add it, else glibc

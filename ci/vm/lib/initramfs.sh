@@ -62,8 +62,9 @@ vm_pack_initramfs() {
     mkdir -p "$root/guest"
     cp "$VM_DIR"/guest/*.sh "$root/guest/"
     chmod 0755 "$root/init" "$root"/guest/*.sh
-    echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
-    echo "root:x:0:" >"$root/etc/group"
+    # nobody: the unprivileged runs of cli/tests/ladder_live.rs (busybox su).
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$root/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 
     (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >"$VM_WORK/initramfs.cpio"
     vm_say "initramfs: $(du -m "$VM_WORK/initramfs.cpio" | cut -f1) MiB"
