@@ -115,9 +115,7 @@ fn timed_workload(time_out: &Path) -> Vec<String> {
     vec![
         "sh".into(),
         "-c".into(),
-        format!(
-            "time -f '%U %S' -o '{time_out}' sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'; exit 3"
-        ),
+        format!("time -f '%U %S' -o '{time_out}' sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'; exit 3"),
     ]
 }
 
@@ -170,7 +168,8 @@ fn container_with_read_only_cgroupfs_as_root_and_as_nobody() {
     for (who, wrap) in [("root", false), ("nobody", true)] {
         let out = dir.join(format!("{who}.json"));
         let time_out = dir.join(format!("{who}.time"));
-        let mut argv = stepmon_args(&out, &[], &timed_workload(&time_out).iter().map(String::as_str).collect::<Vec<_>>());
+        let mut argv =
+            stepmon_args(&out, &[], &timed_workload(&time_out).iter().map(String::as_str).collect::<Vec<_>>());
         if wrap {
             argv = as_user(NOBODY, &argv);
         }

@@ -66,6 +66,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::source::{Group, Rung};
 use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Origin, Step, WallSource};
 use crate::units;
 use crate::verdict::{MachineLoad, MachineVerdict, Thresholds};
@@ -220,6 +221,10 @@ pub enum Comparability {
     MissingAfter,
     /// Measured on neither side.
     MissingBoth,
+    /// Measured on both sides, but from different rungs of the measurement
+    /// ladder (e.g. the step's cgroup before, its process tree after): not
+    /// the same quantity, so not compared.
+    DifferentSources,
 }
 
 /// Which way a field moved.
@@ -494,10 +499,33 @@ fn estimate_allowance(before: &Step, after: &Step) -> (f64, f64) {
     (BUILDKIT_FIRST_SAMPLE_SECONDS, relative)
 }
 
+/// The field group of a summary field (`None`: wall time, the same everywhere).
+fn group_of(field: &str) -> Option<Group> {
+    match field.split('.').next()? {
+        "cpu" => Some(Group::Cpu),
+        "memory" => Some(Group::Memory),
+        "io" => Some(Group::Io),
+        "pidsPeak" => Some(Group::Pids),
+        "cpuStall" | "memoryStall" | "ioStall" => Some(Group::Pressure),
+        "netRxBytes" | "netTxBytes" => Some(Group::Network),
+        _ => None,
+    }
+}
+
+/// The rung `step` measured `group` from; steps without sources (older
+/// documents, BuildKit) are their own cgroup's throughout.
+fn rung_of(step: &Step, group: Group) -> Option<Rung> {
+    if step.sources.is_empty() { Some(Rung::CgroupV2) } else { step.sources.rung(group) }
+}
+
 fn compare(spec: &FieldSpec, before: &Step, after: &Step, busy: f64, estimate: (f64, f64)) -> FieldDiff {
     let b = (spec.get)(before).filter(|v| v.is_finite());
     let a = (spec.get)(after).filter(|v| v.is_finite());
+    let rungs = group_of(spec.field).map(|g| (rung_of(before, g), rung_of(after, g)));
     let comparability = match (b, a) {
+        (Some(_), Some(_)) if rungs.is_some_and(|(rb, ra)| rb.is_some() && ra.is_some() && rb != ra) => {
+            Comparability::DifferentSources
+        }
         (Some(_), Some(_)) => Comparability::Compared,
         (None, Some(_)) => Comparability::MissingBefore,
         (Some(_), None) => Comparability::MissingAfter,
@@ -517,7 +545,7 @@ fn compare(spec: &FieldSpec, before: &Step, after: &Step, busy: f64, estimate: (
         direction: Direction::Unknown,
         derived: spec.kind == FieldKind::Cores,
     };
-    let (Some(b), Some(a)) = (b, a) else { return diff };
+    let (Some(b), Some(a), Comparability::Compared) = (b, a, comparability) else { return diff };
     let change = a - b;
     let widened_by = spec.kind.busy_widening() * busy;
     let (extra_floor, extra_relative) = match spec.kind {
@@ -623,6 +651,16 @@ impl StepDiff {
                 }
                 Comparability::MissingAfter => {
                     warnings.push(format!("{} not comparable: not measured in the after run", f.label));
+                }
+                Comparability::DifferentSources => {
+                    let group = group_of(f.field).unwrap_or(Group::Cpu);
+                    let words = |s: &Step| rung_of(s, group).map_or("—", Rung::words);
+                    warnings.push(format!(
+                        "{} not comparable: measured from the {} before and the {} after",
+                        f.label,
+                        words(before),
+                        words(after)
+                    ));
                 }
                 _ => {}
             }

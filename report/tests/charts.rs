@@ -224,9 +224,15 @@ fn markdown_tables_hold_the_summary_values() {
         assert_eq!(value(&read, "OOM kills"), s.memory.oom_kills.map_or_else(not_measured, |k| k.to_string()));
         assert_eq!(value(&read, "Pids peak"), s.pids_peak.map_or_else(not_measured, |k| k.to_string()));
         assert_eq!(value(&read, "Memory peak"), s.memory.peak_bytes.map_or_else(not_measured, units::bytes));
+        // Numbers not from the step's own cgroup say where they came from.
+        let from = step
+            .sources
+            .get(stepmon_report::Group::Cpu)
+            .filter(|s| s.rung != stepmon_report::Rung::CgroupV2)
+            .map_or_else(String::new, |s| format!(" ({})", s.label()));
         assert_eq!(
             value(&read, "CPU average"),
-            s.cpu.average_cores.map_or_else(not_measured, |c| format!("{c:.2} cores")),
+            s.cpu.average_cores.map_or_else(not_measured, |c| format!("{c:.2} cores{from}")),
             "{stem}"
         );
         assert_eq!(value(&read, "Wall time"), units::seconds(step.wall_seconds.expect("measured")), "{stem}");

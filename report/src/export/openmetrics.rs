@@ -225,6 +225,29 @@ fn info(x: &Facts<'_>) -> Vec<Point> {
     vec![(labels, Value::Unsigned(1))]
 }
 
+/// One `stepmon_step_source` info sample per measured field group: the
+/// rung of the measurement ladder it came from and whether it is exact.
+/// Steps that record no sources (BuildKit's, older documents) are their own
+/// cgroup's throughout: no samples.
+fn sources(x: &Facts<'_>) -> Vec<Point> {
+    crate::source::Group::ALL
+        .iter()
+        .filter_map(|group| {
+            let source = x.step.sources.get(*group)?;
+            let bound = match source.bound {
+                crate::source::Bound::Exact => "exact",
+                crate::source::Bound::LowerBound => "lowerBound",
+            };
+            let labels = vec![
+                ("group", group.as_str().to_owned()),
+                ("rung", source.rung.as_str().to_owned()),
+                ("bound", bound.to_owned()),
+            ];
+            Some((labels, Value::Unsigned(1)))
+        })
+        .collect()
+}
+
 /// PSI stall seconds per resource and line (`some`, `full`).
 fn stall_seconds(x: &Facts<'_>) -> Vec<Point> {
     let s = &x.step.summary;
@@ -256,6 +279,13 @@ const FAMILIES: &[Family] = &[
         unit: None,
         help: "A recorded step: exit code, signal, how its wall time is known, BuildKit step id and digest, kernel, cgroup layout (empty when unknown).",
         points: info,
+    },
+    Family {
+        name: "stepmon_step_source",
+        kind: Kind::Info,
+        unit: None,
+        help: "Where a field group's numbers came from: the step's own cgroup (cgroupV2), its process tree, the enclosing cgroup, the machine, its network namespace; exact or a lower bound.",
+        points: sources,
     },
     Family {
         name: "stepmon_step_exit_code",

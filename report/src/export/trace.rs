@@ -139,6 +139,10 @@ fn slice_args(step: &Step) -> Value {
     }
     args.insert("machine".into(), json!(verdicts.machine.class));
     args.insert("memory".into(), json!(verdicts.memory.class));
+    if !step.sources.is_empty() {
+        // Where each group's numbers (and counter tracks) came from.
+        args.insert("sources".into(), json!(step.sources));
+    }
     args.insert("verdicts".into(), json!(verdicts.sentences()));
     Value::Object(args)
 }

@@ -70,7 +70,14 @@ impl Verdicts {
             Some(_) => {
                 let mut alone = step.clone();
                 alone.summary.cpu_stall = stepmon_sampler::model::StallSummary::default();
-                MachineVerdict::of(&alone, &thresholds)
+                let mut machine = MachineVerdict::of(&alone, &thresholds);
+                // Nothing of the step's own to subtract: the machine's stall
+                // is everyone's, the step's included.
+                machine.reason = machine.reason.replace(
+                    "tasks outside the step waited for CPU at least",
+                    "tasks (the step's among them) waited for CPU",
+                );
+                machine
             }
             None => MachineVerdict::of(step, &thresholds),
         };

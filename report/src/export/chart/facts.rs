@@ -4,6 +4,7 @@
 
 use stepmon_sampler::model::StallSummary;
 
+use crate::source::{Bound, Group, Rung};
 use crate::step::{Step, WallSource};
 use crate::units::{bytes, percent, seconds};
 
@@ -81,7 +82,7 @@ pub(crate) fn facts(step: &Step) -> Vec<Fact> {
     });
     let count = |v: u64| v.to_string();
     let fact = |label, value| Fact { label, value };
-    vec![
+    let mut rows = vec![
         fact("Wall time", wall),
         fact("CPU user / system", pair(c.user_seconds, c.system_seconds, seconds)),
         fact("CPU average", or_not_measured(c.average_cores, |v| format!("{v:.2} cores"))),
@@ -97,5 +98,40 @@ pub(crate) fn facts(step: &Step) -> Vec<Fact> {
         fact("Waiting for IO", stall(&s.io_stall)),
         fact("Network rx / tx", pair(s.net_rx_bytes, s.net_tx_bytes, bytes)),
         fact("Machine CPU busy", machine),
-    ]
+    ];
+    for row in &mut rows {
+        label_source(step, row);
+    }
+    rows
+}
+
+/// The field group a row belongs to.
+fn group_of(label: &str) -> Option<Group> {
+    match label {
+        "CPU user / system" | "CPU average" | "CPU throttled" => Some(Group::Cpu),
+        "Memory peak" | "Memory anon / file at peak" | "OOM kills" | "memory.max / memory.high hits" => {
+            Some(Group::Memory)
+        }
+        "IO read / write" => Some(Group::Io),
+        "Pids peak" => Some(Group::Pids),
+        "Waiting for CPU" | "Waiting for memory" | "Waiting for IO" => Some(Group::Pressure),
+        "Network rx / tx" => Some(Group::Network),
+        _ => None,
+    }
+}
+
+/// Appends where a measured row's numbers came from when that is not the
+/// step's own cgroup (`2.61 s / 11.9 ms (process tree)`), and marks a lower
+/// bound (`≥ 64.0 MiB`).
+fn label_source(step: &Step, row: &mut Fact) {
+    let Some(source) = group_of(row.label).and_then(|g| step.sources.get(g)) else { return };
+    if row.value == NOT_MEASURED || row.label == "CPU throttled" {
+        return;
+    }
+    if source.bound == Bound::LowerBound && matches!(row.label, "Memory peak" | "Pids peak") {
+        row.value.insert_str(0, "≥ ");
+    }
+    if source.rung != Rung::CgroupV2 {
+        row.value.push_str(&format!(" ({})", source.label()));
+    }
 }
