@@ -55,7 +55,11 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
     };
     for group in Group::ALL {
         let own = evidence.step.filter(|(_, samples)| has(samples, group));
-        let around = evidence.enclosing.filter(|e| has(&e.samples, group));
+        // The root cgroup's memory and task counts are the whole machine's
+        // (in sysUsage already), not a bound on the step's.
+        let around = evidence
+            .enclosing
+            .filter(|e| has(&e.samples, group) && !(e.root && matches!(group, Group::Memory | Group::Pids)));
         let source = match (group, own, around) {
             (Group::Network, _, _) => {
                 evidence.own_network.then(|| Source::exact(Rung::NetworkNamespace, "the step's own network namespace"))

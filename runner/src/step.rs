@@ -41,25 +41,40 @@ pub struct Finished {
     pub messages: Vec<String>,
 }
 
-/// The step's cgroups, killed and removed when dropped.
+/// The step's cgroups, killed and removed when dropped (also when the run
+/// fails half-way); [`OwnedCgroups::release`] does it and says what failed.
 #[derive(Debug)]
-struct OwnedCgroups(RunCgroups);
+struct OwnedCgroups(Option<RunCgroups>);
+
+impl OwnedCgroups {
+    fn get(&self) -> &RunCgroups {
+        self.0.as_ref().unwrap_or_else(|| unreachable!("released"))
+    }
+
+    /// Kills what is left, removes the cgroups; a warning if they stay.
+    fn release(mut self) -> Option<String> {
+        let cgroups = self.0.take()?;
+        let _ = cgroups.kill_and_wait(KILL_TIMEOUT);
+        // rmdir can briefly fail with EBUSY right after the last task exits.
+        let mut last = None;
+        for _ in 0..200 {
+            match cgroups.remove() {
+                Ok(()) => return None,
+                Err(e) => last = Some(e),
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let e = last.map_or_else(String::new, |e| e.to_string());
+        Some(format!("warning: could not remove {}: {e} (`stepmon gc` will)", cgroups.parent.display()))
+    }
+}
 
 impl Drop for OwnedCgroups {
     fn drop(&mut self) {
-        let _ = self.0.kill_and_wait(KILL_TIMEOUT);
-        // rmdir can briefly fail with EBUSY right after the last task exits.
-        for attempt in 0..50 {
-            match self.0.remove() {
-                Ok(()) => return,
-                Err(e) if attempt == 49 => {
-                    eprintln!(
-                        "stepmon: warning: could not remove {}: {e} (`stepmon gc` will)",
-                        self.0.parent.display()
-                    );
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(10)),
-            }
+        if self.0.is_some()
+            && let Some(warning) = OwnedCgroups(self.0.take()).release()
+        {
+            eprintln!("stepmon: {warning}");
         }
     }
 }
@@ -170,7 +185,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
             match RunCgroups::create(&base, delegated) {
-                Ok(created) => (Some(OwnedCgroups(created)), None),
+                Ok(created) => (Some(OwnedCgroups(Some(created))), None),
                 Err(e) if strict => {
                     return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
                 }
@@ -184,10 +199,10 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         Err(e) => (None, Some(e.to_string())),
     };
     if let Some(cgroups) = &cgroups {
-        apply_limits(&options.limits, &cgroups.0)?;
+        apply_limits(&options.limits, cgroups.get())?;
     }
     let location = location.ok();
-    let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(|c| &c.0)));
+    let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
 
     let namespace = match &options.net {
         NetMode::Host => None,
@@ -205,7 +220,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     };
     let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
     let step_recorder = match (&cgroups, &enclosing, &no_cgroup) {
-        (Some(cgroups), _, _) => Some(monitor.record(&cgroups.0.leaf, &network)),
+        (Some(cgroups), _, _) => Some(monitor.record(&cgroups.get().leaf, &network)),
         // The enclosing recorder carries the network then.
         (None, Some(_), _) => None,
         (None, None, reason) => Some(monitor.record_without_cgroup(&network, reason.as_deref().unwrap_or(""))),
@@ -323,7 +338,7 @@ impl Prepared {
         let started = Instant::now();
         let netns_path = self.namespace.as_ref().map(HeldNamespace::path);
         let target = Target {
-            cgroup: self.cgroups.as_ref().map(|c| c.0.leaf.as_path()),
+            cgroup: self.cgroups.as_ref().map(|c| c.get().leaf.as_path()),
             netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
             netns_path: netns_path.as_deref(),
         };
@@ -355,13 +370,13 @@ impl Prepared {
         };
         if self.options.wait_all {
             if let Some(cgroups) = &self.cgroups {
-                placement::wait_unpopulated(&cgroups.0.leaf, None)
+                placement::wait_unpopulated(&cgroups.get().leaf, None)
                     .map_err(|e| RunError::io("waiting for the step's processes", &e))?;
             }
             reaper.wait_all();
         } else {
             if let Some(cgroups) = &self.cgroups
-                && let Err(e) = cgroups.0.kill_and_wait(KILL_TIMEOUT)
+                && let Err(e) = cgroups.get().kill_and_wait(KILL_TIMEOUT)
             {
                 messages.push(format!("warning: killing what the step left behind: {e}"));
             }
@@ -375,14 +390,16 @@ impl Prepared {
         let enclosing_usage = self.enclosing_recorder.take().map(Recorder::close_blocking);
         self.monitor.shutdown_blocking();
         let cgroups = self.cgroups.take();
-        let leaf = cgroups.as_ref().map(|c| c.0.leaf.clone());
+        let leaf = cgroups.as_ref().map(|c| c.get().leaf.clone());
         let (enabled, not_enabled) = cgroups.as_ref().map_or((Vec::new(), Vec::new()), |c| {
             (
-                c.0.enabled.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(),
-                c.0.not_enabled.iter().map(|n| NotEnabled::new(n.controller, n.reason.clone())).collect::<Vec<_>>(),
+                c.get().enabled.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(),
+                c.get().not_enabled.iter().map(|n| NotEnabled::new(n.controller, n.reason.clone())).collect::<Vec<_>>(),
             )
         });
-        drop(cgroups);
+        if let Some(warning) = cgroups.and_then(OwnedCgroups::release) {
+            messages.push(warning);
+        }
 
         let enclosing = self.enclosing.as_ref().zip(enclosing_usage.as_ref()).map(|(e, usage)| {
             let mut info = EnclosingCgroup::default();

@@ -60,7 +60,7 @@ fn an_orphan_is_counted_and_a_daemon_is_killed() {
     // job is orphaned and reparented to this process (the subreaper). The
     // daemon double-forks out of a new session and would outlive the step.
     let script =
-        format!("( {} & ) ; setsid sh -c 'sleep 300 & echo $! > {}' ; sleep 1", burn(150_000), daemon_pid.display());
+        format!("( {} & ) ; setsid sh -c 'sleep 300 & echo $! > {}' ; sleep 1", burn(30_000), daemon_pid.display());
     for mode in [CgroupMode::Never, CgroupMode::Auto] {
         let started = Instant::now();
         let finished = run(mode, &script);
@@ -70,7 +70,7 @@ fn an_orphan_is_counted_and_a_daemon_is_killed() {
         // sh, the orphaned job, the daemon's sleep: at least three reaped.
         assert!(tree.processes_reaped >= 3, "{mode:?}: {tree:?}");
         // The orphan's loop ran to its end inside the step's second.
-        assert!(tree.cpu_seconds() > 0.05, "{mode:?}: the orphan's CPU is missing: {tree:?}");
+        assert!(tree.cpu_seconds() > 0.01, "{mode:?}: the orphan's CPU is missing: {tree:?}");
         let pid: u32 = std::fs::read_to_string(&daemon_pid).unwrap().trim().parse().unwrap();
         assert!(!alive(pid), "{mode:?}: the daemon {pid} survived the step");
         if mode == CgroupMode::Never {
@@ -88,15 +88,16 @@ fn with_a_step_cgroup_the_tree_cross_checks_it() {
         eprintln!("SKIPPED with_a_step_cgroup_the_tree_cross_checks_it: needs root to create cgroups");
         return;
     }
-    let script = format!("j=0; while [ $j -lt 200 ]; do /bin/true; j=$((j+1)); done; {}", burn(100_000));
-    let finished = run(CgroupMode::Require, &script);
+    let script = "j=0; while [ $j -lt 200 ]; do /bin/true; j=$((j+1)); done";
+    let finished = run(CgroupMode::Require, script);
     let run = finished.document.stepmon.as_ref().unwrap();
     assert_eq!(run.sources.rung(stepmon_report::Group::Cpu), Some(Rung::CgroupV2), "{:?}", run.sources);
     let cgroup = run.summary.cpu.usage_seconds.unwrap();
     let tree = run.process_tree.unwrap().cpu_seconds();
     // 201 processes: the shell and 200 /bin/true, each reaped by the shell.
     assert!((tree - cgroup).abs() <= 0.05 * cgroup, "process tree {tree} s vs the step cgroup's cpu.stat {cgroup} s");
-    assert!(Path::new(&run.cgroup).parent().is_some_and(|p| !p.exists()), "{} was not removed", run.cgroup);
+    let parent = Path::new(&run.cgroup).parent().unwrap();
+    assert!(!parent.exists(), "{} was not removed: {:?}", parent.display(), finished.messages);
 }
 
 fn tempfile_dir() -> std::path::PathBuf {
