@@ -181,6 +181,17 @@ fn container_with_read_only_cgroupfs_as_root_and_as_nobody() {
             assert!(["enclosingCgroup", "machine"].contains(&pressure["rung"].as_str().unwrap()), "{pressure}");
         }
     }
+    // doctor predicts the same rungs there, and what would move them up.
+    let doctor = run(&in_container(&[env!("CARGO_BIN_EXE_stepmon").to_owned(), "doctor".into(), "--json".into()]));
+    assert!(doctor.status.success(), "{}", String::from_utf8_lossy(&doctor.stderr));
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["stepCgroup"], false, "{report}");
+    let rung = |resource: &str| -> &Value {
+        report["rungs"].as_array().unwrap().iter().find(|r| r["resource"] == resource).unwrap()
+    };
+    assert_eq!(rung("cpu")["rung"], "processTree", "{report}");
+    assert!(rung("cpu")["toImprove"].as_str().unwrap().contains("writable cgroupfs"), "{report}");
+    assert_eq!(rung("io")["rung"], "processTree", "{report}");
     assert_eq!(run_dirs(), before, "a run wrote to a cgroupfs");
     std::fs::remove_dir_all(dir).unwrap();
 }

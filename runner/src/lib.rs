@@ -68,3 +68,8 @@ pub use step::{Finished, Prepared, prepare};
 pub fn prepare(_options: StepOptions) -> Result<std::convert::Infallible, RunError> {
     Err(RunError::new("running a measured step needs Linux (cgroups, procfs)"))
 }
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -158,6 +158,32 @@ container_step() {
     verify $name
     left=$(find "$ctr" -mindepth 1 -type d | tr '\n' ' ')
     if [ -z "$left" ]; then pass "$name: nothing was created in the read-only cgroupfs"; else fail "$name: created $left"; fi
+
+    # The same cgroup with a writable cgroupfs (a privileged container, a
+    # service): the step gets a cgroup of its own below it, but the
+    # no-internal-process rule keeps controllers off (the enclosing cgroup
+    # holds processes), so CPU and stall come from the step's cgroup
+    # (cpu.stat core keys, PSI) and memory and pids from the enclosing one.
+    name=writable64
+    echo
+    echo "==> step $name: stepmon run in $ctr (writable, another process in it)"
+    sh -c 'echo $$ >/sys/fs/cgroup/container-sim/cgroup.procs
+        exec stepmon run -o /tmp/writable64.json -- sh -c "dd if=/dev/zero bs=64M count=1 2>/dev/null | sleep 5"'
+    rc=$?
+    if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc, expected 0"; fi
+    : >"/tmp/$name.checks"
+    check $name '.stepmon.controllers' '== []'
+    check $name '.stepmon.sources.cpu.rung' '== "cgroupV2"'
+    check $name '.stepmon.sources.pressure.rung' '== "cgroupV2"'
+    check $name '.stepmon.sources.memory.rung' '== "enclosingCgroup"'
+    check $name '.stepmon.sources.pids.rung' '== "enclosingCgroup"'
+    check $name '.stepmon.sources.io.rung' '== "processTree"'
+    check $name '.stepmon.summary.memory.peakBytes' ">= 64 * $MIB"
+    check $name '.stepmon.summary.cpu.usageSeconds' '> 0'
+    verify $name
+    left=$(find "$ctr" -mindepth 1 -type d | tr '\n' ' ')
+    if [ -z "$left" ]; then pass "$name: its cgroups were removed"; else fail "$name: left $left"; fi
+
     kill "$other"
     wait "$other" 2>/dev/null
     rmdir "$ctr"
