@@ -6,7 +6,6 @@ use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One input file, embedded in the binary so every run parses the same bytes.
 #[derive(Debug, Clone, Copy)]
@@ -106,32 +105,25 @@ impl Fixture {
     }
 }
 
-/// A per-process directory on tmpfs (`/dev/shm`, else the temp dir), so the
-/// file-based cases measure the syscalls and the copy, not a disk. Removed on drop.
+/// A directory on tmpfs (`/dev/shm`, else the temp dir), so the file-based
+/// cases measure the syscalls and the copy, not a disk. Its name is unique
+/// (`stepmon-benches-XXXXXX`, made with `O_EXCL`) and it is removed on drop,
+/// also when a bench or test panics.
 #[derive(Debug)]
-pub struct TmpDir(PathBuf);
+pub struct TmpDir(tempfile::TempDir);
 
 impl TmpDir {
-    /// Creates `stepmon-benches-<pid>-<n>` under `/dev/shm` (or the temp dir).
+    /// Creates `stepmon-benches-XXXXXX` under `/dev/shm` (or the temp dir).
     pub fn new() -> io::Result<TmpDir> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let base = Path::new("/dev/shm");
-        let base = if base.is_dir() { base.to_path_buf() } else { std::env::temp_dir() };
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = base.join(format!("stepmon-benches-{}-{n}", std::process::id()));
-        fs::create_dir_all(&dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("stepmon-benches-");
+        let shm = Path::new("/dev/shm");
+        let dir = if shm.is_dir() { builder.tempdir_in(shm)? } else { builder.tempdir()? };
         Ok(TmpDir(dir))
     }
 
     /// The directory.
     pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover directory in /dev/shm is harmless.
-        let _ = fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }

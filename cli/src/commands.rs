@@ -44,11 +44,51 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
 
 /// One sample of any cgroup, as JSON on stdout.
 pub fn sample(args: &SampleArgs) -> Result<(), CliError> {
-    let mut probe = CgroupProbe::open(&args.cgroup_dir).map_err(|e| {
-        CliError::io(&format!("cannot open {}", args.cgroup_dir.display()), &e)
-            .hint("give a cgroup v2 directory, e.g. /sys/fs/cgroup/system.slice/ssh.service")
+    let dir = &args.cgroup_dir;
+    let mut probe = CgroupProbe::open(dir).map_err(|e| {
+        let error = match not_a_cgroup_v2_dir(dir, &e) {
+            Some(why) => CliError::new(why),
+            None => CliError::io(&format!("cannot open {}", dir.display()), &e),
+        };
+        error.hint(match discover::locate() {
+            Ok(own) => format!(
+                "give a cgroup v2 directory: cgroup v2 is mounted at {} here (this process is in {})",
+                own.mount_point.display(),
+                own.own_dir.display()
+            ),
+            Err(_) => "give a cgroup v2 directory, e.g. /sys/fs/cgroup/system.slice/ssh.service".to_owned(),
+        })
     })?;
     print_json(&probe.read(Timestamp::now()))
+}
+
+/// Why `dir` is not a cgroup v2 directory, when opening it as one failed
+/// with "not found" (`CgroupProbe::open` opens `DIR/cgroup.controllers`, so
+/// the kernel's ENOENT alone does not say which path is missing). A cgroup v2
+/// directory always has `cgroup.controllers`; a cgroup v1 one has `tasks`
+/// and `cgroup.procs` instead
+/// (<https://docs.kernel.org/admin-guide/cgroup-v1/cgroups.html>, section 1.4).
+fn not_a_cgroup_v2_dir(dir: &Path, error: &std::io::Error) -> Option<String> {
+    use std::io::ErrorKind::{NotADirectory, NotFound};
+    if !matches!(error.kind(), NotFound | NotADirectory) {
+        return None;
+    }
+    let shown = dir.display();
+    let Ok(metadata) = std::fs::metadata(dir) else {
+        return Some(format!("{shown} does not exist"));
+    };
+    if !metadata.is_dir() {
+        return Some(format!("{shown} is not a directory"));
+    }
+    if dir.join("cgroup.controllers").exists() {
+        return None;
+    }
+    let why = if dir.join("tasks").exists() {
+        "it has `tasks` but no `cgroup.controllers`: a cgroup v1 directory"
+    } else {
+        "it has no `cgroup.controllers`, which every cgroup v2 directory has"
+    };
+    Some(format!("{shown} is not a cgroup v2 directory: {why}"))
 }
 
 /// One system sample, as JSON on stdout.

@@ -163,7 +163,7 @@ fn container_with_read_only_cgroupfs_as_root_and_as_nobody() {
         return;
     }
     let dir = scratch(name);
-    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let before = run_dirs();
     for (who, wrap) in [("root", false), ("nobody", true)] {
         let out = dir.join(format!("{who}.json"));
@@ -193,7 +193,6 @@ fn container_with_read_only_cgroupfs_as_root_and_as_nobody() {
     assert!(rung("cpu")["toImprove"].as_str().unwrap().contains("writable cgroupfs"), "{report}");
     assert_eq!(rung("io")["rung"], "processTree", "{report}");
     assert_eq!(run_dirs(), before, "a run wrote to a cgroupfs");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -203,7 +202,7 @@ fn unprivileged_user_on_the_host() {
         return;
     }
     let dir = scratch(name);
-    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let before = run_dirs();
     let out = dir.join("nobody.json");
     let time_out = dir.join("nobody.time");
@@ -211,7 +210,6 @@ fn unprivileged_user_on_the_host() {
     let output = run(&as_user(NOBODY, &argv));
     check_fallback("host, nobody", &output, &out, &time_out);
     assert_eq!(run_dirs(), before, "a run as nobody wrote to a cgroupfs");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -233,5 +231,4 @@ fn require_cgroup_refuses_and_runs_nothing() {
     // A command that does not exist is still 127, without a cgroup too.
     let output = run(&in_container(&stepmon_args(&out, &[], &["/nonexistent/program"])));
     assert_eq!(output.status.code(), Some(127), "{}", String::from_utf8_lossy(&output.stderr));
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{f64_at, leftovers, run_stepmon, scratch, u64_at};
+use common::{Scratch, f64_at, leftovers, run_stepmon, scratch, u64_at};
 use serde_json::Value;
 
 fn manifest() -> &'static Path {
@@ -28,16 +28,46 @@ fn sample_of_the_fake_pure_v2_step_gives_its_known_values() {
     assert_eq!(u64_at(&sample, "/stepmon/pidsPeak"), 9);
 }
 
-#[test]
-fn sample_of_a_non_cgroup_dir_is_a_clean_error() {
-    let run = run_stepmon(&["sample", "/etc"]);
-    assert_eq!(run.status.code(), Some(125));
-    assert!(run.stderr.starts_with("stepmon: error: cannot open /etc"), "{}", run.stderr);
+/// `stepmon sample DIR`'s error for a DIR that cannot be sampled: exit 125,
+/// one line saying what DIR is, a hint, no panic.
+fn sample_error(dir: &Path) -> String {
+    let run = run_stepmon(&["sample", dir.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(125), "{}", run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let (error, hint) = run.stderr.split_once('\n').unwrap_or_else(|| panic!("no hint: {}", run.stderr));
+    assert!(hint.starts_with("  hint: give a cgroup v2 directory"), "{}", run.stderr);
+    error.to_owned()
+}
+
+#[test]
+fn sample_of_a_non_cgroup_dir_says_what_the_dir_is() {
+    let dir = scratch("not-a-cgroup");
+    let shown = dir.display();
+    assert_eq!(
+        sample_error(&dir),
+        format!(
+            "stepmon: error: {shown} is not a cgroup v2 directory: it has no `cgroup.controllers`, which every cgroup v2 directory has"
+        )
+    );
+    // A cgroup v1 directory: `tasks` and `cgroup.procs`, no `cgroup.controllers`.
+    std::fs::write(dir.join("tasks"), "").unwrap();
+    std::fs::write(dir.join("cgroup.procs"), "").unwrap();
+    assert_eq!(
+        sample_error(&dir),
+        format!(
+            "stepmon: error: {shown} is not a cgroup v2 directory: it has `tasks` but no `cgroup.controllers`: a cgroup v1 directory"
+        )
+    );
+    let gone = dir.join("no-such-dir");
+    assert_eq!(sample_error(&gone), format!("stepmon: error: {} does not exist", gone.display()));
+    let file = dir.join("tasks");
+    assert_eq!(sample_error(&file), format!("stepmon: error: {} is not a directory", file.display()));
+    // A real directory that is no cgroup at all.
+    assert!(sample_error(Path::new("/etc")).starts_with("stepmon: error: /etc is not a cgroup v2 directory"));
 }
 
 /// A procfs-like directory built from the captured hybrid-6.18 files.
-fn captured_proc() -> PathBuf {
+fn captured_proc() -> Scratch {
     let data = manifest().join("tests/data/hybrid-6.18");
     let root = scratch("proc");
     std::fs::create_dir(root.join("pressure")).unwrap();
@@ -73,7 +103,6 @@ fn sys_of_captured_proc_files_gives_the_captured_numbers() {
     // loadavg: 0.18 0.07 0.02 1/89 4687.
     assert!((f64_at(&sample, "/stepmon/loadAvg/load1") - 0.18).abs() < 1e-9);
     assert_eq!(u64_at(&sample, "/stepmon/loadAvg/threads"), 89);
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 /// The cgroup v2 mount point and its superblock options, read independently

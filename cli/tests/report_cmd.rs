@@ -48,7 +48,6 @@ fn report_writes_every_format() {
     }
     let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("json")).unwrap()).unwrap();
     assert_eq!(json["steps"][0]["verdicts"]["memory"]["class"], "oomKilled");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -83,7 +82,6 @@ fn report_errors_are_one_line_with_a_hint() {
     let run = run_stepmon(&["report", &data(PURE_V2), "--format", "pdf"]);
     assert_eq!(run.status.code(), Some(2), "clap's usage error");
     assert!(run.stderr.contains("expected one of text, json"), "{}", run.stderr);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

@@ -89,7 +89,6 @@ fn cpu_bound_step_is_measured_and_summary_matches_json() {
         let line = line.as_str().unwrap();
         assert!(run.stderr.contains(&format!("not measured: {line}")), "{line:?} not in the summary");
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -113,7 +112,6 @@ fn exit_codes_propagate_and_nothing_is_left() {
         assert_eq!(report.pointer("/stepmon/signal").and_then(Value::as_i64), signal.map(i64::from));
         assert!(leftovers(&base, run.pid).is_empty(), "{command:?} left {:?}", leftovers(&base, run.pid));
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -141,7 +139,6 @@ fn non_executable_command_is_126_and_nothing_is_left() {
     assert_eq!(run.status.code(), Some(126), "{}", run.stderr);
     assert!(run.stderr.contains("not-executable"), "{}", run.stderr);
     assert!(leftovers(&base, run.pid).is_empty(), "{:?}", leftovers(&base, run.pid));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The step's processes, once its leaf cgroup holds one named `comm`.
@@ -211,7 +208,6 @@ fn sigint_and_sigterm_end_the_step_and_clean_up() {
         assert!(wait_gone(p, Duration::from_secs(2)), "process {p} of the trapping step survived");
     }
     assert!(leftovers(&base, pid).is_empty(), "left {:?}", leftovers(&base, pid));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -225,7 +221,6 @@ fn daemonized_grandchild_is_killed() {
     let grandchild: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     assert!(wait_gone(grandchild, Duration::from_secs(2)), "the daemonized `sleep 100` ({grandchild}) survived");
     assert!(leftovers(&base, run.pid).is_empty(), "left {:?}", leftovers(&base, run.pid));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// A receiver and a sender of `BYTES` over 127.0.0.1 in one Python process.
@@ -318,5 +313,4 @@ fn isolated_network_counts_its_own_loopback_only_when_asked() {
     for key in ["rxBytes", "txBytes"] {
         assert_eq!(net_bytes(&report, key), 0, "{key}: loopback must not be counted without --include-loopback");
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -156,7 +156,6 @@ fn commands_that_cannot_run_end_the_same_each_way() {
             assert!(messages(&run).is_empty(), "{mode} {program}: {}", run.stderr);
         }
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// `(SigBlk, SigIgn)` masks from a `/proc/<pid>/status` text.

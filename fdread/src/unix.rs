@@ -211,10 +211,10 @@ mod tests {
 
     #[test]
     fn rereads_fresh_content_through_one_fd() {
-        let dir = std::env::temp_dir().join(format!("stepmon-fdread-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::Builder::new().prefix("stepmon-fdread-").tempdir().unwrap();
+        let dir = scratch.path();
         std::fs::write(dir.join("f"), b"one\n").unwrap();
-        let held_dir = Dir::open(&dir).unwrap();
+        let held_dir = Dir::open(dir).unwrap();
         let file = HeldFile::open_at(&held_dir, "f").unwrap();
         let mut buf = Vec::new();
         assert_eq!(file.read(&mut buf).unwrap(), b"one\n");
@@ -223,13 +223,13 @@ mod tests {
         assert_eq!(read_once(&held_dir, "f", &mut buf).unwrap(), b"two, longer than before\n");
         let missing = HeldFile::open_at(&held_dir, "nope").unwrap_err();
         assert!(is_gone(&missing) && !is_unsupported(&missing));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn reads_files_larger_than_the_first_buffer() {
         // /proc/self/mountinfo or /proc/stat may be small here; build a big file.
-        let path = std::env::temp_dir().join(format!("stepmon-fdread-big-{}", std::process::id()));
+        let scratch = tempfile::Builder::new().prefix("stepmon-fdread-").tempdir().unwrap();
+        let path = scratch.path().join("big");
         let content: Vec<u8> = (0..20_000u32).flat_map(|i| format!("{i}\n").into_bytes()).collect();
         std::fs::write(&path, &content).unwrap();
         let file = HeldFile::open(&path).unwrap();
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(file.read_single(&mut buf).unwrap(), content.as_slice(), "again, into the grown buffer");
         // Appended after another file's bytes, starting at an odd length:
         // the range is the whole file, the bytes before it are kept.
-        let small = std::env::temp_dir().join(format!("stepmon-fdread-small-{}", std::process::id()));
+        let small = scratch.path().join("small");
         std::fs::write(&small, b"populated 1\n").unwrap();
         let small_file = HeldFile::open(&small).unwrap();
         for _ in 0..2 {
@@ -254,8 +254,6 @@ mod tests {
             assert_eq!(&buf[second.clone()], content.as_slice());
             assert_eq!((third.start, &buf[third.clone()]), (second.end, &b"populated 1\n"[..]));
         }
-        std::fs::remove_file(&small).unwrap();
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

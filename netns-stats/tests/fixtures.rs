@@ -62,7 +62,9 @@ fn sysfs_captures_have_all_24_files_and_lo_matches_proc_net_dev() {
 /// Lays the capture out as a sysfs tree and reads it with the real reader.
 #[test]
 fn sysfs_reader_on_a_copy_of_the_capture() {
-    let root = std::env::temp_dir().join(format!("stepmon-netns-sysfs-{}", std::process::id()));
+    // Removed on drop, also when an assertion fails.
+    let scratch = tempfile::Builder::new().prefix("stepmon-netns-sysfs-").tempdir().unwrap();
+    let root = scratch.path();
     let stats_dir = root.join("eth0").join("statistics");
     std::fs::create_dir_all(&stats_dir).unwrap();
     for (name, value) in sysfs_capture(SYSFS_ETH0) {
@@ -70,21 +72,20 @@ fn sysfs_reader_on_a_copy_of_the_capture() {
             std::fs::write(stats_dir.join(name), value).unwrap();
         }
     }
-    let iface = SysfsInterface::open_in(&root, "eth0").unwrap();
+    let iface = SysfsInterface::open_in(root, "eth0").unwrap();
     let read = iface.read_all().unwrap();
     let mut expected = stats_from_capture(SYSFS_ETH0);
     expected.rx_nohandler = None; // absent file (kernel < 4.6) is None, not 0
     assert_eq!(read, expected);
-    assert_eq!(SysfsInterface::list_in(&root).unwrap(), ["eth0"]);
+    assert_eq!(SysfsInterface::list_in(root).unwrap(), ["eth0"]);
     // Any other missing file is an error: the device is gone.
     std::fs::remove_file(stats_dir.join("tx_bytes")).unwrap();
     assert!(matches!(iface.read(StatFile::SAMPLE), Err(Error::Read { .. })));
     std::fs::write(stats_dir.join("tx_bytes"), "12 13\n").unwrap();
     assert!(matches!(iface.read(StatFile::SAMPLE), Err(Error::Parse { .. })));
-    assert!(matches!(SysfsInterface::open_in(&root, ".."), Err(Error::InvalidName { .. })));
-    assert!(matches!(SysfsInterface::open_in(&root, "a/b"), Err(Error::InvalidName { .. })));
-    assert!(matches!(SysfsInterface::open_in(&root, "nope0"), Err(Error::Open { .. })));
-    std::fs::remove_dir_all(&root).unwrap();
+    assert!(matches!(SysfsInterface::open_in(root, ".."), Err(Error::InvalidName { .. })));
+    assert!(matches!(SysfsInterface::open_in(root, "a/b"), Err(Error::InvalidName { .. })));
+    assert!(matches!(SysfsInterface::open_in(root, "nope0"), Err(Error::Open { .. })));
 }
 
 /// Our own namespace through every entry point: same namespace, same

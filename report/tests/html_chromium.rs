@@ -40,24 +40,6 @@ fn find_chromium() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join("chromium")).find(|p| p.is_file())
 }
 
-/// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("stepmon-html-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 struct Chromium {
     binary: PathBuf,
     profile: PathBuf,
@@ -169,11 +151,12 @@ fn chromium_renders_the_html_report() {
         return;
     };
     let started = Instant::now();
-    let tmp = TempDir::new();
-    let chromium = Chromium { binary, profile: tmp.0.join("profile") };
+    // Removed on drop, also when an assertion fails.
+    let tmp = tempfile::Builder::new().prefix("stepmon-html-").tempdir().expect("create temp dir");
+    let chromium = Chromium { binary, profile: tmp.path().join("profile") };
     let steps = steps();
     let page = html::render(&steps);
-    let report = tmp.0.join("report.html");
+    let report = tmp.path().join("report.html");
     std::fs::write(&report, &page).expect("write report");
 
     // 1. The DOM of the page as written.
@@ -190,7 +173,7 @@ fn chromium_renders_the_html_report() {
     let csp = format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">", html::CSP);
     assert!(page.contains(&csp), "the page declares its CSP");
     let measured = page.replace(&csp, "").replace("</body>", &format!("{MEASURE}\n</body>"));
-    let measured_path = tmp.0.join("measured.html");
+    let measured_path = tmp.path().join("measured.html");
     std::fs::write(&measured_path, measured).expect("write measured copy");
     let dom = chromium.dump_dom(&measured_path);
     let start = dom.find(&format!("<pre id=\"{CHECK_ID}\">")).expect("the measuring script ran") + CHECK_ID.len() + 11;
@@ -225,11 +208,11 @@ fn chromium_renders_the_html_report() {
     }
 
     // 3. Pixels: the report against an empty page of the same size.
-    let shot = chromium.screenshot(&report, &tmp.0.join("report.png"));
-    let blank_page = tmp.0.join("blank.html");
+    let shot = chromium.screenshot(&report, &tmp.path().join("report.png"));
+    let blank_page = tmp.path().join("blank.html");
     std::fs::write(&blank_page, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body></body></html>")
         .expect("write blank");
-    let blank = chromium.screenshot(&blank_page, &tmp.0.join("blank.png"));
+    let blank = chromium.screenshot(&blank_page, &tmp.path().join("blank.png"));
     assert_eq!(png_size(&shot), WINDOW);
     assert_eq!(png_size(&blank), WINDOW);
     eprintln!("screenshot {} bytes, empty page {} bytes", shot.len(), blank.len());

@@ -54,8 +54,8 @@ fn exit_status_and_labels_without_a_cgroup() {
 
 #[test]
 fn an_orphan_is_counted_and_a_daemon_is_killed() {
-    let dir = tempfile_dir();
-    let daemon_pid = dir.join("daemon.pid");
+    let dir = tempfile::tempdir().unwrap();
+    let daemon_pid = dir.path().join("daemon.pid");
     // The subshell starts a CPU-burning job in the background and exits: the
     // job is orphaned and reparented to this process (the subreaper). The
     // daemon double-forks out of a new session and would outlive the step.
@@ -79,7 +79,6 @@ fn an_orphan_is_counted_and_a_daemon_is_killed() {
         }
         assert!(started.elapsed() < Duration::from_secs(30));
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -98,10 +97,4 @@ fn with_a_step_cgroup_the_tree_cross_checks_it() {
     assert!((tree - cgroup).abs() <= 0.05 * cgroup, "process tree {tree} s vs the step cgroup's cpu.stat {cgroup} s");
     let parent = Path::new(&run.cgroup).parent().unwrap();
     assert!(!parent.exists(), "{} was not removed: {:?}", parent.display(), finished.messages);
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("stepmon-runner-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

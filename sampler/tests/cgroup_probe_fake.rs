@@ -66,10 +66,16 @@ fn buildkit_json_golden() {
     assert_eq!(json.trim_end(), expected.trim_end(), "actual JSON:\n{json}");
 }
 
+/// A scratch directory to lay a fake cgroup out in, removed on drop (also
+/// when the test fails).
+fn fake_cgroup_dir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("stepmon-fake-cgroup-").tempdir().unwrap()
+}
+
 #[test]
 fn removed_files_and_directories_give_reasons_not_errors() {
-    let dir = std::env::temp_dir().join(format!("stepmon-fake-cgroup-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = fake_cgroup_dir();
+    let dir = scratch.path();
     for entry in std::fs::read_dir(data()).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
@@ -77,7 +83,7 @@ fn removed_files_and_directories_give_reasons_not_errors() {
     // A kernel without memory.peak (< 5.19) and pids.peak (< 6.1).
     std::fs::remove_file(dir.join("memory.peak")).unwrap();
     std::fs::remove_file(dir.join("pids.peak")).unwrap();
-    let mut probe = CgroupProbe::open(&dir).unwrap();
+    let mut probe = CgroupProbe::open(dir).unwrap();
     let s = probe.read(at());
     assert_eq!(s.memory_stat.unwrap().peak, None);
     let reason = |field: &str| s.stepmon.missing.iter().find(|m| m.field == field).map(|m| m.kind);
@@ -93,18 +99,17 @@ fn removed_files_and_directories_give_reasons_not_errors() {
     let parse = s.stepmon.missing.iter().find(|m| m.field == "ioStat").unwrap();
     assert_eq!(parse.kind, MissingKind::Parse);
     assert!(parse.reason.contains("io.stat") && parse.file == "io.stat", "{parse:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn controllers_not_enabled_are_named_once() {
-    let dir = std::env::temp_dir().join(format!("stepmon-fake-cgroup-core-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = fake_cgroup_dir();
+    let dir = scratch.path();
     // What a child of a cgroup with an empty subtree_control has.
     std::fs::write(dir.join("cgroup.controllers"), b"").unwrap();
     std::fs::write(dir.join("cgroup.events"), b"populated 1\nfrozen 0\n").unwrap();
     std::fs::write(dir.join("cpu.stat"), b"usage_usec 10\nuser_usec 5\nsystem_usec 5\nnice_usec 0\n").unwrap();
-    let mut probe = CgroupProbe::open(&dir).unwrap();
+    let mut probe = CgroupProbe::open(dir).unwrap();
     let s = probe.read(at());
     assert_eq!(s.cpu_stat.unwrap().usage_nanos, Some(10_000));
     assert!(s.memory_stat.is_none() && s.io_stat.is_none());
@@ -113,5 +118,4 @@ fn controllers_not_enabled_are_named_once() {
         assert!(fields.contains(&expected), "{expected} not in {fields:?}");
     }
     assert_eq!(fields.iter().filter(|f| **f == "memoryStat").count(), 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::StepSample;
+use stepmon_sampler::model::{MissingKind, StepSample};
 
 fn step_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pure-v2-step")
@@ -64,25 +64,24 @@ pids\t0\t120\t1
 ";
 
 /// A scratch directory holding one layout's cgroup directory and its fake
-/// procfs; removed on drop.
+/// procfs; removed on drop (also when the test fails).
 struct Layout {
-    root: PathBuf,
+    root: tempfile::TempDir,
 }
 
 impl Layout {
     fn new(name: &str, proc_cgroups: Option<&str>) -> Layout {
-        let root = std::env::temp_dir().join(format!("stepmon-layout-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(root.join("cgroup")).unwrap();
-        fs::create_dir_all(root.join("proc")).unwrap();
+        let root = tempfile::Builder::new().prefix(&format!("stepmon-layout-{name}-")).tempdir().unwrap();
+        fs::create_dir(root.path().join("cgroup")).unwrap();
+        fs::create_dir(root.path().join("proc")).unwrap();
         if let Some(text) = proc_cgroups {
-            fs::write(root.join("proc/cgroups"), text).unwrap();
+            fs::write(root.path().join("proc/cgroups"), text).unwrap();
         }
         Layout { root }
     }
 
     fn dir(&self) -> PathBuf {
-        self.root.join("cgroup")
+        self.root.path().join("cgroup")
     }
 
     fn write(&self, file: &str, content: &[u8]) {
@@ -108,13 +107,7 @@ impl Layout {
     }
 
     fn probe(&self) -> CgroupProbe {
-        CgroupProbe::open_with_proc(self.dir(), &self.root.join("proc")).unwrap()
-    }
-}
-
-impl Drop for Layout {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.root);
+        CgroupProbe::open_with_proc(self.dir(), &self.root.path().join("proc")).unwrap()
     }
 }
 
@@ -202,6 +195,28 @@ fn old_kernel_without_psi_and_newer_files() {
     }
     layout.remove("io.pressure");
     check("old-kernel", &read_n(&mut layout.probe(), 2));
+}
+
+/// The model's rule: a controller object is present when any of its files
+/// is. Here the memory controller's only file is `memory.swap.current`.
+#[test]
+fn memory_swap_current_alone_makes_a_memory_stat() {
+    let layout = Layout::new("swap-only", Some(PROC_CGROUPS_PURE_V2));
+    layout.write("cgroup.controllers", b"memory\n");
+    layout.write("cgroup.events", b"populated 1\nfrozen 0\n");
+    layout.write("cpu.stat", b"usage_usec 10\nuser_usec 5\nsystem_usec 5\n");
+    layout.write("memory.swap.current", b"4096\n");
+    let samples = read_n(&mut layout.probe(), 2);
+    for sample in &samples {
+        let memory = sample.memory_stat.as_ref().expect("memoryStat, from memory.swap.current");
+        assert_eq!(memory.swap_bytes, Some(4096));
+        // memory.stat comes with the controller that memory.swap.current
+        // proves is there: its absence is no old kernel.
+        let stat = sample.stepmon.missing.iter().find(|m| m.file == "memory.stat").unwrap();
+        assert_eq!(stat.kind, MissingKind::NotFound, "{stat:?}");
+        assert!(stat.reason.contains("although memory.swap.current does"), "{stat:?}");
+    }
+    check("swap-only", &samples);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! empty and truncated files, and the probe over broken capture directories.
 
 use std::num::NonZeroU64;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::parse::{ErrorKind, KernelStat, LoadAvg, MemInfo, Pressure};
@@ -16,28 +16,22 @@ fn data(name: &str) -> Vec<u8> {
     std::fs::read(format!("{DATA}/{name}")).unwrap()
 }
 
-/// A scratch directory laid out like /proc, removed on drop.
-struct Scratch(PathBuf);
+/// A scratch directory laid out like /proc, removed on drop (also when the
+/// test fails).
+struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("stepmon-sysusage-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("pressure")).unwrap();
+        let dir = tempfile::Builder::new().prefix(&format!("stepmon-sysusage-{name}-")).tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("pressure")).unwrap();
         Scratch(dir)
     }
     fn put(&self, name: &str, content: &[u8]) -> &Self {
-        std::fs::write(self.0.join(name), content).unwrap();
+        std::fs::write(self.0.path().join(name), content).unwrap();
         self
     }
     fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 

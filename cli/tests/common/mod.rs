@@ -46,12 +46,22 @@ pub fn python(name: &str) -> Option<PathBuf> {
     found
 }
 
-/// A fresh scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("stepmon-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory for one test, with a unique name (made with
+/// `O_EXCL`, so parallel tests and earlier runs never share one) and removed
+/// on drop, also when the test fails. Derefs to its path.
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// A [`Scratch`] directory named `stepmon-cli-test-<name>-XXXXXX`.
+pub fn scratch(name: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("stepmon-cli-test-{name}-")).tempdir().unwrap())
 }
 
 /// Run parents of the stepmon process `pid` still present under `base`.

@@ -67,7 +67,8 @@ mod tests {
 
     #[test]
     fn a_name_is_looked_up_like_execvp() {
-        let dir = std::env::temp_dir().join(format!("stepmon-script-test-{}", std::process::id()));
+        let scratch = tempfile::Builder::new().prefix("stepmon-script-test-").tempdir().unwrap();
+        let dir = scratch.path();
         let (first, second) = (dir.join("first"), dir.join("second"));
         for d in [&first, &second] {
             std::fs::create_dir_all(d).unwrap();
@@ -87,6 +88,5 @@ mod tests {
         assert_eq!(ShellFallback::for_command(&os(&["absent-program"]), Some(&path)), None);
         assert_eq!(ShellFallback::for_command(&[], Some(&path)), None);
         assert_eq!(ShellFallback::for_command(&os(&[""]), Some(&path)), None);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -87,13 +87,10 @@ mod tests {
     use super::*;
 
     fn fake(mountinfo: &str, cgroup: &str) -> Result<Cgroup2, DiscoverError> {
-        let dir = std::env::temp_dir().join(format!("stepmon-discover-{}-{}", std::process::id(), mountinfo.len()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("mountinfo"), mountinfo).unwrap();
-        std::fs::write(dir.join("cgroup"), cgroup).unwrap();
-        let result = locate_in(&dir);
-        std::fs::remove_dir_all(&dir).unwrap();
-        result
+        let dir = tempfile::Builder::new().prefix("stepmon-discover-").tempdir().unwrap();
+        std::fs::write(dir.path().join("mountinfo"), mountinfo).unwrap();
+        std::fs::write(dir.path().join("cgroup"), cgroup).unwrap();
+        locate_in(dir.path())
     }
 
     #[test]

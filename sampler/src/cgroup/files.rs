@@ -66,6 +66,10 @@ pub(crate) enum Requirement {
     Psi,
     /// Needs a kernel at least this new once the controller is enabled.
     Kernel(&'static str),
+    /// Created with the controller whenever it is enabled, on every kernel
+    /// whose cgroup v2 has the controller (since the given version): absent
+    /// with another of the controller's files present is no old kernel.
+    WithController(&'static str),
     /// Needs a kernel feature once the controller is enabled.
     Feature(&'static str),
 }
@@ -110,15 +114,21 @@ impl CgroupFile {
 
     pub(crate) fn info(self) -> FileInfo {
         use Controller::{Cpu, Io, Memory, Pids};
-        use Requirement::{Core, Feature, Kernel, Psi};
+        use Requirement::{Core, Feature, Kernel, Psi, WithController};
         let (name, field, controller, requirement, not_on_root) = match self {
             CgroupFile::CpuStat => ("cpu.stat", "cpuStat", None, Core("4.15 (root: 5.8)"), false),
             CgroupFile::CpuPressure => ("cpu.pressure", "cpuStat.pressure", None, Psi, false),
-            CgroupFile::CpuMax => ("cpu.max", "stepmon.cpuMaxQuotaUsec", Some(Cpu), Kernel("4.15"), true),
-            CgroupFile::MemoryStat => ("memory.stat", "memoryStat", Some(Memory), Kernel("4.5 (root: 6.0)"), false),
-            CgroupFile::MemoryEvents => ("memory.events", "stepmon.memoryEvents", Some(Memory), Kernel("4.5"), true),
+            CgroupFile::CpuMax => ("cpu.max", "stepmon.cpuMaxQuotaUsec", Some(Cpu), WithController("4.15"), true),
+            CgroupFile::MemoryStat => {
+                ("memory.stat", "memoryStat", Some(Memory), WithController("4.5 (root: 6.0)"), false)
+            }
+            CgroupFile::MemoryEvents => {
+                ("memory.events", "stepmon.memoryEvents", Some(Memory), WithController("4.5"), true)
+            }
             CgroupFile::MemoryPeak => ("memory.peak", "memoryStat.peak", Some(Memory), Kernel("5.19"), true),
-            CgroupFile::MemoryCurrent => ("memory.current", "stepmon.memoryCurrent", Some(Memory), Kernel("4.5"), true),
+            CgroupFile::MemoryCurrent => {
+                ("memory.current", "stepmon.memoryCurrent", Some(Memory), WithController("4.5"), true)
+            }
             CgroupFile::MemorySwapCurrent => (
                 "memory.swap.current",
                 "memoryStat.swapBytes",
@@ -129,14 +139,14 @@ impl CgroupFile {
             CgroupFile::MemorySwapPeak => {
                 ("memory.swap.peak", "stepmon.memorySwapPeak", Some(Memory), Kernel("6.5"), true)
             }
-            CgroupFile::MemoryMax => ("memory.max", "stepmon.memoryMax", Some(Memory), Kernel("4.5"), true),
-            CgroupFile::MemoryHigh => ("memory.high", "stepmon.memoryHigh", Some(Memory), Kernel("4.5"), true),
+            CgroupFile::MemoryMax => ("memory.max", "stepmon.memoryMax", Some(Memory), WithController("4.5"), true),
+            CgroupFile::MemoryHigh => ("memory.high", "stepmon.memoryHigh", Some(Memory), WithController("4.5"), true),
             CgroupFile::MemoryPressure => ("memory.pressure", "memoryStat.pressure", None, Psi, false),
             CgroupFile::IoStat => ("io.stat", "ioStat", Some(Io), Feature("CONFIG_BLK_CGROUP (root: 5.9)"), false),
             CgroupFile::IoPressure => ("io.pressure", "ioStat.pressure", None, Psi, false),
-            CgroupFile::PidsCurrent => ("pids.current", "pidsStat.current", Some(Pids), Kernel("4.5"), true),
+            CgroupFile::PidsCurrent => ("pids.current", "pidsStat.current", Some(Pids), WithController("4.5"), true),
             CgroupFile::PidsPeak => ("pids.peak", "stepmon.pidsPeak", Some(Pids), Kernel("6.1"), true),
-            CgroupFile::PidsMax => ("pids.max", "stepmon.pidsMax", Some(Pids), Kernel("4.5"), true),
+            CgroupFile::PidsMax => ("pids.max", "stepmon.pidsMax", Some(Pids), WithController("4.5"), true),
             CgroupFile::IrqPressure => (
                 "irq.pressure",
                 "stepmon.irqPressure",
@@ -159,6 +169,9 @@ pub(crate) struct Context {
     /// Controllers bound to a v1 hierarchy (`/proc/cgroups` hierarchy ≠ 0).
     pub(crate) on_v1: Vec<String>,
     pub(crate) is_root: bool,
+    /// Per controller, the first of its files that could be opened, if any:
+    /// proof that the kernel has the controller in cgroup v2 here.
+    pub(crate) present: Vec<(Controller, &'static str)>,
 }
 
 impl Context {
@@ -210,6 +223,22 @@ impl Context {
                 format!("{} does not exist on the root cgroup", info.name),
             );
         }
+        if let Requirement::WithController(_) = info.requirement
+            && let Some(controller) = info.controller
+            && let Some(&(_, present)) = self.present.iter().find(|(c, _)| *c == controller)
+        {
+            return (
+                info.field,
+                info.name,
+                MissingKind::NotFound,
+                format!(
+                    "{} does not exist although {present} does: the kernel creates {} in every cgroup with the {} controller, so this directory is not as the kernel made it (a copy, or files removed)",
+                    info.name,
+                    info.name,
+                    controller.name()
+                ),
+            );
+        }
         match info.requirement {
             Requirement::Psi => (
                 info.field,
@@ -220,7 +249,7 @@ impl Context {
                     info.name
                 ),
             ),
-            Requirement::Kernel(version) => (
+            Requirement::Kernel(version) | Requirement::WithController(version) => (
                 info.field,
                 info.name,
                 MissingKind::KernelTooOld,
@@ -279,15 +308,16 @@ mod tests {
     /// cpu bandwidth entries to name fields no file's entry names.
     #[test]
     fn no_file_names_a_cpu_bandwidth_field() {
-        let context = Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: false };
+        let context =
+            Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: false, present: Vec::new() };
         for bandwidth in context.cpu_bandwidth_absent() {
             for file in CgroupFile::ALL {
                 let info = file.info();
                 let object = info.controller.map(Controller::object);
                 assert!(info.field != bandwidth.field && object != Some(&*bandwidth.field), "{file:?}");
                 for context in [
-                    Context { enabled: Vec::new(), on_v1: Vec::new(), is_root: false },
-                    Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: true },
+                    Context { enabled: Vec::new(), on_v1: Vec::new(), is_root: false, present: Vec::new() },
+                    Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: true, present: Vec::new() },
                 ] {
                     assert_ne!(context.absent(file).field, bandwidth.field, "{file:?}");
                 }

@@ -13,7 +13,7 @@ use stepmon_fdread::{Dir, HeldFile, is_gone, is_unsupported};
 use stepmon_psi::Pressure;
 use stepmon_sysusage::model::PressureJson;
 
-use super::files::{CgroupFile, Context};
+use super::files::{CgroupFile, Context, Controller};
 use crate::model::{
     CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, Missing, MissingKind, PidsStat, StepSample,
 };
@@ -112,7 +112,17 @@ impl CgroupProbe {
         let opened = CgroupFile::ALL.map(|file| HeldFile::open_at(&dir, file.info().name));
         let is_root =
             opened.get(CgroupFile::CgroupEvents.index()).is_some_and(|events| events.as_ref().is_err_and(is_gone));
-        let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root };
+        let mut present: Vec<(Controller, &'static str)> = Vec::new();
+        for (file, opened) in CgroupFile::ALL.into_iter().zip(&opened) {
+            let info = file.info();
+            if let Some(controller) = info.controller
+                && opened.is_ok()
+                && !present.iter().any(|(c, _)| *c == controller)
+            {
+                present.push((controller, info.name));
+            }
+        }
+        let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root, present };
         let mut files: Vec<Slot> = Vec::with_capacity(CgroupFile::ALL.len());
         for (file, opened) in CgroupFile::ALL.into_iter().zip(opened) {
             let entry = match opened {
@@ -204,7 +214,9 @@ impl CgroupProbe {
         sample.stepmon.memory_swap_peak = reader.parse(CgroupFile::MemorySwapPeak, single::parse_u64);
         sample.stepmon.memory_max = reader.parse(CgroupFile::MemoryMax, Limit::parse).map(limit);
         sample.stepmon.memory_high = reader.parse(CgroupFile::MemoryHigh, Limit::parse).map(limit);
-        if memory_stat.is_some() || memory_pressure.is_some() || events.is_some() || peak.is_some() {
+        // The object is there when any of its files is (the model's rule),
+        // `memory.swap.current` included.
+        if memory_stat.is_some() || memory_pressure.is_some() || events.is_some() || peak.is_some() || swap.is_some() {
             let no_memory_stat = RawMemoryStat::default();
             let m = memory_stat.unwrap_or(&no_memory_stat);
             let e = events.unwrap_or_default();

@@ -242,6 +242,7 @@ mod tests {
     #[test]
     fn only_a_real_procfs_remembers_absent_files() {
         assert!(is_procfs(&Dir::open("/proc").unwrap()));
+        // Any existing directory that is not procfs; nothing is created.
         assert!(!is_procfs(&Dir::open(std::env::temp_dir()).unwrap()));
         let mut probe = SysProbe::open("/proc").unwrap();
         let absent: Vec<&str> =
