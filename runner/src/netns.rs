@@ -63,14 +63,6 @@ impl HeldNamespace {
     }
 }
 
-/// Joins the network namespace at `path` (in the trampoline, before exec;
-/// the clone3 spawn does this in the child with the held fd instead).
-pub fn join(path: &std::path::Path) -> io::Result<()> {
-    let file = File::open(path)?;
-    rustix::thread::move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))?;
-    Ok(())
-}
-
 /// `ip link set lo up` over rtnetlink: RTM_NEWLINK for ifindex 1 (`lo` is
 /// always the first device of a new namespace) with IFF_UP set, then the ack.
 fn loopback_up() -> io::Result<()> {

@@ -38,8 +38,8 @@ vm_pack_initramfs() {
 
     vm_copy_python "$root"
 
-    # stepmon at a fixed path for the workloads (its __exec trampoline
-    # re-executes its own file), and where the CLI's tests expect it.
+    # stepmon at a fixed path for the workloads, and where the CLI's tests
+    # expect it.
     strip -o "$root/usr/local/bin/stepmon" "$VM_STEPMON_BIN"
     mkdir -p "$root$(dirname "$VM_STEPMON_BIN")"
     cp "$root/usr/local/bin/stepmon" "$root$VM_STEPMON_BIN"
