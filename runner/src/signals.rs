@@ -102,7 +102,7 @@ impl Caught {
                     }
                 }
             }
-            reaper.reap_exited();
+            let _ = reaper.reap_exited();
         }
     }
 }

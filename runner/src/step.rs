@@ -480,11 +480,13 @@ fn not_measured(
     no_cgroup: Option<&str>,
     enclosing: Option<&EnclosingCgroup>,
 ) -> Vec<String> {
+    // Read once, only when some controller is not accounted by a cgroup.
+    let v1 = std::cell::OnceCell::new();
     let reason_of = |controller: &str| {
         if let Some(n) = not_enabled.iter().find(|n| n.controller == controller) {
             return n.reason.clone();
         }
-        let v1 = stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc"));
+        let v1 = v1.get_or_init(|| stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc")));
         if v1.iter().any(|c| c == controller) {
             return "bound to a cgroup v1 hierarchy on this host (hybrid layout)".to_owned();
         }

@@ -111,19 +111,19 @@ impl Reaper {
             .collect()
     }
 
-    /// Reaps every orphan of the step that has exited (never blocks).
-    pub fn reap_exited(&mut self) {
+    /// Reaps every orphan of the step that has exited (never blocks) and
+    /// returns those still running.
+    pub fn reap_exited(&mut self) -> Vec<Pid> {
+        let mut running = Vec::new();
         for pid in self.orphans() {
-            if let Ok(Some(reaped)) = wait4(pid, true) {
-                self.add(&reaped);
+            match wait4(pid, true) {
+                Ok(Some(reaped)) => self.add(&reaped),
+                Ok(None) => running.push(pid),
+                // ECHILD: reaped meanwhile by another step's reaper.
+                Err(_) => {}
             }
         }
-    }
-
-    /// Whether some orphan of the step is still a child of this process.
-    #[must_use]
-    pub fn has_orphans(&self) -> bool {
-        !self.orphans().is_empty()
+        running
     }
 
     /// Waits until every orphan of the step has exited, reaping each
@@ -131,8 +131,7 @@ impl Reaper {
     pub fn wait_all(&mut self) {
         let mut pause = Duration::from_millis(1);
         loop {
-            self.reap_exited();
-            if !self.has_orphans() {
+            if self.reap_exited().is_empty() {
                 return;
             }
             std::thread::sleep(pause);
@@ -147,14 +146,13 @@ impl Reaper {
         if ACTIVE.load(Ordering::SeqCst) > 1 {
             // Another step runs: its processes are children of this process
             // too and cannot be told from this step's orphans.
-            self.reap_exited();
+            let _ = self.reap_exited();
             return 0;
         }
         let start = Instant::now();
         let mut signalled: BTreeSet<i32> = BTreeSet::new();
         loop {
-            self.reap_exited();
-            let orphans = self.orphans();
+            let orphans = self.reap_exited();
             if orphans.is_empty() || start.elapsed() > timeout {
                 break;
             }
