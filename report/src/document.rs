@@ -77,6 +77,10 @@ pub struct RunInfo {
     pub end: Option<Timestamp>,
     /// The step's cgroup while it ran.
     pub cgroup: String,
+    /// The step's cgroups in the cgroup v1 hierarchies (hybrid and v1-only
+    /// hosts), one per hierarchy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_v1: Vec<String>,
     /// Controllers enabled for the step.
     pub controllers: Vec<String>,
     /// Controllers that could not be enabled, and why.

@@ -16,6 +16,7 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource, Recorder};
 
 use crate::cgroup::enclosing::Enclosing;
 use crate::cgroup::placement::{self, RunCgroups};
+use crate::cgroup::v1::{self, V1Cgroups};
 use crate::error::{INTERNAL_ERROR, RunError};
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
@@ -79,6 +80,69 @@ impl Drop for OwnedCgroups {
     }
 }
 
+/// The step's v1 cgroups, killed and removed when dropped.
+#[derive(Debug)]
+struct OwnedV1(Option<V1Cgroups>);
+
+impl OwnedV1 {
+    fn get(&self) -> &V1Cgroups {
+        self.0.as_ref().unwrap_or_else(|| unreachable!("released"))
+    }
+
+    fn release(mut self) -> Option<String> {
+        let cgroups = self.0.take()?;
+        let _ = cgroups.kill_and_wait(KILL_TIMEOUT);
+        let mut last = None;
+        for _ in 0..200 {
+            match cgroups.remove() {
+                Ok(()) => return None,
+                Err(e) => last = Some(e),
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(format!(
+            "warning: could not remove the step's cgroup v1 directories: {} (`stepmon gc` will)",
+            last.map_or_else(String::new, |e| e.to_string())
+        ))
+    }
+}
+
+impl Drop for OwnedV1 {
+    fn drop(&mut self) {
+        if self.0.is_some()
+            && let Some(warning) = OwnedV1(self.0.take()).release()
+        {
+            eprintln!("stepmon: {warning}");
+        }
+    }
+}
+
+/// cgroup v2 controllers and the v1 controllers that account the same.
+const V1_EQUIVALENTS: [(&str, &[&str]); 4] =
+    [("memory", &["memory"]), ("pids", &["pids"]), ("cpu", &["cpu", "cpuacct"]), ("io", &["blkio"])];
+
+/// The step's cgroups in the v1 hierarchies that hold what its cgroup v2
+/// (if any) does not account.
+fn place_v1(cgroups: Option<&RunCgroups>, notices: &mut Vec<String>) -> Option<OwnedV1> {
+    let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
+    if hierarchies.is_empty() {
+        return None;
+    }
+    if let Err(e) = v1::collect_garbage(&hierarchies, false) {
+        notices.push(format!("warning: cleaning up earlier runs in the cgroup v1 hierarchies: {e}"));
+    }
+    let wanted: Vec<&str> = V1_EQUIVALENTS
+        .iter()
+        .filter(|(v2, _)| !cgroups.is_some_and(|c| c.enabled.contains(v2)))
+        .flat_map(|(_, names)| names.iter().copied())
+        .collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    let made = V1Cgroups::create(&hierarchies, &wanted, &placement::run_name());
+    (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(OwnedV1(Some(made)))
+}
+
 /// A step placed and ready to start; see [`prepare`].
 #[derive(Debug)]
 pub struct Prepared {
@@ -88,6 +152,8 @@ pub struct Prepared {
     cgroups: Option<OwnedCgroups>,
     /// Why the step has no cgroup of its own.
     no_cgroup: Option<String>,
+    /// The step's cgroups in the v1 hierarchies (hybrid and v1-only hosts).
+    v1: Option<OwnedV1>,
     enclosing: Option<Enclosing>,
     namespace: Option<HeldNamespace>,
     monitor: Monitor,
@@ -103,8 +169,25 @@ fn resolve(program: &OsStr) -> Option<PathBuf> {
         .filter(|found| found.exists())
 }
 
-/// Writes the requested limits into the step's cgroup (which stepmon owns).
-fn apply_limits(limits: &Limits, cgroups: &RunCgroups) -> Result<(), RunError> {
+/// A limit in the step's v1 hierarchy where its cgroup v2 lacks the
+/// controller: directory, file and value (`memory.limit_in_bytes`,
+/// `pids.max`, `cpu.cfs_quota_us` for the v2 files `memory.max`,
+/// `pids.max`, `cpu.max`).
+fn v1_limit<'a>(v1: Option<&'a V1Cgroups>, controller: &str, value: &str) -> Option<(&'a Path, &'static str, String)> {
+    let v1 = v1?;
+    match controller {
+        "memory" => Some((v1.dir_of("memory")?, "memory.limit_in_bytes", value.to_owned())),
+        "pids" => Some((v1.dir_of("pids")?, "pids.max", value.to_owned())),
+        // `QUOTA PERIOD` of cpu.max; the v1 period is the same 100 ms default.
+        "cpu" => Some((v1.dir_of("cpu")?, "cpu.cfs_quota_us", value.split_whitespace().next()?.to_owned())),
+        _ => None,
+    }
+}
+
+/// Writes the requested limits into the step's cgroup (which stepmon owns):
+/// the cgroup v2 file where the controller is enabled there, else its v1
+/// equivalent.
+fn apply_limits(limits: &Limits, cgroups: &RunCgroups, v1: Option<&V1Cgroups>) -> Result<(), RunError> {
     let mut writes: Vec<(&str, &str, String)> = Vec::new();
     if let Some(bytes) = limits.memory_max {
         writes.push(("memory", "memory.max", bytes.to_string()));
@@ -122,6 +205,13 @@ fn apply_limits(limits: &Limits, cgroups: &RunCgroups) -> Result<(), RunError> {
         writes.push(("pids", "pids.max", n.to_string()));
     }
     for (controller, file, value) in writes {
+        if !cgroups.enabled.contains(&controller)
+            && let Some((dir, v1_file, v1_value)) = v1_limit(v1, controller, &value)
+        {
+            std::fs::write(dir.join(v1_file), &v1_value)
+                .map_err(|e| RunError::io(&format!("cannot set {v1_file} to {v1_value}"), &e))?;
+            continue;
+        }
         if !cgroups.enabled.contains(&controller) {
             let why = cgroups.not_enabled.iter().find(|n| n.controller == controller).map_or("", |n| n.reason.as_str());
             return Err(RunError::new(format!(
@@ -198,8 +288,13 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         }
         Err(e) => (None, Some(e.to_string())),
     };
+    let v1 = if options.cgroup == CgroupMode::Never {
+        None
+    } else {
+        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &mut notices)
+    };
     if let Some(cgroups) = &cgroups {
-        apply_limits(&options.limits, cgroups.get())?;
+        apply_limits(&options.limits, cgroups.get(), v1.as_ref().map(OwnedV1::get))?;
     }
     let location = location.ok();
     let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
@@ -257,6 +352,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         location,
         cgroups,
         no_cgroup,
+        v1,
         enclosing,
         namespace,
         monitor,
@@ -337,7 +433,14 @@ impl Prepared {
         let start = Timestamp::now();
         let started = Instant::now();
         let netns_path = self.namespace.as_ref().map(HeldNamespace::path);
+        let v1_tasks = match &self.v1 {
+            Some(v1) => {
+                v1.get().tasks_files().map_err(|e| RunError::io("cannot open the step's cgroup v1 tasks files", &e))?
+            }
+            None => Vec::new(),
+        };
         let target = Target {
+            v1_tasks: &v1_tasks,
             cgroup: self.cgroups.as_ref().map(|c| c.get().leaf.as_path()),
             netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
             netns_path: netns_path.as_deref(),
@@ -380,6 +483,11 @@ impl Prepared {
             {
                 messages.push(format!("warning: killing what the step left behind: {e}"));
             }
+            if let Some(v1) = &self.v1
+                && let Err(e) = v1.get().kill_and_wait(KILL_TIMEOUT)
+            {
+                messages.push(format!("warning: killing what the step left behind in cgroup v1: {e}"));
+            }
             reaper.kill_leftovers(KILL_TIMEOUT);
         }
         let wall = started.elapsed().as_secs_f64();
@@ -398,6 +506,12 @@ impl Prepared {
             )
         });
         if let Some(warning) = cgroups.and_then(OwnedCgroups::release) {
+            messages.push(warning);
+        }
+        let v1 = self.v1.take();
+        let v1_dirs: Vec<String> =
+            v1.iter().flat_map(|v| v.get().dirs.iter().map(|(_, d)| d.display().to_string())).collect();
+        if let Some(warning) = v1.and_then(OwnedV1::release) {
             messages.push(warning);
         }
 
@@ -449,6 +563,7 @@ impl Prepared {
         info.end = Some(end);
         info.cgroup = leaf.as_ref().map(|l| l.display().to_string()).unwrap_or_default();
         info.controllers = enabled;
+        info.cgroup_v1 = v1_dirs;
         info.not_measured = not_measured(&sources, &not_enabled, self.no_cgroup.as_deref(), enclosing.as_ref());
         info.controllers_not_enabled = not_enabled;
         info.host = host(self.location.as_ref());

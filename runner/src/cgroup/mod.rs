@@ -3,3 +3,4 @@
 
 pub mod enclosing;
 pub mod placement;
+pub mod v1;

@@ -52,6 +52,21 @@ pub fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// The name of this process's run directories: `stepmon-run.<pid>.<start>`.
+#[must_use]
+pub fn run_name() -> String {
+    let pid = std::process::id();
+    format!("{RUN_PREFIX}{pid}.{}", start_time(pid).unwrap_or(0))
+}
+
+/// Whether the owner a run directory's `name` encodes is gone (not this
+/// PID with this start time any more); `None` for other names.
+#[must_use]
+pub fn owner_gone(name: &str) -> Option<bool> {
+    let (pid, start) = owner_of(name)?;
+    Some(start_time(pid) != Some(start))
+}
+
 /// The owner (pid, start time) encoded in a run parent's name.
 pub fn owner_of(name: &str) -> Option<(u32, u64)> {
     let rest = name.strip_prefix(RUN_PREFIX)?;
@@ -76,8 +91,6 @@ impl RunCgroups {
     /// the no-internal-process rule. Otherwise nothing outside the run's own
     /// subtree is written.
     pub fn create(base: &Path, delegated: bool) -> io::Result<RunCgroups> {
-        let pid = std::process::id();
-        let start = start_time(pid).unwrap_or(0);
         if delegated {
             let supervisor = base.join("stepmon-supervisor");
             match fs::create_dir(&supervisor) {
@@ -91,7 +104,7 @@ impl RunCgroups {
                 let _ = fs::write(base.join("cgroup.subtree_control"), format!("+{c}"));
             }
         }
-        let parent = base.join(format!("{RUN_PREFIX}{pid}.{start}"));
+        let parent = base.join(run_name());
         fs::create_dir(&parent)?;
         let mut run = RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new() };
         let available = controllers(&run.parent)?;
@@ -202,9 +215,8 @@ pub fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
     for entry in fs::read_dir(base)? {
         let entry = entry?;
         let name = entry.file_name();
-        let Some((pid, start)) = name.to_str().and_then(owner_of) else { continue };
-        if start_time(pid) == Some(start) {
-            continue; // the owner is alive
+        if name.to_str().and_then(owner_gone) != Some(true) {
+            continue; // not a run directory, or its owner is alive
         }
         let dir = entry.path();
         if !dry_run {

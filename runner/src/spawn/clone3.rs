@@ -119,6 +119,8 @@ pub(super) enum Stage {
     NetNs = 1,
     /// `execvp` of the command.
     Exec = 2,
+    /// Writing `0` to a cgroup v1 `tasks` file.
+    JoinV1 = 3,
 }
 
 /// A child that could not run the command (it has exited, or is exiting,
@@ -151,9 +153,11 @@ impl Spawned {
 }
 
 /// What the child needs, as raw values it can use without allocating.
-struct ChildSetup {
+struct ChildSetup<'a> {
     report: RawFd,
     netns: Option<RawFd>,
+    /// `tasks` files of the step's cgroup v1 hierarchies, to write `0` to.
+    v1_tasks: &'a [RawFd],
     argv: *const *const c_char,
     /// The shell's `argv` for `ENOEXEC`, or null.
     shell_argv: *const *const c_char,
@@ -169,11 +173,17 @@ struct ChildSetup {
 /// An `Err` means no child was created: `ENOSYS` (no clone3, or a seccomp
 /// filter that hides it), `EINVAL` (no `CLONE_INTO_CGROUP`, before 5.7),
 /// `EPERM`/`EACCES`, `EBUSY`, ... — the caller may fall back.
-pub(super) fn spawn(cgroup: Option<BorrowedFd<'_>>, netns: Option<BorrowedFd<'_>>, exec: &Exec) -> io::Result<Spawned> {
+pub(super) fn spawn(
+    cgroup: Option<BorrowedFd<'_>>,
+    v1_tasks: &[RawFd],
+    netns: Option<BorrowedFd<'_>>,
+    exec: &Exec,
+) -> io::Result<Spawned> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let setup = ChildSetup {
         report: write_end.as_raw_fd(),
         netns: netns.map(|fd| fd.as_raw_fd()),
+        v1_tasks,
         argv: exec.argv.pointers.as_ptr(),
         shell_argv: exec.shell.as_ref().map_or(std::ptr::null(), |shell| shell.pointers.as_ptr()),
         shell: SHELL.as_ptr(),
@@ -242,7 +252,11 @@ fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
         return None;
     }
     let [s0, s1, s2, s3, e0, e1, e2, e3] = report;
-    let stage = if u32::from_ne_bytes([s0, s1, s2, s3]) == Stage::NetNs as u32 { Stage::NetNs } else { Stage::Exec };
+    let stage = match u32::from_ne_bytes([s0, s1, s2, s3]) {
+        1 => Stage::NetNs,
+        3 => Stage::JoinV1,
+        _ => Stage::Exec,
+    };
     let error = if got == report.len() {
         io::Error::from_raw_os_error(i32::from_ne_bytes([e0, e1, e2, e3]))
     } else {
@@ -262,7 +276,7 @@ fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 /// # Safety
 /// Must only be called in the child of `clone3` (without `CLONE_VM`), with
 /// `setup`'s fds open and `argv` a NULL-terminated array of C strings.
-unsafe fn child(setup: &ChildSetup) -> ! {
+unsafe fn child(setup: &ChildSetup<'_>) -> ! {
     // SAFETY: plain libc calls with valid arguments; see the function docs
     // for why each is allowed here.
     unsafe {
@@ -280,6 +294,13 @@ unsafe fn child(setup: &ChildSetup) -> ! {
             && libc::setns(netns, libc::CLONE_NEWNET) != 0
         {
             fail(setup.report, Stage::NetNs, *libc::__errno_location());
+        }
+        // Into each cgroup v1 hierarchy: "0" moves the writing thread, this
+        // process's only one.
+        for &tasks in setup.v1_tasks {
+            if libc::write(tasks, c"0".as_ptr().cast(), 1) != 1 {
+                fail(setup.report, Stage::JoinV1, *libc::__errno_location());
+            }
         }
         libc::execvp(*setup.argv, setup.argv);
         let errno = *libc::__errno_location();

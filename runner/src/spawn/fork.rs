@@ -18,7 +18,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -47,15 +47,16 @@ const STAGE_JOIN: u8 = 2;
 /// glibc's `execvp` does ([`super::script`]).
 pub(super) fn spawn(
     cgroup_procs: Option<BorrowedFd<'_>>,
+    v1_tasks: &[RawFd],
     netns: Option<BorrowedFd<'_>>,
     command: &[OsString],
 ) -> Result<Pid, Failure> {
-    match spawn_once(cgroup_procs, netns, command) {
+    match spawn_once(cgroup_procs, v1_tasks, netns, command) {
         Err(Failure::Exec(error)) if error.raw_os_error() == Some(libc::ENOEXEC) => {
             let shell = ShellFallback::for_command(command, std::env::var_os("PATH").as_deref());
             match shell {
                 // Should the shell fail too, the command's own error is reported.
-                Some(shell) => spawn_once(cgroup_procs, netns, &shell.argv).map_err(|_| Failure::Exec(error)),
+                Some(shell) => spawn_once(cgroup_procs, v1_tasks, netns, &shell.argv).map_err(|_| Failure::Exec(error)),
                 None => Err(Failure::Exec(error)),
             }
         }
@@ -65,6 +66,7 @@ pub(super) fn spawn(
 
 fn spawn_once(
     cgroup_procs: Option<BorrowedFd<'_>>,
+    v1_tasks: &[RawFd],
     netns: Option<BorrowedFd<'_>>,
     command: &[OsString],
 ) -> Result<Pid, Failure> {
@@ -74,6 +76,7 @@ fn spawn_once(
     let stage_fd = stage_write.as_raw_fd();
     let procs_fd = cgroup_procs.map(|fd| fd.as_raw_fd());
     let netns_fd = netns.map(|fd| fd.as_raw_fd());
+    let v1_fds: Vec<RawFd> = v1_tasks.to_vec();
     let mut child = Command::new(program);
     child.args(args);
     let hook = move || -> io::Result<()> {
@@ -93,6 +96,14 @@ fn spawn_once(
                 let error = io::Error::last_os_error();
                 libc::write(stage_fd, [STAGE_JOIN].as_ptr().cast(), 1);
                 return Err(error);
+            }
+            // cgroup v1: "0" to `tasks` moves this (only) thread.
+            for &tasks in &v1_fds {
+                if libc::write(tasks, b"0".as_ptr().cast(), 1) != 1 {
+                    let error = io::Error::last_os_error();
+                    libc::write(stage_fd, [STAGE_JOIN].as_ptr().cast(), 1);
+                    return Err(error);
+                }
             }
         }
         Ok(())

@@ -23,7 +23,7 @@ pub mod script;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode as FileMode, OFlags};
@@ -43,6 +43,9 @@ pub use crate::options::{MODE_VARIABLE, Mode};
 pub struct Target<'a> {
     /// Its cgroup v2 directory, if it has one.
     pub cgroup: Option<&'a Path>,
+    /// `tasks` files of the step's cgroup v1 hierarchies (opened for
+    /// writing; the first process writes `0` to each before exec).
+    pub v1_tasks: &'a [OwnedFd],
     /// A network namespace to join (an fd held by the caller).
     pub netns: Option<BorrowedFd<'a>>,
     /// The namespace's path, for messages.
@@ -92,6 +95,7 @@ impl Started {
             (clone3::Stage::NetNs, Some(path)) => {
                 format!("cannot join the network namespace {}: {}", path.display(), failure.error)
             }
+            (clone3::Stage::JoinV1, _) => format!("cannot join the step's cgroup v1 hierarchies: {}", failure.error),
             _ => format!("cannot run {}: {}", self.program.to_string_lossy(), failure.error),
         })
     }
@@ -146,7 +150,8 @@ pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Spa
         ),
         None => None,
     };
-    match fork::spawn(procs.as_ref().map(AsFd::as_fd), target.netns, command) {
+    let v1: Vec<RawFd> = target.v1_tasks.iter().map(AsRawFd::as_raw_fd).collect();
+    match fork::spawn(procs.as_ref().map(AsFd::as_fd), &v1, target.netns, command) {
         Ok(pid) => Ok(Spawned::Running(Started { pid, report: None, program, namespace, way: "fork" })),
         Err(fork::Failure::Join(error)) => Err(SpawnError { what: "cannot move the step into its cgroup", error }),
         Err(fork::Failure::NetNs(error)) => Err(SpawnError { what: "cannot join the network namespace", error }),
@@ -170,5 +175,6 @@ fn direct(target: Target<'_>, command: &[OsString]) -> io::Result<clone3::Spawne
         }
         None => None,
     };
-    clone3::spawn(cgroup.as_ref().map(AsFd::as_fd), target.netns, &exec)
+    let v1: Vec<RawFd> = target.v1_tasks.iter().map(AsRawFd::as_raw_fd).collect();
+    clone3::spawn(cgroup.as_ref().map(AsFd::as_fd), &v1, target.netns, &exec)
 }
