@@ -34,6 +34,7 @@
 //! | `/proc/self/mountinfo` | [`mountinfo::MountInfo`] |
 //! | `/proc/self/cgroup` | [`proc_cgroup::ProcCgroup`] |
 //! | `*.pressure` | the `stepmon-psi` crate |
+//! | cgroup v1: `memory.stat`, `memory.oom_control`, `memory.*limit_in_bytes`, `cpuacct.stat`, v1 `cpu.stat`, `cpu.cfs_quota_us`, `blkio.throttle.io_service*` | [`v1`] (table there) |
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -68,6 +69,7 @@ mod pids;
 
 pub mod mountinfo;
 pub mod proc_cgroup;
+pub mod v1;
 
 pub use cgroup_core::{CgroupEvents, CgroupStat, CgroupType, ControllerList, PidList, SubsysCount};
 pub use cpu::{CpuMax, CpuStat, CpuStatLocal};
