@@ -23,8 +23,14 @@ use stepmon_sampler::model::StepSample;
 /// What one run measured, for [`choose`].
 #[derive(Debug)]
 pub(crate) struct Evidence<'a> {
-    /// The step's own cgroup and its samples.
-    pub step: Option<(&'a Path, &'a [StepSample])>,
+    /// The step's own samples (its cgroup v2 and v1 directories merged).
+    pub step: Option<&'a [StepSample]>,
+    /// Its cgroup v2 directory.
+    pub leaf: Option<&'a Path>,
+    /// Controllers enabled for it in cgroup v2.
+    pub v2_controllers: &'a [String],
+    /// Its cgroup v1 directories: (v1 controller, directory).
+    pub v1: &'a [(String, String)],
     /// The enclosing cgroup, if sampled.
     pub enclosing: Option<&'a EnclosingCgroup>,
     /// The process tree.
@@ -54,7 +60,7 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
         n => format!("{n} processes"),
     };
     for group in Group::ALL {
-        let own = evidence.step.filter(|(_, samples)| has(samples, group));
+        let own = evidence.step.filter(|samples| has(samples, group)).and_then(|_| own_source(evidence, group));
         // The root cgroup's memory and task counts are the whole machine's
         // (in sysUsage already), not a bound on the step's.
         let around = evidence
@@ -64,9 +70,7 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
             (Group::Network, _, _) => {
                 evidence.own_network.then(|| Source::exact(Rung::NetworkNamespace, "the step's own network namespace"))
             }
-            (_, Some((leaf, _)), _) => {
-                Some(Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())))
-            }
+            (_, Some(source), _) => Some(source),
             (Group::Cpu, None, _) => Some(Source::exact(
                 Rung::ProcessTree,
                 format!("the step's process tree as stepmon reaped it ({processes}; wait4 rusage)"),
@@ -89,6 +93,26 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
         sources.set(group, source);
     }
     sources
+}
+
+/// Which of the step's own cgroups a group's numbers came from: v2 where
+/// its controller is enabled there (CPU time and PSI are in every v2
+/// cgroup), else v1.
+fn own_source(evidence: &Evidence<'_>, group: Group) -> Option<Source> {
+    let (v2, v1): (Option<&str>, &[&str]) = match group {
+        Group::Cpu => (None, &["cpuacct"]),
+        Group::Memory => (Some("memory"), &["memory"]),
+        Group::Io => (Some("io"), &["blkio"]),
+        Group::Pids => (Some("pids"), &["pids"]),
+        Group::Pressure => (None, &[]),
+        Group::Network => return None,
+    };
+    let in_v2 = evidence.leaf.filter(|_| v2.is_none_or(|c| evidence.v2_controllers.iter().any(|e| e == c)));
+    if let Some(leaf) = in_v2 {
+        return Some(Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())));
+    }
+    let dir = evidence.v1.iter().find(|(c, _)| v1.contains(&c.as_str()))?;
+    Some(Source::exact(Rung::CgroupV1, format!("the step's own cgroup v1 {}", dir.1)))
 }
 
 fn bounded(bound: Bound, e: &EnclosingCgroup, sampled: &str) -> Source {

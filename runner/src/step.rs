@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use stepmon_report::source::{EnclosingCgroup, Group, Rung, Sources};
 use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo, Step};
-use stepmon_sampler::cgroup::discover;
+use stepmon_sampler::cgroup::{CgroupV1Dirs, discover};
 use stepmon_sampler::model::StepUsage;
 use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource, Recorder};
 
@@ -141,6 +141,23 @@ fn place_v1(cgroups: Option<&RunCgroups>, notices: &mut Vec<String>) -> Option<O
     }
     let made = V1Cgroups::create(&hierarchies, &wanted, &placement::run_name());
     (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(OwnedV1(Some(made)))
+}
+
+/// The step's v1 directories as the sampler reads them; blkio only where
+/// its counters count (before Linux 6.10, blk-throttle counted every
+/// device; since, only devices with a throttle rule, which stepmon never
+/// sets: the process tree counts the step's IO there).
+fn probe_dirs(v1: &V1Cgroups) -> CgroupV1Dirs {
+    let mut dirs = CgroupV1Dirs::default();
+    dirs.memory = v1.dir_of("memory").map(Path::to_path_buf);
+    dirs.pids = v1.dir_of("pids").map(Path::to_path_buf);
+    dirs.cpu = v1.dir_of("cpu").map(Path::to_path_buf);
+    dirs.cpuacct = v1.dir_of("cpuacct").map(Path::to_path_buf);
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    if crate::host::kernel_version(&release).is_some_and(|v| v < (6, 10)) {
+        dirs.blkio = v1.dir_of("blkio").map(Path::to_path_buf);
+    }
+    dirs
 }
 
 /// A step placed and ready to start; see [`prepare`].
@@ -314,17 +331,18 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: options.include_loopback },
     };
     let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
+    let v1_dirs = v1.as_ref().map_or_else(CgroupV1Dirs::default, |v| probe_dirs(v.get()));
     let step_recorder = match (&cgroups, &enclosing, &no_cgroup) {
-        (Some(cgroups), _, _) => Some(monitor.record(&cgroups.get().leaf, &network)),
+        (Some(cgroups), _, _) => Some(monitor.record_with_v1(Some(&cgroups.get().leaf), v1_dirs, &network, "")),
         // The enclosing recorder carries the network then.
-        (None, Some(_), _) => None,
-        (None, None, reason) => Some(monitor.record_without_cgroup(&network, reason.as_deref().unwrap_or(""))),
+        (None, Some(_), _) if v1_dirs.is_empty() => None,
+        (None, _, reason) => Some(monitor.record_with_v1(None, v1_dirs, &network, reason.as_deref().unwrap_or(""))),
     }
     .transpose()
     .map_err(|e| RunError::new(e.to_string()))?;
     let enclosing_recorder = match &enclosing {
         Some(e) => {
-            let network = if cgroups.is_some() { &NetworkSource::SharedNamespace } else { &network };
+            let network = if step_recorder.is_some() { &NetworkSource::SharedNamespace } else { &network };
             match monitor.record(&e.dir, network) {
                 Ok(recorder) => Some(recorder),
                 Err(error) => {
@@ -511,6 +529,12 @@ impl Prepared {
         let v1 = self.v1.take();
         let v1_dirs: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter().map(|(_, d)| d.display().to_string())).collect();
+        // (v1 controller, its directory) of the step.
+        let v1_controllers: Vec<(String, String)> = v1
+            .iter()
+            .flat_map(|v| v.get().dirs.iter())
+            .flat_map(|(h, d)| h.controllers.iter().map(move |c| (c.clone(), d.display().to_string())))
+            .collect();
         if let Some(warning) = v1.and_then(OwnedV1::release) {
             messages.push(warning);
         }
@@ -536,12 +560,15 @@ impl Prepared {
             }
             (None, None) => StepUsage::default(),
         };
-        if leaf.is_none() {
+        if leaf.is_none() && v1_dirs.is_empty() {
             usage.resource_usage.samples.clear();
         }
         let tree = reaper.tree();
         let sources = ladder::choose(&Evidence {
-            step: leaf.as_deref().map(|leaf| (leaf, usage.resource_usage.samples.as_slice())),
+            step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
+            leaf: leaf.as_deref(),
+            v2_controllers: &enabled,
+            v1: &v1_controllers,
             enclosing: enclosing.as_ref(),
             tree: &tree,
             own_network: self.namespace.is_some(),
@@ -551,7 +578,7 @@ impl Prepared {
         collector.cpu_seconds = cpu_seconds;
         collector.max_rss_bytes = max_rss_bytes;
         collector.samples = match &enclosing {
-            Some(e) if leaf.is_none() => e.samples.len(),
+            Some(e) if leaf.is_none() && v1_dirs.is_empty() => e.samples.len(),
             _ => usage.resource_usage.samples.len(),
         };
         collector.sys_samples = usage.sys_usage.len();
@@ -564,7 +591,7 @@ impl Prepared {
         info.cgroup = leaf.as_ref().map(|l| l.display().to_string()).unwrap_or_default();
         info.controllers = enabled;
         info.cgroup_v1 = v1_dirs;
-        info.not_measured = not_measured(&sources, &not_enabled, self.no_cgroup.as_deref(), enclosing.as_ref());
+        info.not_measured = not_measured(&sources, v1_controllers.iter().any(|(c, _)| c == "cpu"), &not_enabled, self.no_cgroup.as_deref(), enclosing.as_ref());
         info.controllers_not_enabled = not_enabled;
         info.host = host(self.location.as_ref());
         info.collector = collector;
@@ -591,6 +618,7 @@ impl Prepared {
 /// Why each unmeasured group is missing, in words.
 fn not_measured(
     sources: &Sources,
+    v1_cpu: bool,
     not_enabled: &[NotEnabled],
     no_cgroup: Option<&str>,
     enclosing: Option<&EnclosingCgroup>,
@@ -620,7 +648,9 @@ fn not_measured(
     };
     // Throttling is the cpu controller's in the step's own cgroup, whatever
     // measured the CPU time.
-    if let Some(n) = not_enabled.iter().find(|n| n.controller == "cpu") {
+    if v1_cpu {
+        // Read from the step's cgroup v1 cpu hierarchy.
+    } else if let Some(n) = not_enabled.iter().find(|n| n.controller == "cpu") {
         add("cpu throttling (cpu controller)", n.reason.clone());
     } else if sources.rung(Group::Cpu) != Some(Rung::CgroupV2) {
         let why = no_cgroup

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use stepmon_netns_stats::{NetnsCounters, NetworkSampler, TotalsOptions};
 
-use crate::cgroup::CgroupProbe;
+use crate::cgroup::{CgroupProbe, CgroupV1Dirs, CgroupV1Probe};
 use crate::model::{Missing, MissingKind, StepSample};
 use crate::probe::{Probe, Tick};
 use crate::recorder::NetworkSource;
@@ -14,13 +14,15 @@ use crate::recorder::NetworkSource;
 #[derive(Debug)]
 pub struct StepProbe {
     cgroup: Result<CgroupProbe, Missing>,
+    /// The step's cgroup v1 hierarchies, filling what its cgroup v2 lacks.
+    v1: Option<CgroupV1Probe>,
     net: Result<(NetnsCounters, NetworkSampler), Missing>,
 }
 
 impl StepProbe {
     /// Opens the step's cgroup directory and network namespace.
     pub fn open(cgroup_dir: impl AsRef<Path>, network: &NetworkSource) -> io::Result<StepProbe> {
-        Ok(StepProbe { cgroup: Ok(CgroupProbe::open(cgroup_dir)?), net: open_network(network) })
+        Ok(StepProbe { cgroup: Ok(CgroupProbe::open(cgroup_dir)?), v1: None, net: open_network(network) })
     }
 
     /// A step without a cgroup of its own: only its network is sampled;
@@ -28,7 +30,17 @@ impl StepProbe {
     #[must_use]
     pub fn without_cgroup(network: &NetworkSource, reason: &str) -> StepProbe {
         let missing = Missing::new("cpuStat", "", MissingKind::NotMeasured, format!("no cgroup of its own: {reason}"));
-        StepProbe { cgroup: Err(missing), net: open_network(network) }
+        StepProbe { cgroup: Err(missing), v1: None, net: open_network(network) }
+    }
+
+    /// Also reads the step's cgroups in the v1 hierarchies `dirs`, for what
+    /// its cgroup v2 (if any) does not account.
+    #[must_use]
+    pub fn with_v1(mut self, dirs: CgroupV1Dirs) -> StepProbe {
+        if !dirs.is_empty() {
+            self.v1 = Some(CgroupV1Probe::open(dirs));
+        }
+        self
     }
 
     /// The step's cgroup probe, if it has a cgroup.
@@ -72,6 +84,9 @@ impl Probe for StepProbe {
                 sample
             }
         };
+        if let Some(v1) = &mut self.v1 {
+            v1.fill(&mut sample);
+        }
         match &mut self.net {
             Err(missing) => sample.stepmon.missing.push(missing.clone()),
             Ok((counters, sampler)) => match counters.read() {

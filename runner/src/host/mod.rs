@@ -148,7 +148,7 @@ fn v1_name(controller: &str) -> &str {
 }
 
 /// (major, minor) of a release such as `6.18.44-fc-v657`.
-fn kernel_version(release: &str) -> Option<(u32, u32)> {
+pub(crate) fn kernel_version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }

@@ -3,8 +3,10 @@
 pub mod discover;
 mod files;
 mod probe;
+pub mod v1;
 
 pub use probe::CgroupProbe;
+pub use v1::{CgroupV1Dirs, CgroupV1Probe};
 
 use std::path::Path;
 

@@ -137,6 +137,25 @@ impl MonitorBackend {
         self.record_probe(StepProbe::without_cgroup(network, reason))
     }
 
+    /// A recording that also reads the step's v1 cgroups.
+    pub(super) fn record_with_v1(
+        &self,
+        cgroup_dir: Option<&Path>,
+        v1: crate::cgroup::CgroupV1Dirs,
+        network: &NetworkSource,
+        reason: &str,
+    ) -> Result<RecorderBackend, MonitorError> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(MonitorError::Closed);
+        }
+        let probe = match cgroup_dir {
+            Some(dir) => StepProbe::open(dir, network)
+                .map_err(|source| MonitorError::Open { path: dir.to_path_buf(), source })?,
+            None => StepProbe::without_cgroup(network, reason),
+        };
+        self.record_probe(probe.with_v1(v1))
+    }
+
     fn record_probe(&self, probe: StepProbe) -> Result<RecorderBackend, MonitorError> {
         let subscribing = Instant::now();
         let system = self.inner.system.subscribe();

@@ -124,6 +124,21 @@ impl Monitor {
         Ok(Recorder { backend: self.backend.record(cgroup_dir.as_ref(), network)? })
     }
 
+    /// [`Monitor::record`] (or, with `cgroup_dir` `None`,
+    /// [`Monitor::record_without_cgroup`]) that also reads the step's cgroups
+    /// in the v1 hierarchies `v1` (hybrid and v1-only hosts) for what its
+    /// cgroup v2 does not account.
+    #[cfg(target_os = "linux")]
+    pub fn record_with_v1(
+        &self,
+        cgroup_dir: Option<&Path>,
+        v1: crate::cgroup::CgroupV1Dirs,
+        network: &NetworkSource,
+        reason: &str,
+    ) -> Result<Recorder, MonitorError> {
+        Ok(Recorder { backend: self.backend.record_with_v1(cgroup_dir, v1, network, reason)? })
+    }
+
     /// Starts recording a step that has no cgroup of its own: the machine's
     /// samples, the `sysCPUStat` delta and the step's network (when it has a
     /// namespace); every step sample's `missing` names the cgroup fields
