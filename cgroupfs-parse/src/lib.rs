@@ -78,6 +78,11 @@ pub use format::single::{self, Limit};
 pub use io::{DeviceId, IoDeviceStat, IoStat, IoTotals};
 pub use memory::{MemoryEvents, MemoryStat};
 pub use pids::PidsEvents;
+// The v1 types at the root too, beside the v2 ones (their names say v1
+// where a v2 type of the same file exists).
+pub use v1::{
+    BlkioDeviceStat, BlkioStat, BlkioTotals, CpuStatLocalV1, CpuStatV1, CpuacctStat, MemoryStatV1, OomControl,
+};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -186,7 +186,10 @@ const ENTRIES: &[Entry] = &[
     ("cfs_quota_us", |i| cfs_quota_us(i).map(|v| format!("{v:?}")), capture!("cpu/cpu.cfs_quota_us")),
     (
         "BlkioStat",
-        |i| BlkioStat::parse(i).map(|v| format!("{:?} {:?} {:?}", v.totals(), v.total_line(), v.devices().collect::<Vec<_>>())),
+        |i| {
+            BlkioStat::parse(i)
+                .map(|v| format!("{:?} {:?} {:?}", v.totals(), v.total_line(), v.devices().collect::<Vec<_>>()))
+        },
         capture!("blkio/blkio.throttle.io_service_bytes_recursive"),
     ),
 ];
@@ -213,7 +216,8 @@ fn missing_trailing_newline_and_crlf() {
     for (name, parse, capture) in ENTRIES {
         let stripped = capture.strip_suffix(b"\n").unwrap();
         assert_eq!(parse(stripped), parse(capture), "{name}");
-        let crlf: Vec<u8> = capture.iter().flat_map(|&b| if b == b'\n' { vec![b'\r', b'\n'] } else { vec![b] }).collect();
+        let crlf: Vec<u8> =
+            capture.iter().flat_map(|&b| if b == b'\n' { vec![b'\r', b'\n'] } else { vec![b] }).collect();
         assert_eq!(parse(&crlf).map_err(|e| e.line), Err(1), "{name}: the \\r is reported on line 1");
     }
 }

@@ -10,13 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use stepmon_cgroupfs_parse::format::nested::NestedKeyed;
 use stepmon_cgroupfs_parse::{DeviceId, IoStat};
-use stepmon_fuzz::check_error;
-
-fn sum(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
-    values.flatten().fold(None, |acc: Option<u64>, v| {
-        Some(acc.unwrap_or(0).checked_add(v).expect("parse succeeded, so the totals cannot overflow"))
-    })
-}
+use stepmon_fuzz::{check_error, sum_present as sum};
 
 fn check_device_id(token: &[u8]) {
     if let Ok(id) = DeviceId::parse(token) {

@@ -106,6 +106,11 @@ impl_flat!(stepmon_cgroupfs_parse::CpuStatLocal);
 impl_flat!(stepmon_cgroupfs_parse::MemoryStat);
 impl_flat!(stepmon_cgroupfs_parse::MemoryEvents);
 impl_flat!(stepmon_cgroupfs_parse::PidsEvents);
+impl_flat!(stepmon_cgroupfs_parse::v1::MemoryStatV1);
+impl_flat!(stepmon_cgroupfs_parse::v1::OomControl);
+impl_flat!(stepmon_cgroupfs_parse::v1::CpuacctStat);
+impl_flat!(stepmon_cgroupfs_parse::v1::CpuStatV1, c_int: ["nr_periods", "nr_throttled", "nr_bursts"]);
+impl_flat!(stepmon_cgroupfs_parse::v1::CpuStatLocalV1);
 
 /// Parses `input` with `T` and checks the result against a model built
 /// from [`FlatKeyed`]: the same error (first malformed line, or first known
@@ -174,6 +179,15 @@ pub fn check_flat<T: FlatStruct>(input: &[u8]) -> Option<T> {
         }
         (result, expected) => panic!("parse gave {result:?}, FlatKeyed model expected error {expected:?}"),
     }
+}
+
+/// The sum of the present values, `None` if none is present: how the
+/// parsers total a counter over devices. Panics on overflow (a successful
+/// parse has checked the sums).
+pub fn sum_present(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    values.flatten().fold(None, |acc: Option<u64>, v| {
+        Some(acc.unwrap_or(0).checked_add(v).expect("parse succeeded, so the totals cannot overflow"))
+    })
 }
 
 /// Splits `data` at its first NUL byte (for targets that need two inputs).
