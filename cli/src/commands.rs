@@ -107,15 +107,30 @@ fn base(cgroup_parent: Option<&Path>) -> Result<PathBuf, CliError> {
 
 /// Removes cgroups of runs whose stepmon died.
 pub fn gc(args: &GcArgs) -> Result<(), CliError> {
-    let base = base(args.cgroup_parent.as_deref())?;
-    let removed = placement::collect_garbage(&base, args.dry_run)
-        .map_err(|e| CliError::io(&format!("cannot clean up under {}", base.display()), &e))?;
+    // No cgroup v2 (a v1-only host): only the v1 hierarchies have run directories.
+    let base = match base(args.cgroup_parent.as_deref()) {
+        Ok(base) => Some(base),
+        Err(_) if args.cgroup_parent.is_none() => None,
+        Err(e) => return Err(e),
+    };
+    let mut removed = match &base {
+        Some(base) => placement::collect_garbage(base, args.dry_run)
+            .map_err(|e| CliError::io(&format!("cannot clean up under {}", base.display()), &e))?,
+        None => Vec::new(),
+    };
+    // And the step directories in the cgroup v1 hierarchies (hybrid hosts).
+    let hierarchies = stepmon_runner::cgroup::v1::hierarchies_in(Path::new("/proc/self"));
+    removed.extend(
+        stepmon_runner::cgroup::v1::collect_garbage(&hierarchies, args.dry_run)
+            .map_err(|e| CliError::io("cannot clean up the cgroup v1 hierarchies", &e))?,
+    );
     let verb = if args.dry_run { "would remove" } else { "removed" };
     for dir in &removed {
         eprintln!("stepmon: {verb} {}", dir.display());
     }
     if removed.is_empty() {
-        eprintln!("stepmon: nothing to clean up under {}", base.display());
+        let under = base.as_ref().map_or_else(|| "the cgroup v1 hierarchies".to_owned(), |b| b.display().to_string());
+        eprintln!("stepmon: nothing to clean up under {under}");
     }
     Ok(())
 }

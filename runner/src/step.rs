@@ -591,7 +591,13 @@ impl Prepared {
         info.cgroup = leaf.as_ref().map(|l| l.display().to_string()).unwrap_or_default();
         info.controllers = enabled;
         info.cgroup_v1 = v1_dirs;
-        info.not_measured = not_measured(&sources, v1_controllers.iter().any(|(c, _)| c == "cpu"), &not_enabled, self.no_cgroup.as_deref(), enclosing.as_ref());
+        info.not_measured = not_measured(
+            &sources,
+            v1_controllers.iter().any(|(c, _)| c == "cpu"),
+            &not_enabled,
+            self.no_cgroup.as_deref(),
+            enclosing.as_ref(),
+        );
         info.controllers_not_enabled = not_enabled;
         info.host = host(self.location.as_ref());
         info.collector = collector;

@@ -31,7 +31,9 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use stepmon_cgroupfs_parse::v1::{BlkioStat, CpuStatV1, CpuacctStat, MemoryStatV1, OomControl, cfs_quota_us, limit_in_bytes};
+use stepmon_cgroupfs_parse::v1::{
+    BlkioStat, CpuStatV1, CpuacctStat, MemoryStatV1, OomControl, cfs_quota_us, limit_in_bytes,
+};
 use stepmon_cgroupfs_parse::{Limit, PidsEvents, single};
 use stepmon_fdread::HeldFile;
 
@@ -61,7 +63,11 @@ impl CgroupV1Dirs {
     /// Whether no directory is set.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.memory.is_none() && self.pids.is_none() && self.cpu.is_none() && self.cpuacct.is_none() && self.blkio.is_none()
+        self.memory.is_none()
+            && self.pids.is_none()
+            && self.cpu.is_none()
+            && self.cpuacct.is_none()
+            && self.blkio.is_none()
     }
 }
 
@@ -104,8 +110,13 @@ impl CgroupV1Probe {
     /// field absent, with a reason, in every sample).
     #[must_use]
     pub fn open(dirs: CgroupV1Dirs) -> CgroupV1Probe {
-        let (m, p, c, a, b) =
-            (dirs.memory.as_deref(), dirs.pids.as_deref(), dirs.cpu.as_deref(), dirs.cpuacct.as_deref(), dirs.blkio.as_deref());
+        let (m, p, c, a, b) = (
+            dirs.memory.as_deref(),
+            dirs.pids.as_deref(),
+            dirs.cpu.as_deref(),
+            dirs.cpuacct.as_deref(),
+            dirs.blkio.as_deref(),
+        );
         let files = Files {
             memory_stat: open(m, "memory.stat"),
             memory_usage: open(m, "memory.usage_in_bytes"),
@@ -143,7 +154,12 @@ impl CgroupV1Probe {
         parse: impl FnOnce(&[u8]) -> Result<T, stepmon_cgroupfs_parse::ParseError>,
     ) -> Option<T> {
         let Some(file) = file else {
-            missing.push(Missing::new(field, name, MissingKind::Absent, format!("{name} does not exist in the step's cgroup v1")));
+            missing.push(Missing::new(
+                field,
+                name,
+                MissingKind::Absent,
+                format!("{name} does not exist in the step's cgroup v1"),
+            ));
             return None;
         };
         match file.read(buf) {
@@ -168,10 +184,24 @@ impl CgroupV1Probe {
         let buf = &mut self.buf;
         let f = &self.files;
         if self.dirs.memory.is_some() && sample.memory_stat.is_none_or(|m| m.anon.is_none()) {
-            sample.stepmon.missing.retain(|m| !m.field.starts_with("memoryStat") && !m.field.starts_with("stepmon.memory"));
-            let stat = Self::read(buf, &mut missing, f.memory_stat.as_ref(), ("memoryStat", "memory.stat"), MemoryStatV1::parse);
-            let peak =
-                Self::read(buf, &mut missing, f.memory_max_usage.as_ref(), ("memoryStat.peak", "memory.max_usage_in_bytes"), single::parse_u64);
+            sample
+                .stepmon
+                .missing
+                .retain(|m| !m.field.starts_with("memoryStat") && !m.field.starts_with("stepmon.memory"));
+            let stat = Self::read(
+                buf,
+                &mut missing,
+                f.memory_stat.as_ref(),
+                ("memoryStat", "memory.stat"),
+                MemoryStatV1::parse,
+            );
+            let peak = Self::read(
+                buf,
+                &mut missing,
+                f.memory_max_usage.as_ref(),
+                ("memoryStat.peak", "memory.max_usage_in_bytes"),
+                single::parse_u64,
+            );
             let mut memory = sample.memory_stat.unwrap_or_default();
             if let Some(s) = stat {
                 memory.anon = s.total_rss;
@@ -201,13 +231,22 @@ impl CgroupV1Probe {
                 limit_in_bytes,
             )
             .map(LimitJson::from);
-            let oom = Self::read(buf, &mut missing, f.memory_oom.as_ref(), ("stepmon.memoryEvents", "memory.oom_control"), OomControl::parse);
-            let failcnt =
-                Self::read(buf, &mut missing, f.memory_failcnt.as_ref(), ("stepmon.memoryEvents", "memory.failcnt"), single::parse_u64);
-            let mut events = MemoryEventsJson::default();
-            events.oom_kill = oom.and_then(|o| o.oom_kill);
-            events.max = failcnt;
-            sample.stepmon.memory_events = Some(events);
+            let oom = Self::read(
+                buf,
+                &mut missing,
+                f.memory_oom.as_ref(),
+                ("stepmon.memoryEvents", "memory.oom_control"),
+                OomControl::parse,
+            );
+            let failcnt = Self::read(
+                buf,
+                &mut missing,
+                f.memory_failcnt.as_ref(),
+                ("stepmon.memoryEvents", "memory.failcnt"),
+                single::parse_u64,
+            );
+            sample.stepmon.memory_events =
+                Some(MemoryEventsJson { oom_kill: oom.and_then(|o| o.oom_kill), max: failcnt, ..Default::default() });
             if oom.is_some_and(|o| o.oom_kill.is_none()) {
                 missing.push(Missing::new(
                     "stepmon.memoryEvents.oomKill",
@@ -219,21 +258,51 @@ impl CgroupV1Probe {
         }
         if self.dirs.pids.is_some() && sample.pids_stat.current.is_none() {
             sample.stepmon.missing.retain(|m| !m.field.starts_with("pidsStat") && !m.field.starts_with("stepmon.pids"));
-            sample.pids_stat.current =
-                Self::read(buf, &mut missing, f.pids_current.as_ref(), ("pidsStat.current", "pids.current"), single::parse_u64);
-            sample.stepmon.pids_peak =
-                Self::read(buf, &mut missing, f.pids_peak.as_ref(), ("stepmon.pidsPeak", "pids.peak"), single::parse_u64);
+            sample.pids_stat.current = Self::read(
+                buf,
+                &mut missing,
+                f.pids_current.as_ref(),
+                ("pidsStat.current", "pids.current"),
+                single::parse_u64,
+            );
+            sample.stepmon.pids_peak = Self::read(
+                buf,
+                &mut missing,
+                f.pids_peak.as_ref(),
+                ("stepmon.pidsPeak", "pids.peak"),
+                single::parse_u64,
+            );
             sample.stepmon.pids_max =
-                Self::read(buf, &mut missing, f.pids_max.as_ref(), ("stepmon.pidsMax", "pids.max"), Limit::parse).map(LimitJson::from);
-            let _ = Self::read(buf, &mut missing, f.pids_events.as_ref(), ("stepmon.pidsEvents", "pids.events"), PidsEvents::parse);
+                Self::read(buf, &mut missing, f.pids_max.as_ref(), ("stepmon.pidsMax", "pids.max"), Limit::parse)
+                    .map(LimitJson::from);
+            let _ = Self::read(
+                buf,
+                &mut missing,
+                f.pids_events.as_ref(),
+                ("stepmon.pidsEvents", "pids.events"),
+                PidsEvents::parse,
+            );
         }
         let mut cpu = sample.cpu_stat.unwrap_or_default();
         let mut touched = false;
         if self.dirs.cpuacct.is_some() && cpu.usage_nanos.is_none() {
-            sample.stepmon.missing.retain(|m| !matches!(&*m.field, "cpuStat" | "cpuStat.usageNanos" | "cpuStat.userNanos" | "cpuStat.systemNanos"));
-            cpu.usage_nanos =
-                Self::read(buf, &mut missing, f.cpuacct_usage.as_ref(), ("cpuStat.usageNanos", "cpuacct.usage"), single::parse_u64);
-            let ticks = Self::read(buf, &mut missing, f.cpuacct_stat.as_ref(), ("cpuStat.userNanos", "cpuacct.stat"), CpuacctStat::parse);
+            sample.stepmon.missing.retain(|m| {
+                !matches!(&*m.field, "cpuStat" | "cpuStat.usageNanos" | "cpuStat.userNanos" | "cpuStat.systemNanos")
+            });
+            cpu.usage_nanos = Self::read(
+                buf,
+                &mut missing,
+                f.cpuacct_usage.as_ref(),
+                ("cpuStat.usageNanos", "cpuacct.usage"),
+                single::parse_u64,
+            );
+            let ticks = Self::read(
+                buf,
+                &mut missing,
+                f.cpuacct_stat.as_ref(),
+                ("cpuStat.userNanos", "cpuacct.stat"),
+                CpuacctStat::parse,
+            );
             let nanos = |t: Option<u64>| t.map(|t| t.saturating_mul(1_000_000_000 / USER_HZ));
             cpu.user_nanos = nanos(ticks.and_then(|t| t.user));
             cpu.system_nanos = nanos(ticks.and_then(|t| t.system));
@@ -244,7 +313,13 @@ impl CgroupV1Probe {
                 !matches!(&*m.field, "cpuStat.nrPeriods" | "cpuStat.nrThrottled" | "cpuStat.throttledNanos")
                     && !m.field.starts_with("stepmon.cpuMax")
             });
-            if let Some(stat) = Self::read(buf, &mut missing, f.cpu_stat.as_ref(), ("cpuStat.nrThrottled", "cpu.stat"), CpuStatV1::parse) {
+            if let Some(stat) = Self::read(
+                buf,
+                &mut missing,
+                f.cpu_stat.as_ref(),
+                ("cpuStat.nrThrottled", "cpu.stat"),
+                CpuStatV1::parse,
+            ) {
                 cpu.nr_periods = stat.nr_periods.and_then(|n| u32::try_from(n).ok());
                 cpu.nr_throttled = stat.nr_throttled.and_then(|n| u32::try_from(n).ok());
                 cpu.throttled_nanos = stat.throttled_time;
