@@ -245,6 +245,16 @@ fn gather() -> Facts {
     Facts { kernel, euid, location, mount_options, v1_mounts, controllers, probe }
 }
 
+/// v1 controllers (of memory, pids, cpu, cpuacct, blkio) whose hierarchy
+/// has a directory of this process's that it may create cgroups in.
+fn v1_writable() -> Vec<String> {
+    crate::cgroup::v1::hierarchies_in(Path::new("/proc/self"))
+        .into_iter()
+        .filter(|h| writable(&h.own_dir))
+        .flat_map(|h| h.controllers)
+        .collect()
+}
+
 /// Looks at this host (as this user) and reports.
 #[must_use]
 pub fn examine() -> Report {
@@ -306,6 +316,7 @@ pub fn examine() -> Report {
             subtree_control: &facts.controllers.own_subtree_control,
             v1: &facts.controllers.cgroup_v1,
             euid: facts.euid,
+            v1_writable: &v1_writable(),
         }),
         checks,
     }

@@ -40,6 +40,9 @@ pub struct Inputs<'a> {
     pub v1: &'a [V1Binding],
     /// Effective user ID.
     pub euid: u32,
+    /// v1 controllers whose hierarchy lets this process create a cgroup
+    /// below its own (hybrid and v1-only hosts).
+    pub v1_writable: &'a [String],
 }
 
 fn rung(
@@ -91,7 +94,22 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
             up.clone(),
         ));
     }
+    let v1_rung = |resource: &str| -> Option<ResourceRung> {
+        (on_v1(resource) && inputs.v1_writable.iter().any(|c| c == resource)).then(|| ResourceRung {
+            resource: match resource {
+                "memory" => "memory",
+                _ => "pids",
+            },
+            rung: Some(Rung::CgroupV1),
+            why: format!("the step's own cgroup in the {resource} cgroup v1 hierarchy"),
+            to_improve: None,
+        })
+    };
     for (resource, file) in [("memory", "memory.current"), ("pids", "pids.current")] {
+        if let Some(v1) = v1_rung(resource).filter(|_| !enabled(resource)) {
+            rungs.push(v1);
+            continue;
+        }
         let v1_hint = on_v1(resource).then(|| {
             "bound to a cgroup v1 hierarchy (hybrid layout): boot with systemd.unified_cgroup_hierarchy=1".to_owned()
         });
@@ -119,8 +137,20 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
             rung(resource, None, why, v1_hint.or_else(|| up.clone()))
         });
     }
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    let blkio_counts = super::kernel_version(&release).is_some_and(|v| v < (6, 10));
     rungs.push(if enabled("io") {
         rung("io", Some(Rung::CgroupV2), "the step's own cgroup (io.stat)", None)
+    } else if on_v1("io") && inputs.v1_writable.iter().any(|c| c == "blkio") && blkio_counts {
+        rung("io", Some(Rung::CgroupV1), "the step's own cgroup in the blkio cgroup v1 hierarchy", None)
+    } else if on_v1("io") {
+        rung(
+            "io",
+            Some(Rung::ProcessTree),
+            "blkio (cgroup v1) counts only devices with a throttle rule since Linux 6.10: storage bytes of the step's \
+             processes (task IO accounting)",
+            None,
+        )
     } else {
         rung(
             "io",
