@@ -117,13 +117,43 @@ impl Drop for OwnedV1 {
     }
 }
 
-/// cgroup v2 controllers and the v1 controllers that account the same.
-const V1_EQUIVALENTS: [(&str, &[&str]); 4] =
-    [("memory", &["memory"]), ("pids", &["pids"]), ("cpu", &["cpu", "cpuacct"]), ("io", &["blkio"])];
+/// Whether blk-throttle's counters (blkio v1) count the step's IO: before
+/// Linux 6.10 they counted every device; since, only devices with a throttle
+/// rule, which stepmon never sets (the process tree counts the IO there).
+fn blkio_counts() -> bool {
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    crate::host::kernel_version(&release).is_some_and(|v| v < (6, 10))
+}
+
+/// The v1 controllers worth a cgroup of the step's own, given what its
+/// cgroup v2 (if any) accounts: memory and pids where v2 lacks them; cpu
+/// only for `--cpus` (a v1 cgroup's `cpu.stat` counts only its own quota's
+/// throttling); cpuacct only without any cgroup v2 (v2's `cpu.stat` has the
+/// usage otherwise); blkio only where it counts.
+fn v1_wanted(v2: Option<&RunCgroups>, limits: &Limits) -> Vec<&'static str> {
+    let lacks = |controller: &str| !v2.is_some_and(|c| c.enabled.contains(&controller));
+    let mut wanted = Vec::new();
+    for (v2_name, v1_name) in [("memory", "memory"), ("pids", "pids")] {
+        if lacks(v2_name) {
+            wanted.push(v1_name);
+        }
+    }
+    if lacks("cpu") && limits.cpus.is_some() {
+        wanted.push("cpu");
+    }
+    if v2.is_none() {
+        wanted.extend(["cpu", "cpuacct"]);
+    }
+    if lacks("io") && blkio_counts() {
+        wanted.push("blkio");
+    }
+    wanted.dedup();
+    wanted
+}
 
 /// The step's cgroups in the v1 hierarchies that hold what its cgroup v2
 /// (if any) does not account.
-fn place_v1(cgroups: Option<&RunCgroups>, notices: &mut Vec<String>) -> Option<OwnedV1> {
+fn place_v1(cgroups: Option<&RunCgroups>, limits: &Limits, notices: &mut Vec<String>) -> Option<OwnedV1> {
     let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
     if hierarchies.is_empty() {
         return None;
@@ -131,11 +161,7 @@ fn place_v1(cgroups: Option<&RunCgroups>, notices: &mut Vec<String>) -> Option<O
     if let Err(e) = v1::collect_garbage(&hierarchies, false) {
         notices.push(format!("warning: cleaning up earlier runs in the cgroup v1 hierarchies: {e}"));
     }
-    let wanted: Vec<&str> = V1_EQUIVALENTS
-        .iter()
-        .filter(|(v2, _)| !cgroups.is_some_and(|c| c.enabled.contains(v2)))
-        .flat_map(|(_, names)| names.iter().copied())
-        .collect();
+    let wanted = v1_wanted(cgroups, limits);
     if wanted.is_empty() {
         return None;
     }
@@ -143,20 +169,14 @@ fn place_v1(cgroups: Option<&RunCgroups>, notices: &mut Vec<String>) -> Option<O
     (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(OwnedV1(Some(made)))
 }
 
-/// The step's v1 directories as the sampler reads them; blkio only where
-/// its counters count (before Linux 6.10, blk-throttle counted every
-/// device; since, only devices with a throttle rule, which stepmon never
-/// sets: the process tree counts the step's IO there).
+/// The step's v1 directories as the sampler reads them.
 fn probe_dirs(v1: &V1Cgroups) -> CgroupV1Dirs {
     let mut dirs = CgroupV1Dirs::default();
     dirs.memory = v1.dir_of("memory").map(Path::to_path_buf);
     dirs.pids = v1.dir_of("pids").map(Path::to_path_buf);
     dirs.cpu = v1.dir_of("cpu").map(Path::to_path_buf);
     dirs.cpuacct = v1.dir_of("cpuacct").map(Path::to_path_buf);
-    let release = rustix::system::uname().release().to_string_lossy().into_owned();
-    if crate::host::kernel_version(&release).is_some_and(|v| v < (6, 10)) {
-        dirs.blkio = v1.dir_of("blkio").map(Path::to_path_buf);
-    }
+    dirs.blkio = v1.dir_of("blkio").map(Path::to_path_buf);
     dirs
 }
 
@@ -308,7 +328,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
-        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &mut notices)
+        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &mut notices)
     };
     if let Some(cgroups) = &cgroups {
         apply_limits(&options.limits, cgroups.get(), v1.as_ref().map(OwnedV1::get))?;
@@ -654,8 +674,16 @@ fn not_measured(
     };
     // Throttling is the cpu controller's in the step's own cgroup, whatever
     // measured the CPU time.
+    let cpu_on_v1 = not_enabled.iter().find(|n| n.controller == "cpu").is_some_and(|n| n.reason.contains("cgroup v1"));
     if v1_cpu {
         // Read from the step's cgroup v1 cpu hierarchy.
+    } else if cpu_on_v1 {
+        add(
+            "cpu throttling (cpu controller)",
+            "the cpu controller is bound to cgroup v1, where a cgroup counts only its own quota's throttling: \
+             the step has no CPU limit of its own (--cpus)"
+                .to_owned(),
+        );
     } else if let Some(n) = not_enabled.iter().find(|n| n.controller == "cpu") {
         add("cpu throttling (cpu controller)", n.reason.clone());
     } else if sources.rung(Group::Cpu) != Some(Rung::CgroupV2) {
