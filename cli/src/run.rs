@@ -46,14 +46,17 @@ pub struct RunArgs {
     /// Count loopback traffic too (isolated or ns:PATH only).
     #[arg(long)]
     pub include_loopback: bool,
-    /// Limit the step's memory (`memory.max` of its cgroup), e.g. 512M, 2G.
+    /// Limit the step's memory (`memory.max` of its cgroup, or
+    /// `memory.limit_in_bytes` in cgroup v1): N, N[KMGT], N[KMGT]B or
+    /// N[KMGT]iB, all 1024-based, e.g. 512M, 2GiB.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub memory_max: Option<u64>,
-    /// Limit the step's CPU (`cpu.max` of its cgroup) to this many cores, e.g. 1.5.
-    #[arg(long, value_name = "CORES")]
+    /// Limit the step's CPU (`cpu.max`, or `cpu.cfs_quota_us` in cgroup v1)
+    /// to this many cores, a positive decimal, e.g. 1.5.
+    #[arg(long, value_name = "CORES", value_parser = stepmon_report::units::parse_cores)]
     pub cpus: Option<f64>,
-    /// Limit the step's number of tasks (`pids.max` of its cgroup).
-    #[arg(long, value_name = "N")]
+    /// Limit the step's number of tasks (`pids.max`), a whole number ≥ 1.
+    #[arg(long, value_name = "N", value_parser = stepmon_report::units::parse_count)]
     pub pids_max: Option<u64>,
     /// Do not print the summary.
     #[arg(short, long)]
@@ -170,6 +173,9 @@ mod tests {
         assert_eq!(parse_bytes("2GiB"), Ok(2 << 30));
         assert_eq!(parse_bytes("16m"), Ok(16 << 20));
         assert!(parse_bytes("12X").is_err() && parse_bytes("M").is_err());
+        for junk in ["2iB", "5BB", "1.5G", "-1", ""] {
+            assert!(parse_bytes(junk).is_err(), "{junk:?}");
+        }
         assert_eq!("isolated".parse::<NetMode>(), Ok(NetMode::Isolated));
         assert_eq!("ns:/run/netns/x".parse::<NetMode>(), Ok(NetMode::Namespace(PathBuf::from("/run/netns/x"))));
         assert!("ns:".parse::<NetMode>().is_err() && "bridge".parse::<NetMode>().is_err());

@@ -245,3 +245,18 @@ fn doctor_own_cgroup_and_human_output() {
         assert!(leftovers(&expected, run.pid).is_empty(), "doctor left {:?}", leftovers(&expected, run.pid));
     }
 }
+
+#[test]
+fn size_core_and_count_flags_refuse_junk_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let touch = format!("touch '{}'", marker.display());
+    for (flag, junk) in
+        [("--memory-max", "2iB"), ("--memory-max", "5BB"), ("--cpus", "0"), ("--cpus", "nan"), ("--pids-max", "0x10")]
+    {
+        let run = run_stepmon(&["run", flag, junk, "--", "sh", "-c", &touch]);
+        assert_eq!(run.status.code(), Some(2), "{flag} {junk}: {}", run.stderr);
+        assert!(run.stderr.contains(&format!("invalid value '{junk}' for '{flag}")), "{flag} {junk}: {}", run.stderr);
+        assert!(!marker.exists(), "{flag} {junk}: the step ran");
+    }
+}
