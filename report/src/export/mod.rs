@@ -1,9 +1,11 @@
 //! Every output format of a report, chosen with `--format`.
 
 mod chart;
+mod families;
 pub mod html;
 pub mod markdown;
 pub mod openmetrics;
+pub mod prometheus;
 pub mod svg;
 pub mod trace;
 
@@ -22,8 +24,11 @@ pub enum Format {
     Json,
     /// Chrome trace event JSON (Perfetto, `chrome://tracing`).
     Trace,
-    /// OpenMetrics text exposition.
+    /// OpenMetrics text exposition (for OpenMetrics scrapers).
     OpenMetrics,
+    /// Prometheus text exposition format 0.0.4 (for Pushgateway and
+    /// node_exporter's textfile collector).
+    Prometheus,
     /// Markdown for CI job summaries, charts as Mermaid blocks (GitHub
     /// strips inline SVG and `data:` images; see [`markdown`]).
     Markdown,
@@ -38,11 +43,12 @@ pub enum Format {
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(&'static str, Format); 8] = [
+    pub const ALL: [(&'static str, Format); 9] = [
         ("text", Format::Text),
         ("json", Format::Json),
         ("trace", Format::Trace),
         ("openmetrics", Format::OpenMetrics),
+        ("prometheus", Format::Prometheus),
         ("markdown", Format::Markdown),
         ("markdown-svg", Format::MarkdownSvg),
         ("html", Format::Html),
@@ -103,6 +109,7 @@ pub fn render(format: Format, steps: &[Step]) -> String {
         }
         Format::Trace => trace::render(steps),
         Format::OpenMetrics => openmetrics::render(steps),
+        Format::Prometheus => prometheus::render(steps),
         Format::Markdown => markdown::render(steps),
         Format::MarkdownSvg => markdown::render_with_svg(steps),
         Format::Html => html::render(steps),
