@@ -260,3 +260,23 @@ fn hostile_text_reads_back() {
         assert_eq!(exit.2, 7.0);
     }
 }
+
+/// The summary names the step and still shows the whole command; the JSON
+/// report carries the labels.
+#[test]
+fn text_and_json_name_the_step() {
+    let step = named("hybrid-exit7", "unit tests", &[("team", "infra")], None);
+    let text = stepmon_report::text::render(&step, &step.verdicts());
+    let first = text.lines().next().unwrap();
+    let command = stepmon_report::step::quote_command(&step.run.as_ref().unwrap().command);
+    assert!(first.starts_with(&format!("stepmon: 'unit tests' `{command}` [team=infra] exited 7")), "{first}");
+    // The default name (the program's base name) is not repeated.
+    let step = named("hybrid-exit7", "sh", &[], None);
+    let text = stepmon_report::text::render(&step, &step.verdicts());
+    assert!(text.starts_with(&format!("stepmon: `{command}` exited 7")), "{text}");
+    let step = named("hybrid-exit7", "unit tests", &[("team", "infra")], None);
+    let json = stepmon_report::export::render(stepmon_report::export::Format::Json, &[step]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["steps"][0]["name"], "unit tests");
+    assert_eq!(value["steps"][0]["labels"], serde_json::json!([{"key": "team", "value": "infra"}]));
+}

@@ -72,6 +72,8 @@ impl std::str::FromStr for Format {
 #[serde(rename_all = "camelCase")]
 struct StepJson<'a> {
     name: &'a str,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    labels: &'a [crate::labels::Label],
     origin: &'a crate::step::Origin,
     start: Option<jiff::Timestamp>,
     end: Option<jiff::Timestamp>,
@@ -91,6 +93,7 @@ pub fn render(format: Format, steps: &[Step]) -> String {
                 .iter()
                 .map(|s| StepJson {
                     name: &s.name,
+                    labels: s.run.as_ref().map_or(&[], |r| r.labels.as_slice()),
                     origin: &s.origin,
                     start: s.start,
                     end: s.end,
