@@ -18,7 +18,11 @@ mod doctor;
 #[cfg(target_os = "linux")]
 mod error;
 #[cfg(target_os = "linux")]
+mod fleet;
+#[cfg(target_os = "linux")]
 mod out;
+#[cfg(target_os = "linux")]
+mod push;
 #[cfg(target_os = "linux")]
 mod reports;
 #[cfg(target_os = "linux")]
@@ -43,8 +47,12 @@ mod cli {
         /// Run a command as a monitored step and report its usage.
         Run(crate::run::RunArgs),
         /// A saved run (or the steps of a BuildKit build's provenance) as
-        /// text, JSON, a Chrome trace, OpenMetrics, Markdown or HTML.
+        /// text, JSON, a Chrome trace, OpenMetrics, Prometheus text,
+        /// Markdown or HTML.
         Report(crate::reports::ReportArgs),
+        /// Push a saved run's metrics to a Prometheus Pushgateway (text
+        /// format 0.0.4), one group per step.
+        Push(crate::fleet::PushArgs),
         /// Compare two runs of the same step (or two builds) field by field;
         /// changes beyond the noise are flagged.
         Diff(crate::reports::DiffArgs),
@@ -67,6 +75,7 @@ fn main() {
     let result = match cli.command {
         cli::Cmd::Run(args) => run::run(args),
         cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
+        cli::Cmd::Push(args) => fleet::push(&args),
         cli::Cmd::Diff(args) => reports::diff(&args),
         cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),

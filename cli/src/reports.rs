@@ -18,7 +18,9 @@ pub struct ReportArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Output format: text, json, trace (Chrome trace for Perfetto),
-    /// openmetrics, markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
+    /// openmetrics (for OpenMetrics scrapers), prometheus (text format
+    /// 0.0.4, for Pushgateway and node_exporter's textfile collector),
+    /// markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
     /// markdown-svg (charts as inline SVG, for renderers that keep it), html
     /// (with SVG charts) or svg (the charts alone).
     #[arg(short, long, default_value = "text", value_name = "FORMAT")]

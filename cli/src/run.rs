@@ -18,7 +18,7 @@ pub struct RunArgs {
     /// Format of --output: document (default: BuildKit's resourceUsage and
     /// sysUsage plus stepmon's summary and verdicts; `stepmon report` reads
     /// it back), or any `stepmon report` format: text, json, trace,
-    /// openmetrics, markdown, markdown-svg, html, svg.
+    /// openmetrics, prometheus, markdown, markdown-svg, html, svg.
     #[arg(short, long, default_value = "document", value_name = "FORMAT", requires = "output")]
     pub format: OutputFormat,
     /// Create the run's cgroups under DIR instead of this process's own
@@ -61,6 +61,25 @@ pub struct RunArgs {
     /// Do not print the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The step's name in the report and the `step` label of the fleet
+    /// exports (default: the program's base name, e.g. `make`).
+    #[arg(long, value_name = "NAME", value_parser = parse_name)]
+    pub name: Option<String>,
+    /// A label of the step in the report and the fleet exports
+    /// (repeatable); keep its values few (a role, not a run id).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<stepmon_report::Label>,
+    /// Push the step's metrics to the Pushgateway at URL (e.g.
+    /// http://pushgateway:9091) after the report is written; a failed push
+    /// is a warning, never the step's failure.
+    #[arg(long, value_name = "URL")]
+    pub push: Option<String>,
+    #[command(flatten)]
+    pub push_group: crate::fleet::PushGroup,
+    /// Write the step's metrics to DIR/stepmon_<name>.prom (atomically) for
+    /// node_exporter's textfile collector.
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
     /// The command and its arguments (executed directly, never through a shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -92,6 +111,11 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
     stepmon_report::units::parse_bytes(text)
 }
 
+/// A step name: any text but the empty one.
+fn parse_name(text: &str) -> Result<String, String> {
+    if text.is_empty() { Err("the name is empty".to_owned()) } else { Ok(text.to_owned()) }
+}
+
 /// Exit status of stepmon when it fails itself (not the step), as `env` and
 /// container runners do.
 pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
@@ -99,6 +123,12 @@ pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
 /// Runs the step; returns the exit status stepmon should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let spawn_mode = stepmon_runner::spawn::Mode::from_env().map_err(CliError::new)?;
+    let delivery = crate::fleet::Delivery {
+        push: args.push.as_deref(),
+        group: &args.push_group,
+        textfile: args.textfile.as_deref(),
+    };
+    delivery.check()?;
     // Fail before the step runs, not after, if the report cannot be written.
     let mut output_file = match args.output.as_deref() {
         Some(path) if path != Path::new("-") => Some(
@@ -107,6 +137,8 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         _ => None,
     };
     let mut options = StepOptions::new(args.command.iter().cloned());
+    options.name.clone_from(&args.name);
+    options.labels.clone_from(&args.labels);
     options.cgroup_parent.clone_from(&args.cgroup_parent);
     options.cgroup = match (args.require_cgroup, args.no_cgroup) {
         (true, _) => CgroupMode::Require,
@@ -136,9 +168,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             eprintln!("stepmon: {notice}");
         }
     }
-    let finished = prepared.run().map_err(CliError::from)?;
+    let mut finished = prepared.run().map_err(CliError::from)?;
     for message in &finished.messages {
         eprintln!("stepmon: {message}");
+    }
+    if let Some(info) = finished.document.stepmon.as_mut() {
+        info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
     }
     let document = &finished.document;
     let step = stepmon_report::Step::from_run(document);
@@ -158,6 +193,22 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
                 .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?,
             None => crate::out::emit(&text)?,
         }
+    }
+    // After the report is written: a push that hangs or fails loses nothing.
+    let warnings = delivery.deliver(&step);
+    for warning in &warnings {
+        eprintln!("stepmon: warning: {warning}");
+    }
+    if let (false, Some(path), OutputFormat::Document) = (warnings.is_empty(), &args.output, args.format)
+        && path != Path::new("-")
+    {
+        let mut document = finished.document;
+        if let Some(info) = document.stepmon.as_mut() {
+            info.warnings = warnings;
+        }
+        let text = serde_json::to_string_pretty(&document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n";
+        crate::fleet::write_atomically(path, &text)
+            .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?;
     }
     Ok(finished.exit_code)
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use stepmon_sampler::model::{Samples, StepUsage, UsageSummary};
 use stepmon_sysusage::model::SysSample;
 
+use crate::labels::{CiContext, Label};
 use crate::source::{EnclosingCgroup, ProcessTree, Sources};
 use crate::verdict::Verdicts;
 
@@ -67,6 +68,20 @@ impl NotEnabled {
 pub struct RunInfo {
     /// The command as given.
     pub command: Vec<String>,
+    /// The step's name (`--name`, else the program's base name; absent in
+    /// documents of older versions, whose steps are named by their command).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The caller's `--label KEY=VALUE`s, in the order given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<Label>,
+    /// The CI job the step ran in, when its environment said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<CiContext>,
+    /// What went wrong after the step (a push to a Pushgateway, a textfile
+    /// that could not be written): the step's numbers are unaffected.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Exit code of the command, if it exited.
     pub exit_code: Option<i32>,
     /// Signal that killed the command, if any.

@@ -43,6 +43,7 @@ pub mod diff;
 pub mod document;
 pub mod export;
 pub mod import;
+pub mod labels;
 pub mod series;
 pub mod source;
 pub mod step;
@@ -51,6 +52,7 @@ pub mod units;
 pub mod verdict;
 
 pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
+pub use labels::{CiContext, Label};
 pub use source::{Bound, Group, Rung, Source, Sources};
 pub use step::{Origin, Step, WallSource};
 pub use verdict::{Thresholds, Verdicts};

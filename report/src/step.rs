@@ -44,8 +44,10 @@ pub enum WallSource {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Step {
-    /// A name for people: the command of a `stepmon run`; for a BuildKit
-    /// step its RUN command when the provenance has it, else its id.
+    /// A name for people and the fleet's `step` label: the run's name
+    /// (`stepmon run --name`, else the program's base name), the command of
+    /// a run recorded before runs had names; for a BuildKit step its RUN
+    /// command when the provenance has it, else its id.
     pub name: String,
     /// Where it was recorded.
     pub origin: Origin,
@@ -94,10 +96,11 @@ impl Step {
             Some(wall) => (Some(wall), WallSource::Measured),
             None => estimate_wall(&usage, Baseline::FirstSample),
         };
-        let name = run
-            .as_ref()
-            .filter(|r| !r.command.is_empty())
-            .map_or_else(|| "step".to_owned(), |r| quote_command(&r.command));
+        let name = match run.as_ref() {
+            Some(RunInfo { name: Some(name), .. }) => name.clone(),
+            Some(r) if !r.command.is_empty() => quote_command(&r.command),
+            _ => "step".to_owned(),
+        };
         let summary = crate::compose::summary(document, wall_seconds.unwrap_or(0.0));
         let sources = run.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
         Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run, sources }

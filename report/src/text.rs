@@ -27,6 +27,28 @@ fn from(step: &Step, group: Group) -> String {
     }
 }
 
+/// The step as the summary's first line names it: the full command in
+/// backquotes, after the name when the name is not simply the program's
+/// base name, followed by the `--label`s.
+fn who(step: &Step) -> String {
+    let Some(run) = step.run.as_ref().filter(|r| !r.command.is_empty()) else {
+        return format!("`{}`", step.name);
+    };
+    let command = crate::step::quote_command(&run.command);
+    let mut out = match &run.name {
+        Some(name) if *name != crate::labels::default_name(&run.command) => {
+            format!("{} `{command}`", crate::step::quote(name))
+        }
+        _ => format!("`{command}`"),
+    };
+    if !run.labels.is_empty() {
+        let labels: Vec<String> =
+            run.labels.iter().map(|l| format!("{}={}", l.key, crate::step::quote(&l.value))).collect();
+        let _ = write!(out, " [{}]", labels.join(" "));
+    }
+    out
+}
+
 /// Renders the summary of `step` with its `verdicts` (plain text).
 #[must_use]
 pub fn render(step: &Step, verdicts: &Verdicts) -> String {
@@ -43,7 +65,7 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
         (Some(w), _) => format!(" after about {}", seconds(w)),
         (None, _) => String::new(),
     };
-    let _ = writeln!(out, "stepmon: `{}`{status}{wall}", step.name);
+    let _ = writeln!(out, "stepmon: {}{status}{wall}", who(step));
     let c = &summary.cpu;
     let mut cpu = format!(
         "  cpu      user {}  system {}  = {} cores on average",

@@ -25,18 +25,8 @@ const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_openmetr
 /// A Python that can import the parser, or `None` (after printing why)
 /// when the tests are to be skipped.
 fn python() -> Option<String> {
-    let candidates =
-        std::env::var("STEPMON_PYTHON").into_iter().chain(["python3".to_owned(), "/usr/bin/python3".to_owned()]);
-    for python in candidates {
-        let ok = Command::new(&python)
-            .args(["-c", "import prometheus_client.openmetrics.parser"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return Some(python);
-        }
+    if let Some(python) = common::python_with("prometheus_client.openmetrics.parser") {
+        return Some(python);
     }
     let why = "no python3 with prometheus_client.openmetrics.parser (tried $STEPMON_PYTHON, python3, /usr/bin/python3; \
                Debian: apt install python3-prometheus-client)";

@@ -103,6 +103,12 @@ impl Limits {
 pub struct StepOptions {
     /// The program and its arguments (executed directly, never through a shell).
     pub command: Vec<OsString>,
+    /// The step's name in the document and every export (`None`: the
+    /// program's base name, [`stepmon_report::labels::default_name`]).
+    pub name: Option<String>,
+    /// Labels of the step (validated by the caller, e.g. with
+    /// [`stepmon_report::Label`]'s `FromStr`).
+    pub labels: Vec<stepmon_report::Label>,
     /// Create the step's cgroups under this directory instead of this
     /// process's own cgroup (naming the own cgroup means "it is delegated to
     /// me"); a cgroup that cannot be created there is an error.
@@ -139,6 +145,8 @@ impl StepOptions {
     {
         StepOptions {
             command: command.into_iter().map(Into::into).collect(),
+            name: None,
+            labels: Vec::new(),
             cgroup_parent: None,
             cgroup: CgroupMode::Auto,
             wait_all: false,

@@ -604,6 +604,9 @@ impl Prepared {
         collector.sys_samples = usage.sys_usage.len();
         let mut info = RunInfo::default();
         info.command = self.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        info.name =
+            Some(self.options.name.clone().unwrap_or_else(|| stepmon_report::labels::default_name(&info.command)));
+        info.labels.clone_from(&self.options.labels);
         info.exit_code = exit;
         info.signal = signal;
         info.start = Some(start);

@@ -1,9 +1,11 @@
 //! Every output format of a report, chosen with `--format`.
 
 mod chart;
+mod families;
 pub mod html;
 pub mod markdown;
 pub mod openmetrics;
+pub mod prometheus;
 pub mod svg;
 pub mod trace;
 
@@ -22,8 +24,11 @@ pub enum Format {
     Json,
     /// Chrome trace event JSON (Perfetto, `chrome://tracing`).
     Trace,
-    /// OpenMetrics text exposition.
+    /// OpenMetrics text exposition (for OpenMetrics scrapers).
     OpenMetrics,
+    /// Prometheus text exposition format 0.0.4 (for Pushgateway and
+    /// node_exporter's textfile collector).
+    Prometheus,
     /// Markdown for CI job summaries, charts as Mermaid blocks (GitHub
     /// strips inline SVG and `data:` images; see [`markdown`]).
     Markdown,
@@ -38,11 +43,12 @@ pub enum Format {
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(&'static str, Format); 8] = [
+    pub const ALL: [(&'static str, Format); 9] = [
         ("text", Format::Text),
         ("json", Format::Json),
         ("trace", Format::Trace),
         ("openmetrics", Format::OpenMetrics),
+        ("prometheus", Format::Prometheus),
         ("markdown", Format::Markdown),
         ("markdown-svg", Format::MarkdownSvg),
         ("html", Format::Html),
@@ -66,6 +72,8 @@ impl std::str::FromStr for Format {
 #[serde(rename_all = "camelCase")]
 struct StepJson<'a> {
     name: &'a str,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    labels: &'a [crate::labels::Label],
     origin: &'a crate::step::Origin,
     start: Option<jiff::Timestamp>,
     end: Option<jiff::Timestamp>,
@@ -85,6 +93,7 @@ pub fn render(format: Format, steps: &[Step]) -> String {
                 .iter()
                 .map(|s| StepJson {
                     name: &s.name,
+                    labels: s.run.as_ref().map_or(&[], |r| r.labels.as_slice()),
                     origin: &s.origin,
                     start: s.start,
                     end: s.end,
@@ -103,6 +112,7 @@ pub fn render(format: Format, steps: &[Step]) -> String {
         }
         Format::Trace => trace::render(steps),
         Format::OpenMetrics => openmetrics::render(steps),
+        Format::Prometheus => prometheus::render(steps),
         Format::Markdown => markdown::render(steps),
         Format::MarkdownSvg => markdown::render_with_svg(steps),
         Format::Html => html::render(steps),

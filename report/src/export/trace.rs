@@ -117,6 +117,15 @@ fn slice_args(step: &Step) -> Value {
         }
     }
     if let Some(run) = &step.run {
+        if !run.labels.is_empty() {
+            let labels: Map<String, Value> = run.labels.iter().map(|l| (l.key.clone(), json!(l.value))).collect();
+            args.insert("labels".into(), Value::Object(labels));
+        }
+        // The CI context whole: the run id, attempt and URL that the metric
+        // exports leave out (one value per run) belong here.
+        if let Some(ci) = &run.ci {
+            args.insert("ci".into(), json!(ci));
+        }
         if let Some(code) = run.exit_code {
             args.insert("exitCode".into(), json!(code));
         }

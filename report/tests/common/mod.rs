@@ -48,3 +48,18 @@ pub(crate) fn series_by_class(s: &StepSeries) -> Vec<(&'static str, &Vec<Point>)
         ("machine-cpu-stall", &s.machine_cpu_stall_share),
     ]
 }
+
+/// A Python that can `import module`: `$STEPMON_PYTHON`, `python3`, then
+/// `/usr/bin/python3` (a pyenv `python3` on PATH may lack Debian's packages).
+pub(crate) fn python_with(module: &str) -> Option<String> {
+    let candidates =
+        std::env::var("STEPMON_PYTHON").into_iter().chain(["python3".to_owned(), "/usr/bin/python3".to_owned()]);
+    candidates.into_iter().find(|python| {
+        std::process::Command::new(python)
+            .args(["-c", &format!("import {module}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}

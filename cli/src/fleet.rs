@@ -1,0 +1,182 @@
+//! Steps into the fleet's Prometheus: a Pushgateway push (`stepmon run
+//! --push`, `stepmon push`) and node_exporter's textfile collector
+//! (`--textfile DIR`). Both carry the Prometheus text format 0.0.4; what
+//! fails here is a warning, never the step's failure.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use stepmon_report::Step;
+use stepmon_report::export::prometheus;
+
+use crate::error::CliError;
+use crate::push::{self, Grouping};
+
+/// The grouping key beyond the step's name (shared by `run` and `push`).
+#[derive(Debug, clap::Args)]
+pub struct PushGroup {
+    /// `job` of the Pushgateway grouping key.
+    #[arg(long, default_value = "stepmon", value_name = "JOB")]
+    pub push_job: String,
+    /// `instance` of the Pushgateway grouping key (default: this host's
+    /// name). Each group holds only its last push: keep it one per runner.
+    #[arg(long, value_name = "INSTANCE")]
+    pub push_instance: Option<String>,
+}
+
+/// Arguments of `stepmon push`.
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    /// A `stepmon run --output` file (or anything `stepmon report` reads);
+    /// each step is pushed as its own group.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The Pushgateway, e.g. http://pushgateway:9091.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    #[command(flatten)]
+    pub group: PushGroup,
+}
+
+/// This host's name (`/proc/sys/kernel/hostname`, what `uname -n` says).
+fn hostname() -> Result<String, String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map_err(|e| format!("cannot read the host name from /proc/sys/kernel/hostname: {e}; give --push-instance"))?;
+    let name = name.trim();
+    if name.is_empty() { Err("the host name is empty; give --push-instance".to_owned()) } else { Ok(name.to_owned()) }
+}
+
+/// Pushes each step as its own group under `base`; the errors, one per
+/// step that could not be pushed.
+fn push_steps(base: &str, group: &PushGroup, steps: &[Step]) -> Vec<String> {
+    let instance = match group.push_instance.clone().map_or_else(hostname, Ok) {
+        Ok(instance) => instance,
+        Err(e) => return vec![format!("not pushed: {e}")],
+    };
+    steps
+        .iter()
+        .filter_map(|step| {
+            let grouping =
+                Grouping { job: group.push_job.clone(), instance: instance.clone(), step: step.name.clone() };
+            push::put(base, &grouping, &prometheus::render(std::slice::from_ref(step))).err()
+        })
+        .collect()
+}
+
+/// `DIR/stepmon_<name>.prom`: the name with every byte but `[A-Za-z0-9_.-]`
+/// as `_` (node_exporter reads `*.prom` files only).
+#[must_use]
+pub fn textfile_path(dir: &Path, name: &str) -> PathBuf {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' }).collect();
+    dir.join(format!("stepmon_{safe}.prom"))
+}
+
+/// Writes `text` to `path` so that no reader ever sees half of it: a
+/// temporary file in the same directory (rename(2) is atomic only within
+/// one file system), flushed to disk, then renamed over `path`. The
+/// temporary name does not end in `.prom`, so the textfile collector skips
+/// it meanwhile.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// What `stepmon run` was asked to deliver to the fleet.
+#[derive(Debug)]
+pub struct Delivery<'a> {
+    /// `--push URL`.
+    pub push: Option<&'a str>,
+    /// Its grouping key.
+    pub group: &'a PushGroup,
+    /// `--textfile DIR`.
+    pub textfile: Option<&'a Path>,
+}
+
+impl Delivery<'_> {
+    /// Refuses, before the step runs, what cannot work at all.
+    pub fn check(&self) -> Result<(), CliError> {
+        if let Some(base) = self.push {
+            push::check_base(base).map_err(CliError::new)?;
+        }
+        if let Some(dir) = self.textfile
+            && !dir.is_dir()
+        {
+            return Err(CliError::new(format!("--textfile {}: not a directory", dir.display())));
+        }
+        Ok(())
+    }
+
+    /// Pushes and writes `step`; the warnings (empty when all went well).
+    pub fn deliver(&self, step: &Step) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(dir) = self.textfile {
+            let path = textfile_path(dir, &step.name);
+            if let Err(e) = write_atomically(&path, &prometheus::render(std::slice::from_ref(step))) {
+                warnings.push(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        if let Some(base) = self.push {
+            warnings.extend(push_steps(base, self.group, std::slice::from_ref(step)));
+        }
+        warnings
+    }
+}
+
+/// Exit status of `stepmon push` when a step could not be pushed.
+pub const NOT_PUSHED: i32 = 1;
+
+/// `stepmon push`; returns the exit status.
+pub fn push(args: &PushArgs) -> Result<i32, CliError> {
+    push::check_base(&args.to).map_err(CliError::new)?;
+    let steps = crate::reports::load(&args.file)?;
+    let mut names = std::collections::BTreeSet::new();
+    for step in &steps {
+        if !names.insert(step.name.as_str()) {
+            eprintln!(
+                "stepmon: warning: two steps are named {:?}: the group keeps only the last one's push",
+                step.name
+            );
+        }
+    }
+    let errors = push_steps(&args.to, &args.group, &steps);
+    for error in &errors {
+        eprintln!("stepmon: error: {error}");
+    }
+    Ok(if errors.is_empty() { 0 } else { NOT_PUSHED })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textfile_names() {
+        let dir = Path::new("/var/lib/node");
+        assert_eq!(textfile_path(dir, "build"), Path::new("/var/lib/node/stepmon_build.prom"));
+        assert_eq!(textfile_path(dir, "unit tests/ü"), Path::new("/var/lib/node/stepmon_unit_tests__.prom"));
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stepmon_x.prom");
+        write_atomically(&path, "one\n").unwrap();
+        write_atomically(&path, "two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("stepmon_x.prom")]);
+        assert!(write_atomically(&dir.path().join("missing/x.prom"), "x").is_err());
+    }
+}
