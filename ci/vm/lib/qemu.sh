@@ -29,10 +29,10 @@ vm_boot() {
         # No v1 hierarchy can take a controller.
         v2) append="$append cgroup_no_v1=all" ;;
         # /init mounts the v1 hierarchies. Nothing else is needed on 6.1:
-        # the memory controller's v1 files are there by default (no
-        # cgroup.memory= option), and swap accounting is on whenever the
-        # kernel has swap support (swapaccount=1 is the default; the guest
-        # has no swap anyway).
+        # the memory controller's v1 files are there without a
+        # cgroup.memory= option, and swap accounting is on without
+        # swapaccount=1 (the memory root lists memory.memsw.*; the guest has
+        # no swap anyway).
         v1) ;;
         *) vm_die "unknown cgroup boot $cgroup (v2 or v1)" ;;
     esac
