@@ -11,7 +11,7 @@
 vm_store_capture() {
     local unpacked=$VM_WORK/capture
     rm -rf "$unpacked" && mkdir -p "$unpacked"
-    sed -n '/^STEPMON-VM-CAPTURE-BEGIN$/,/^STEPMON-VM-CAPTURE-END$/p' "$VM_WORK/console.log" |
+    sed -n '/^STEPMON-VM-CAPTURE-BEGIN$/,/^STEPMON-VM-CAPTURE-END$/p' "$VM_CONSOLE" |
         sed '1d;$d' | base64 -d | tar -x -C "$unpacked" ||
         vm_die "could not unpack the capture from the console log"
     local release
