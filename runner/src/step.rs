@@ -117,19 +117,13 @@ impl Drop for OwnedV1 {
     }
 }
 
-/// Whether blk-throttle's counters (blkio v1) count the step's IO: before
-/// Linux 6.10 they counted every device; since, only devices with a throttle
-/// rule, which stepmon never sets (the process tree counts the IO there).
-fn blkio_counts() -> bool {
-    let release = rustix::system::uname().release().to_string_lossy().into_owned();
-    crate::host::kernel_version(&release).is_some_and(|v| v < (6, 10))
-}
-
 /// The v1 controllers worth a cgroup of the step's own, given what its
 /// cgroup v2 (if any) accounts: memory and pids where v2 lacks them; cpu
 /// only for `--cpus` (a v1 cgroup's `cpu.stat` counts only its own quota's
 /// throttling); cpuacct only without any cgroup v2 (v2's `cpu.stat` has the
-/// usage otherwise); blkio only where it counts.
+/// usage otherwise). Never blkio: blk-throttle counts only on devices with a
+/// throttle rule (seen on 6.1 and 6.18), which stepmon never sets; the
+/// process tree counts the step's IO.
 fn v1_wanted(v2: Option<&RunCgroups>, limits: &Limits) -> Vec<&'static str> {
     let lacks = |controller: &str| !v2.is_some_and(|c| c.enabled.contains(&controller));
     let mut wanted = Vec::new();
@@ -143,9 +137,6 @@ fn v1_wanted(v2: Option<&RunCgroups>, limits: &Limits) -> Vec<&'static str> {
     }
     if v2.is_none() {
         wanted.extend(["cpu", "cpuacct"]);
-    }
-    if lacks("io") && blkio_counts() {
-        wanted.push("blkio");
     }
     wanted.dedup();
     wanted
@@ -224,7 +215,12 @@ fn v1_limit<'a>(v1: Option<&'a V1Cgroups>, controller: &str, value: &str) -> Opt
 /// Writes the requested limits into the step's cgroup (which stepmon owns):
 /// the cgroup v2 file where the controller is enabled there, else its v1
 /// equivalent.
-fn apply_limits(limits: &Limits, cgroups: &RunCgroups, v1: Option<&V1Cgroups>) -> Result<(), RunError> {
+fn apply_limits(
+    limits: &Limits,
+    cgroups: Option<&RunCgroups>,
+    v1: Option<&V1Cgroups>,
+    no_cgroup: Option<&str>,
+) -> Result<(), RunError> {
     let mut writes: Vec<(&str, &str, String)> = Vec::new();
     if let Some(bytes) = limits.memory_max {
         writes.push(("memory", "memory.max", bytes.to_string()));
@@ -242,21 +238,23 @@ fn apply_limits(limits: &Limits, cgroups: &RunCgroups, v1: Option<&V1Cgroups>) -
         writes.push(("pids", "pids.max", n.to_string()));
     }
     for (controller, file, value) in writes {
-        if !cgroups.enabled.contains(&controller)
-            && let Some((dir, v1_file, v1_value)) = v1_limit(v1, controller, &value)
-        {
+        if let Some(cgroups) = cgroups.filter(|c| c.enabled.contains(&controller)) {
+            std::fs::write(cgroups.leaf.join(file), &value)
+                .map_err(|e| RunError::io(&format!("cannot set {file} to {value}"), &e))?;
+            continue;
+        }
+        if let Some((dir, v1_file, v1_value)) = v1_limit(v1, controller, &value) {
             std::fs::write(dir.join(v1_file), &v1_value)
                 .map_err(|e| RunError::io(&format!("cannot set {v1_file} to {v1_value}"), &e))?;
             continue;
         }
-        if !cgroups.enabled.contains(&controller) {
-            let why = cgroups.not_enabled.iter().find(|n| n.controller == controller).map_or("", |n| n.reason.as_str());
-            return Err(RunError::new(format!(
-                "cannot set {file}: the {controller} controller is not available ({why})"
-            )));
-        }
-        std::fs::write(cgroups.leaf.join(file), &value)
-            .map_err(|e| RunError::io(&format!("cannot set {file} to {value}"), &e))?;
+        let why = match cgroups {
+            Some(c) => {
+                c.not_enabled.iter().find(|n| n.controller == controller).map_or_else(String::new, |n| n.reason.clone())
+            }
+            None => format!("the step has no cgroup of its own: {}", no_cgroup.unwrap_or("")),
+        };
+        return Err(RunError::new(format!("cannot set {file}: the {controller} controller is not available ({why})")));
     }
     Ok(())
 }
@@ -291,7 +289,6 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         return Err(RunError::new("--include-loopback needs --net isolated or --net ns:PATH")
             .hint("with --net host the step's traffic cannot be told from the host's"));
     }
-    let strict = options.cgroup == CgroupMode::Require || options.cgroup_parent.is_some() || options.limits.any();
     if options.cgroup == CgroupMode::Never && (options.cgroup_parent.is_some() || options.limits.any()) {
         return Err(RunError::new(
             "--no-cgroup cannot go with --cgroup-parent, --memory-max, --cpus or --pids-max (they need a cgroup of the step's own)",
@@ -299,6 +296,10 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     }
     let location = discover::locate();
     let mut notices = Vec::new();
+    // A cgroup v2 the caller named (--cgroup-parent) must be made there; any
+    // other failure moves the step down the ladder (the v1 hierarchies, the
+    // process tree, the enclosing cgroup), checked against --require-cgroup
+    // and the limits below.
     let (cgroups, no_cgroup) = match &location {
         Ok(_) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
         Ok(location) => {
@@ -313,16 +314,13 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
             match RunCgroups::create(&base, delegated) {
                 Ok(created) => (Some(OwnedCgroups(Some(created))), None),
-                Err(e) if strict => {
+                Err(e) if options.cgroup_parent.is_some() => {
                     return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
                 }
                 Err(e) => (None, Some(format!("cannot create a cgroup under {}: {e}", base.display()))),
             }
         }
-        Err(e) if strict => {
-            return Err(RunError::new(e.to_string())
-                .hint("stepmon needs cgroup v2 (mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified) for a cgroup of the step's own"));
-        }
+        Err(e) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
         Err(e) => (None, Some(e.to_string())),
     };
     let v1 = if options.cgroup == CgroupMode::Never {
@@ -330,9 +328,17 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     } else {
         place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &mut notices)
     };
-    if let Some(cgroups) = &cgroups {
-        apply_limits(&options.limits, cgroups.get(), v1.as_ref().map(OwnedV1::get))?;
+    let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
+    if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
+        return Err(RunError::new(format!("{} (--require-cgroup)", no_cgroup.as_deref().unwrap_or("no cgroup")))
+            .hint("a cgroup of the step's own needs root or a delegated subtree, and a writable cgroupfs"));
     }
+    apply_limits(
+        &options.limits,
+        cgroups.as_ref().map(OwnedCgroups::get),
+        v1.as_ref().map(OwnedV1::get),
+        no_cgroup.as_deref(),
+    )?;
     let location = location.ok();
     let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
 
@@ -373,7 +379,19 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         }
         None => None,
     };
-    if let Some(reason) = &no_cgroup {
+    if let Some(reason) = &no_cgroup
+        && has_v1
+    {
+        let v1_names: Vec<&str> = v1
+            .iter()
+            .flat_map(|v| v.get().dirs.iter())
+            .flat_map(|(h, _)| h.controllers.iter().map(String::as_str))
+            .collect();
+        notices.push(format!(
+            "notice: the step gets no cgroup v2 of its own ({reason}); its cgroups in the v1 hierarchies ({}) and its process tree measure it, each number labelled with its source",
+            v1_names.join(", ")
+        ));
+    } else if let Some(reason) = &no_cgroup {
         let around = match &enclosing {
             Some(e) if e.root => format!(" and the root cgroup {} (the whole machine)", e.dir.display()),
             Some(e) => format!(" and the enclosing cgroup {}", e.dir.display()),
@@ -427,11 +445,12 @@ fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
 fn host(location: Option<&discover::Cgroup2>) -> Host {
     let mut host = Host::default();
     host.kernel = rustix::system::uname().release().to_string_lossy().into_owned();
+    let v1 = !v1::hierarchies_in(Path::new("/proc/self")).is_empty();
     if let Some(location) = location {
         host.cgroup2_mount = location.mount_point.display().to_string();
-        host.cgroup_layout = if location.pure_v2 { "unified" } else { "hybrid" }.to_owned();
+        host.cgroup_layout = if v1 { "hybrid" } else { "unified" }.to_owned();
     } else {
-        host.cgroup_layout = "none".to_owned();
+        host.cgroup_layout = if v1 { "v1-only" } else { "none" }.to_owned();
     }
     host.psi = Path::new("/proc/pressure").exists();
     host
@@ -613,7 +632,7 @@ impl Prepared {
         info.end = Some(end);
         info.cgroup = leaf.as_ref().map(|l| l.display().to_string()).unwrap_or_default();
         info.controllers = enabled;
-        info.cgroup_v1 = v1_dirs;
+        info.cgroup_v1.clone_from(&v1_dirs);
         info.not_measured = not_measured(
             &sources,
             v1_controllers.iter().any(|(c, _)| c == "cpu"),
@@ -626,6 +645,9 @@ impl Prepared {
         info.collector = collector;
         info.placement = match (&leaf, &self.no_cgroup) {
             (Some(leaf), _) => format!("its own cgroup {}", leaf.display()),
+            (None, Some(reason)) if !v1_dirs.is_empty() => {
+                format!("its own cgroups in the v1 hierarchies, no cgroup v2 ({reason})")
+            }
             (None, Some(reason)) => format!("no cgroup of its own ({reason})"),
             (None, None) => String::new(),
         };
@@ -660,7 +682,7 @@ fn not_measured(
         }
         let v1 = v1.get_or_init(|| stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc")));
         if v1.iter().any(|c| c == controller) {
-            return "bound to a cgroup v1 hierarchy on this host (hybrid layout)".to_owned();
+            return "bound to a cgroup v1 hierarchy on this host, where the step got no cgroup of its own".to_owned();
         }
         match (no_cgroup, enclosing) {
             (Some(why), Some(e)) => {

@@ -27,7 +27,9 @@ STEP_IO=0
 
 # The hierarchies a step gets a cgroup of its own in, as their controller
 # lists appear in /proc/PID/cgroup.
-STEP_HIERARCHIES="memory pids cpu,cpuacct blkio"
+# (No blkio: its counters count only devices with a throttle rule, which
+# stepmon never sets; the step's IO comes from its process tree.)
+STEP_HIERARCHIES="memory pids cpu,cpuacct"
 
 # The checks every step of the v1-only boot gets: the layout, each group's
 # source, and a reason for every absent field.

@@ -86,6 +86,8 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     let mut rungs = Vec::new();
     if inputs.step_cgroup {
         rungs.push(rung("cpu", Some(Rung::CgroupV2), "the step's own cgroup (cpu.stat)", None));
+    } else if inputs.location.is_none() && inputs.v1_writable.iter().any(|c| c == "cpuacct") {
+        rungs.push(rung("cpu", Some(Rung::CgroupV1), "the step's own cgroup in the cpuacct cgroup v1 hierarchy", None));
     } else {
         rungs.push(rung(
             "cpu",
@@ -137,18 +139,14 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
             rung(resource, None, why, v1_hint.or_else(|| up.clone()))
         });
     }
-    let release = rustix::system::uname().release().to_string_lossy().into_owned();
-    let blkio_counts = super::kernel_version(&release).is_some_and(|v| v < (6, 10));
     rungs.push(if enabled("io") {
         rung("io", Some(Rung::CgroupV2), "the step's own cgroup (io.stat)", None)
-    } else if on_v1("io") && inputs.v1_writable.iter().any(|c| c == "blkio") && blkio_counts {
-        rung("io", Some(Rung::CgroupV1), "the step's own cgroup in the blkio cgroup v1 hierarchy", None)
     } else if on_v1("io") {
         rung(
             "io",
             Some(Rung::ProcessTree),
-            "blkio (cgroup v1) counts only devices with a throttle rule since Linux 6.10: storage bytes of the step's \
-             processes (task IO accounting)",
+            "blkio (cgroup v1) counts only devices with a throttle rule, which stepmon never sets: storage bytes of \
+             the step's processes (task IO accounting)",
             None,
         )
     } else {

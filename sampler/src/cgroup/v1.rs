@@ -18,15 +18,16 @@
 //! | `stepmon.memoryMax` | `memory.limit_in_bytes` |
 //! | `stepmon.memoryEvents.oomKill` | `memory.oom_control` `oom_kill` (4.13+) |
 //! | `stepmon.memoryEvents.max` | `memory.failcnt` (charges that hit the limit) |
-//! | `pidsStat.current`, `stepmon.pidsPeak`, `stepmon.pidsMax` | `pids.current`, `pids.peak`, `pids.max` |
+//! | `pidsStat.current`, `stepmon.pidsPeak`, `stepmon.pidsMax`, `stepmon.pidsEvents` | `pids.current`, `pids.peak`, `pids.max`, `pids.events` |
 //! | `ioStat` bytes and IOs | `blkio.throttle.io_service_bytes_recursive`, `io_serviced_recursive` |
 //!
 //! Not in v1: `kernel`, `kernelStack`, `pageTables`, `sock`, `slab`,
 //! `vmalloc` (v2's `memory.stat` breakdown), `memory.events` `high`/`low`/
-//! `oom_group_kill`, PSI per cgroup. blk-throttle counts IO only on devices
-//! with a throttle rule since Linux 6.10; on such kernels (and when asked)
-//! the blkio counters are not read, and the step's IO comes from its process
-//! tree instead.
+//! `oom_group_kill`, PSI per cgroup. blk-throttle's counters
+//! (`blkio.throttle.*`) count only on devices with a throttle rule (seen on
+//! Debian's 6.1 and on 6.18); stepmon never sets rules, so its runner gives
+//! no blkio directory and the step's IO comes from its process tree. The
+//! mapping is kept for callers whose devices have rules.
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,7 @@ use stepmon_cgroupfs_parse::v1::{
 use stepmon_cgroupfs_parse::{Limit, PidsEvents, single};
 use stepmon_fdread::HeldFile;
 
-use crate::model::{LimitJson, MemoryEventsJson, Missing, MissingKind, StepSample};
+use crate::model::{LimitJson, MemoryEventsJson, Missing, MissingKind, PidsEventsJson, StepSample};
 
 /// `USER_HZ` of `cpuacct.stat`: 100 on every Linux architecture's ABI.
 const USER_HZ: u64 = 100;
@@ -275,13 +276,14 @@ impl CgroupV1Probe {
             sample.stepmon.pids_max =
                 Self::read(buf, &mut missing, f.pids_max.as_ref(), ("stepmon.pidsMax", "pids.max"), Limit::parse)
                     .map(LimitJson::from);
-            let _ = Self::read(
+            sample.stepmon.pids_events = Self::read(
                 buf,
                 &mut missing,
                 f.pids_events.as_ref(),
                 ("stepmon.pidsEvents", "pids.events"),
                 PidsEvents::parse,
-            );
+            )
+            .map(|e| PidsEventsJson { max: e.max });
         }
         let mut cpu = sample.cpu_stat.unwrap_or_default();
         let mut touched = false;

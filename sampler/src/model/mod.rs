@@ -5,7 +5,8 @@ mod summary;
 mod usage;
 
 pub use step::{
-    CpuStat, IoDevice, IoStat, LimitJson, MaxToken, MemoryEventsJson, MemoryStat, PidsStat, StepSample, StepSampleExt,
+    CpuStat, IoDevice, IoStat, LimitJson, MaxToken, MemoryEventsJson, MemoryStat, PidsEventsJson, PidsStat, StepSample,
+    StepSampleExt,
 };
 pub use stepmon_sysusage::model::{Missing, MissingKind};
 pub use summary::{Baseline, CpuSummary, IoSummary, MachineSummary, MemorySummary, StallSummary, UsageSummary};

@@ -301,6 +301,9 @@ pub struct StepSampleExt {
     pub pids_peak: Option<u64>,
     /// `pids.max`, tasks or `"max"`.
     pub pids_max: Option<LimitJson>,
+    /// `pids.events` (cgroup v1 step cgroups; absent where not read).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub pids_events: Option<PidsEventsJson>,
     /// `cpu.stat` `nice_usec` × 1000 (6.13+).
     pub nice_nanos: Option<u64>,
     /// `cpu.stat` `nr_bursts` (5.16+, cpu controller).
@@ -321,6 +324,14 @@ pub struct StepSampleExt {
     /// Every absent field and why.
     #[serde(default)]
     pub missing: Vec<Missing>,
+}
+
+/// `pids.events` with zeros kept (stepmon addition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PidsEventsJson {
+    /// Forks refused by `pids.max`.
+    pub max: Option<u64>,
 }
 
 /// `memory.events` with zeros kept (stepmon addition).
