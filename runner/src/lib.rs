@@ -38,7 +38,7 @@ mod error;
 mod options;
 
 pub use error::{INTERNAL_ERROR, RunError};
-pub use options::{CgroupMode, Limits, NetMode, StepOptions};
+pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions};
 
 #[cfg(target_os = "linux")]
 pub mod cgroup;
