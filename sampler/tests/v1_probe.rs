@@ -63,6 +63,8 @@ fn an_oom_kill_and_limit_hits_are_counted() {
     let events = s.stepmon.memory_events.unwrap();
     assert_eq!(events.oom_kill, Some(1));
     assert_eq!(events.max, Some(59), "memory.failcnt");
+    let memory = s.memory_stat.unwrap();
+    assert_eq!((memory.oom_kill_events, memory.max_events), (1, 59), "BuildKit's counters of the same meaning");
     assert_eq!(s.stepmon.memory_max, Some(LimitJson::Value(32 << 20)));
 }
 

@@ -16,8 +16,8 @@
 //! | `memoryStat.peak` | `memory.max_usage_in_bytes` |
 //! | `stepmon.memoryCurrent` | `memory.usage_in_bytes` |
 //! | `stepmon.memoryMax` | `memory.limit_in_bytes` |
-//! | `stepmon.memoryEvents.oomKill` | `memory.oom_control` `oom_kill` (4.13+) |
-//! | `stepmon.memoryEvents.max` | `memory.failcnt` (charges that hit the limit) |
+//! | `stepmon.memoryEvents.oomKill`, `memoryStat.oomKillEvents` | `memory.oom_control` `oom_kill` (4.13+) |
+//! | `stepmon.memoryEvents.max`, `memoryStat.maxEvents` | `memory.failcnt` (charges that hit the limit) |
 //! | `pidsStat.current`, `stepmon.pidsPeak`, `stepmon.pidsMax`, `stepmon.pidsEvents` | `pids.current`, `pids.peak`, `pids.max`, `pids.events` |
 //! | `ioStat` bytes and IOs | `blkio.throttle.io_service_bytes_recursive`, `io_serviced_recursive` |
 //!
@@ -248,6 +248,11 @@ impl CgroupV1Probe {
             );
             sample.stepmon.memory_events =
                 Some(MemoryEventsJson { oom_kill: oom.and_then(|o| o.oom_kill), max: failcnt, ..Default::default() });
+            // BuildKit's own counters of the same meaning (omitted at 0).
+            if let Some(memory) = sample.memory_stat.as_mut() {
+                memory.oom_kill_events = oom.and_then(|o| o.oom_kill).unwrap_or(0);
+                memory.max_events = failcnt.unwrap_or(0);
+            }
             if oom.is_some_and(|o| o.oom_kill.is_none()) {
                 missing.push(Missing::new(
                     "stepmon.memoryEvents.oomKill",
