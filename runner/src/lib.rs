@@ -69,6 +69,11 @@ pub fn prepare(_options: StepOptions) -> Result<std::convert::Infallible, RunErr
     Err(RunError::new("running a measured step needs Linux (cgroups, procfs)"))
 }
 
+/// Unit tests that start or reap children of the test process take this:
+/// a reaper takes every new child as the step's.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) static CHILDREN_OF_THE_TEST_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -131,6 +131,7 @@ mod tests {
 
     #[test]
     fn signals_to_stepmon_reach_the_step_with_and_without_a_pidfd() {
+        let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let caught = Caught::install().unwrap();
         for use_pidfd in [true, false] {
             let mut reaper = Reaper::start().unwrap();

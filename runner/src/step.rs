@@ -144,7 +144,7 @@ fn v1_wanted(v2: Option<&RunCgroups>, limits: &Limits) -> Vec<&'static str> {
 
 /// The step's cgroups in the v1 hierarchies that hold what its cgroup v2
 /// (if any) does not account.
-fn place_v1(cgroups: Option<&RunCgroups>, limits: &Limits, notices: &mut Vec<String>) -> Option<OwnedV1> {
+fn place_v1(cgroups: Option<&RunCgroups>, limits: &Limits, name: &str, notices: &mut Vec<String>) -> Option<OwnedV1> {
     let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
     if hierarchies.is_empty() {
         return None;
@@ -156,7 +156,7 @@ fn place_v1(cgroups: Option<&RunCgroups>, limits: &Limits, notices: &mut Vec<Str
     if wanted.is_empty() {
         return None;
     }
-    let made = V1Cgroups::create(&hierarchies, &wanted, &placement::run_name());
+    let made = V1Cgroups::create(&hierarchies, &wanted, name);
     (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(OwnedV1(Some(made)))
 }
 
@@ -296,6 +296,8 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     }
     let location = discover::locate();
     let mut notices = Vec::new();
+    // One name for the step's directories in every hierarchy.
+    let run_name = placement::run_name();
     // A cgroup v2 the caller named (--cgroup-parent) must be made there; any
     // other failure moves the step down the ladder (the v1 hierarchies, the
     // process tree, the enclosing cgroup), checked against --require-cgroup
@@ -312,7 +314,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             }
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
-            match RunCgroups::create(&base, delegated) {
+            match RunCgroups::create(&base, &run_name, delegated) {
                 Ok(created) => (Some(OwnedCgroups(Some(created))), None),
                 Err(e) if options.cgroup_parent.is_some() => {
                     return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
@@ -326,7 +328,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
-        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &mut notices)
+        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
     };
     let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
     if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {

@@ -52,11 +52,19 @@ pub fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// The name of this process's run directories: `stepmon-run.<pid>.<start>`.
+/// A new name for this process's run directories: `stepmon-run.<pid>.<start>`
+/// for its first step, `stepmon-run.<pid>.<start>.<n>` for the n-th after it
+/// (a library caller may run several steps at once, or one after another
+/// while the last one's directories are still going away).
 #[must_use]
 pub fn run_name() -> String {
+    static STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let pid = std::process::id();
-    format!("{RUN_PREFIX}{pid}.{}", start_time(pid).unwrap_or(0))
+    let start = start_time(pid).unwrap_or(0);
+    match STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => format!("{RUN_PREFIX}{pid}.{start}"),
+        n => format!("{RUN_PREFIX}{pid}.{start}.{n}"),
+    }
 }
 
 /// Whether the owner a run directory's `name` encodes is gone (not this
@@ -69,8 +77,12 @@ pub fn owner_gone(name: &str) -> Option<bool> {
 
 /// The owner (pid, start time) encoded in a run parent's name.
 pub fn owner_of(name: &str) -> Option<(u32, u64)> {
-    let rest = name.strip_prefix(RUN_PREFIX)?;
-    let (pid, start) = rest.split_once('.')?;
+    let mut fields = name.strip_prefix(RUN_PREFIX)?.split('.');
+    let (pid, start) = (fields.next()?, fields.next()?);
+    // A step number may follow ([`run_name`]).
+    if fields.next().is_some_and(|n| n.parse::<u64>().is_err()) || fields.next().is_some() {
+        return None;
+    }
     Some((pid.parse().ok()?, start.parse().ok()?))
 }
 
@@ -81,7 +93,7 @@ fn controllers(dir: &Path) -> io::Result<Vec<String>> {
 }
 
 impl RunCgroups {
-    /// Creates `<base>/stepmon-run.<pid>.<start>/step` and enables every
+    /// Creates `<base>/<name>/step` (`name` from [`run_name`]) and enables every
     /// controller of [`CONTROLLERS`] that the run parent may enable.
     ///
     /// With `delegated` (the user named this process's own cgroup with
@@ -90,7 +102,7 @@ impl RunCgroups {
     /// `base` holds no process and may enable controllers for its children —
     /// the no-internal-process rule. Otherwise nothing outside the run's own
     /// subtree is written.
-    pub fn create(base: &Path, delegated: bool) -> io::Result<RunCgroups> {
+    pub fn create(base: &Path, name: &str, delegated: bool) -> io::Result<RunCgroups> {
         if delegated {
             let supervisor = base.join("stepmon-supervisor");
             match fs::create_dir(&supervisor) {
@@ -104,7 +116,7 @@ impl RunCgroups {
                 let _ = fs::write(base.join("cgroup.subtree_control"), format!("+{c}"));
             }
         }
-        let parent = base.join(run_name());
+        let parent = base.join(name);
         fs::create_dir(&parent)?;
         let mut run = RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new() };
         let available = controllers(&run.parent)?;
@@ -231,4 +243,23 @@ pub fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
         removed.push(dir);
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_names_are_unique_per_step_and_name_their_owner() {
+        let (first, second) = (run_name(), run_name());
+        assert_ne!(first, second, "two steps of one process share no directory");
+        let me = (std::process::id(), start_time(std::process::id()).unwrap());
+        assert_eq!(owner_of(&first), Some(me));
+        assert_eq!(owner_of(&second), Some(me));
+        assert_eq!(owner_gone(&second), Some(false));
+        assert_eq!(owner_of("stepmon-run.12.34.5"), Some((12, 34)));
+        assert_eq!(owner_of("stepmon-run.12.34.x"), None);
+        assert_eq!(owner_of("stepmon-run.12.34.5.6"), None);
+        assert_eq!(owner_of("stepmon-supervisor"), None);
+    }
 }

@@ -81,6 +81,7 @@ mod tests {
 
     #[test]
     fn finds_a_child_both_ways() {
+        let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let pid = i32::try_from(child.id()).unwrap();
         assert!(of_self().contains(&pid), "task files: {:?}", of_self());
