@@ -21,3 +21,11 @@ mod text;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
 pub use record::{Record, SampleOf, SampleRecord, StepEnd, StepStart};
 pub use text::{Entry, render, to_json};
+
+/// Whether `text` is a job record rather than a run document or a
+/// provenance: its first line is a record (`{"kind":...`), also when that
+/// line is torn.
+#[must_use]
+pub fn looks_like_record(text: &str) -> bool {
+    text.trim_start().starts_with("{\"kind\":")
+}

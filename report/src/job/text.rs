@@ -83,8 +83,10 @@ struct Job {
 }
 
 fn verdict(step: &Step, status: &StepStatus) -> String {
-    if matches!(status, StepStatus::Interrupted { .. }) {
-        return "INTERRUPTED".to_owned();
+    match status {
+        StepStatus::Interrupted { .. } => return "INTERRUPTED".to_owned(),
+        StepStatus::NotRun { .. } => return "not run".to_owned(),
+        StepStatus::Ended { .. } => {}
     }
     let mut out = match step.verdicts().bottleneck.class {
         Bottleneck::CpuBound => "cpu-bound",
