@@ -192,6 +192,8 @@ const RECORD_START: &str = "{\"kind\":\"";
 #[must_use]
 pub fn read(text: &str) -> JobRecord {
     let mut job = JobRecord::default();
+    // Step id → its index in `job.steps`.
+    let mut ids = std::collections::HashMap::new();
     let count = text.lines().count();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
@@ -200,7 +202,7 @@ pub fn read(text: &str) -> JobRecord {
         }
         let lost = |reason: String, bytes: usize| Lost { line: number, bytes, last: number == count, reason };
         match parse(line) {
-            Parsed::Record(record) => add(&mut job, *record),
+            Parsed::Record(record) => add(&mut job, &mut ids, *record),
             Parsed::Unknown(kind) => job.unknown.push(Unknown { line: number, kind }),
             Parsed::Bad(reason) => {
                 let glued =
@@ -213,7 +215,7 @@ pub fn read(text: &str) -> JobRecord {
                 match glued {
                     Some((at, record)) => {
                         job.lost.push(Lost { last: false, ..lost(reason, at) });
-                        add(&mut job, *record);
+                        add(&mut job, &mut ids, *record);
                     }
                     None => job.lost.push(lost(reason, line.len())),
                 }
@@ -223,20 +225,17 @@ pub fn read(text: &str) -> JobRecord {
     job
 }
 
-fn add(job: &mut JobRecord, record: Record) {
+fn add(job: &mut JobRecord, ids: &mut std::collections::HashMap<String, usize>, record: Record) {
     let id = match &record {
         Record::StepStart(r) => &r.step,
         Record::Sample(r) => &r.step,
         Record::StepEnd(r) => &r.step,
     };
-    let index = match job.steps.iter().position(|s| s.id == *id) {
-        Some(index) => index,
-        None => {
-            job.steps.push(JobStep::new(id.clone()));
-            job.steps.len() - 1
-        }
-    };
-    let step = &mut job.steps[index];
+    let at = *ids.entry(id.clone()).or_insert_with(|| {
+        job.steps.push(JobStep::new(id.clone()));
+        job.steps.len() - 1
+    });
+    let step = &mut job.steps[at];
     match record {
         Record::StepStart(start) => step.start = Some(start),
         Record::Sample(sample) => {
