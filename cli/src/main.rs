@@ -20,6 +20,10 @@ mod error;
 #[cfg(target_os = "linux")]
 mod fleet;
 #[cfg(target_os = "linux")]
+mod job;
+#[cfg(target_os = "linux")]
+mod job_read;
+#[cfg(target_os = "linux")]
 mod out;
 #[cfg(target_os = "linux")]
 mod push;
@@ -45,7 +49,7 @@ mod cli {
     #[derive(Debug, Subcommand)]
     pub(crate) enum Cmd {
         /// Run a command as a monitored step and report its usage.
-        Run(crate::run::RunArgs),
+        Run(Box<crate::run::RunArgs>),
         /// A saved run (or the steps of a BuildKit build's provenance) as
         /// text, JSON, a Chrome trace, OpenMetrics, Prometheus text,
         /// Markdown or HTML.
@@ -73,7 +77,7 @@ fn main() {
     use clap::Parser;
     let cli = cli::Cli::parse();
     let result = match cli.command {
-        cli::Cmd::Run(args) => run::run(args),
+        cli::Cmd::Run(args) => run::run(*args),
         cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
         cli::Cmd::Push(args) => fleet::push(&args),
         cli::Cmd::Diff(args) => reports::diff(&args),

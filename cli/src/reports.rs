@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use stepmon_report::Step;
 use stepmon_report::export::{self, Format};
+use stepmon_report::job;
 
 use crate::error::CliError;
 
@@ -14,9 +15,11 @@ use crate::error::CliError;
 pub struct ReportArgs {
     /// A `stepmon run --output` file, a BuildKit provenance attestation (SLSA
     /// v1 or v0.2; in-toto statement or bare predicate) or a buildx metadata
-    /// file; `-` reads stdin.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// file; `-` reads stdin. A job record (`stepmon run --job`), a
+    /// directory of such files (its *.json and *.jsonl) or several files
+    /// are read as one job: a table of its steps.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
     /// Output format: text, json, trace (Chrome trace for Perfetto),
     /// openmetrics (for OpenMetrics scrapers), prometheus (text format
     /// 0.0.4, for Pushgateway and node_exporter's textfile collector),
@@ -30,16 +33,25 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Reads `path` (`-` = stdin) as recorded steps.
-pub fn load(path: &Path) -> Result<Vec<Step>, CliError> {
-    let text = if path == Path::new("-") {
+/// The text of `path` (`-` = stdin).
+pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
+    if path == Path::new("-") {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).map_err(|e| CliError::io("cannot read stdin", &e))?;
-        text
+        Ok(text)
     } else {
-        std::fs::read_to_string(path).map_err(|e| CliError::io(&format!("cannot read {}", path.display()), &e))?
-    };
-    let import = stepmon_report::import::read(&text).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+        std::fs::read_to_string(path).map_err(|e| CliError::io(&format!("cannot read {}", path.display()), &e))
+    }
+}
+
+/// Reads `path` (`-` = stdin) as recorded steps.
+pub fn load(path: &Path) -> Result<Vec<Step>, CliError> {
+    steps_of(path, &read_text(path)?)
+}
+
+/// The recorded steps of `text`, the content of `path`.
+pub(crate) fn steps_of(path: &Path, text: &str) -> Result<Vec<Step>, CliError> {
+    let import = stepmon_report::import::read(text).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     for skipped in &import.skipped {
         eprintln!("stepmon: {}: skipped {} (`{}`): {}", path.display(), skipped.step_id, skipped.name, skipped.reason);
     }
@@ -61,8 +73,35 @@ pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
 
 /// `stepmon report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
-    let steps = load(&args.file)?;
-    write(args.output.as_deref(), &export::render(args.format, &steps))
+    if let [path] = args.files.as_slice()
+        && !path.is_dir()
+    {
+        let text = read_text(path)?;
+        if !job::looks_like_record(&text) {
+            let steps = steps_of(path, &text)?;
+            return write(args.output.as_deref(), &export::render(args.format, &steps));
+        }
+    }
+    let (entries, notes) = crate::job_read::load(&args.files)?;
+    let text = match args.format {
+        Format::Text => job::render(&entries, &notes),
+        Format::Json => job::to_json(&entries, &notes),
+        format => {
+            if entries.iter().any(|e| matches!(e.status, job::StepStatus::Interrupted { .. })) {
+                return Err(CliError::new(format!(
+                    "the job has interrupted steps, which --format {} cannot mark yet",
+                    Format::ALL.iter().find(|(_, f)| *f == format).map_or("", |(name, _)| *name)
+                ))
+                .hint("--format text or json shows them"));
+            }
+            for note in &notes {
+                eprintln!("stepmon: {note}");
+            }
+            let steps: Vec<Step> = entries.into_iter().map(|e| e.step).collect();
+            export::render(format, &steps)
+        }
+    };
+    write(args.output.as_deref(), &text)
 }
 
 /// Arguments of `stepmon diff`.

@@ -8,6 +8,7 @@ pub use stepmon_runner::NetMode;
 use stepmon_runner::{CgroupMode, Limits, StepOptions};
 
 use crate::error::CliError;
+use crate::job::JobWriter;
 
 /// Arguments of `stepmon run`.
 #[derive(Debug, clap::Args)]
@@ -80,6 +81,13 @@ pub struct RunArgs {
     /// node_exporter's textfile collector.
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
+    /// Append the step to the job record FILE (JSON Lines, created on first
+    /// use): its start, each sample as it is taken, its end with the whole
+    /// report. Steps of one job, also ones running at once, share the file;
+    /// `stepmon report FILE` shows the job, steps whose stepmon was killed
+    /// as interrupted.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
     /// The command and its arguments (executed directly, never through a shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -120,6 +128,19 @@ fn parse_name(text: &str) -> Result<String, String> {
 /// container runners do.
 pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
 
+/// Appends the step's end to its job record, once its samples are all in
+/// (the sample thread ends when the runner drops its sender).
+fn end_job(
+    job: Option<std::thread::JoinHandle<JobWriter>>,
+    exit_code: i32,
+    error: Option<String>,
+    document: Option<stepmon_report::RunDocument>,
+) {
+    if let Some(writer) = job.and_then(|thread| thread.join().ok()) {
+        writer.end(exit_code, error, document);
+    }
+}
+
 /// Runs the step; returns the exit status stepmon should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let spawn_mode = stepmon_runner::spawn::Mode::from_env().map_err(CliError::new)?;
@@ -155,26 +176,44 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     options.limits = limits;
     options.spawn_mode = spawn_mode;
     options.forward_signals = true;
+    let mut job = None;
+    if let Some(path) = &args.job {
+        let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let writer = JobWriter::open(path, crate::job::start(args.name.as_deref(), &args.labels, &command))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        options.live = Some(tx);
+        job = Some(writer.follow(rx).map_err(|e| CliError::io("cannot start the job record's thread", &e))?);
+    }
     let prepared = match stepmon_runner::prepare(options) {
         Ok(prepared) => prepared,
-        Err(e) if e.exit_code != INTERNAL_ERROR => {
-            eprintln!("stepmon: error: {}", e.message);
-            return Ok(e.exit_code);
+        Err(e) => {
+            end_job(job, e.exit_code, Some(e.message.clone()), None);
+            if e.exit_code != INTERNAL_ERROR {
+                eprintln!("stepmon: error: {}", e.message);
+                return Ok(e.exit_code);
+            }
+            return Err(CliError::from(e));
         }
-        Err(e) => return Err(CliError::from(e)),
     };
     if !args.quiet {
         for notice in prepared.notices() {
             eprintln!("stepmon: {notice}");
         }
     }
-    let mut finished = prepared.run().map_err(CliError::from)?;
+    let mut finished = match prepared.run() {
+        Ok(finished) => finished,
+        Err(e) => {
+            end_job(job, INTERNAL_ERROR, Some(e.message.clone()), None);
+            return Err(CliError::from(e));
+        }
+    };
     for message in &finished.messages {
         eprintln!("stepmon: {message}");
     }
     if let Some(info) = finished.document.stepmon.as_mut() {
         info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
     }
+    end_job(job, finished.exit_code, None, Some(finished.document.clone()));
     let document = &finished.document;
     let step = stepmon_report::Step::from_run(document);
     let verdicts = step.verdicts();

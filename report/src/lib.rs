@@ -43,6 +43,7 @@ pub mod diff;
 pub mod document;
 pub mod export;
 pub mod import;
+pub mod job;
 pub mod labels;
 pub mod series;
 pub mod source;

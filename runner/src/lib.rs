@@ -38,7 +38,7 @@ mod error;
 mod options;
 
 pub use error::{INTERNAL_ERROR, RunError};
-pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions};
+pub use options::{CgroupMode, Limits, LiveSample, MODE_VARIABLE, Mode, NetMode, SampleOf, StepOptions};
 
 #[cfg(target_os = "linux")]
 pub mod cgroup;
@@ -46,6 +46,8 @@ pub mod cgroup;
 pub mod host;
 #[cfg(target_os = "linux")]
 mod ladder;
+#[cfg(target_os = "linux")]
+mod live;
 #[cfg(target_os = "linux")]
 pub mod netns;
 #[cfg(target_os = "linux")]

@@ -131,6 +131,32 @@ pub struct StepOptions {
     /// signal handling of its own may not). Also reaps the step's orphans as
     /// they exit (SIGCHLD); without it they are reaped at the end.
     pub forward_signals: bool,
+    /// Where the step's samples go as they are taken (the baseline first,
+    /// then each periodic one), for a record that must outlive this process
+    /// (`stepmon run --job`). The final samples are in the run document.
+    /// A closed receiver only stops the forwarding; the step goes on.
+    pub live: Option<std::sync::mpsc::Sender<LiveSample>>,
+}
+
+/// Whose sample a [`LiveSample`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SampleOf {
+    /// The step's own cgroup (or its process tree's view without one).
+    Step,
+    /// The enclosing cgroup (the step has no cgroup of its own; other
+    /// processes' usage is in it too).
+    Enclosing,
+}
+
+/// One sample of a running step, sent to [`StepOptions::live`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LiveSample {
+    /// Whose sample it is.
+    pub of: SampleOf,
+    /// The sample.
+    pub sample: stepmon_sampler::model::StepSample,
 }
 
 impl StepOptions {
@@ -155,6 +181,7 @@ impl StepOptions {
             limits: Limits::default(),
             spawn_mode: Mode::Auto,
             forward_signals: false,
+            live: None,
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::cgroup::v1::{self, V1Cgroups};
 use crate::error::{INTERNAL_ERROR, RunError};
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
-use crate::options::{CgroupMode, Limits, NetMode, StepOptions};
+use crate::options::{CgroupMode, Limits, NetMode, SampleOf, StepOptions};
 use crate::signals::Caught;
 use crate::spawn::{self, Spawned, Target};
 use crate::tree::Reaper;
@@ -504,6 +504,11 @@ impl Prepared {
             netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
             netns_path: netns_path.as_deref(),
         };
+        let live = self.options.live.take().and_then(|tx| match (&self.step_recorder, &self.enclosing_recorder) {
+            (Some(recorder), _) => crate::live::forward(recorder, SampleOf::Step, tx),
+            (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
+            (None, None) => None,
+        });
         let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
         let (exit, signal, code) = match spawned {
@@ -556,6 +561,10 @@ impl Prepared {
         let step_usage = self.step_recorder.take().map(Recorder::close_blocking);
         let enclosing_usage = self.enclosing_recorder.take().map(Recorder::close_blocking);
         self.monitor.shutdown_blocking();
+        // The recordings are finalised: their streams have ended.
+        if let Some(forwarding) = live {
+            let _ = forwarding.join();
+        }
         let cgroups = self.cgroups.take();
         let leaf = cgroups.as_ref().map(|c| c.get().leaf.clone());
         let (enabled, not_enabled) = cgroups.as_ref().map_or((Vec::new(), Vec::new()), |c| {

@@ -98,3 +98,34 @@ fn with_a_step_cgroup_the_tree_cross_checks_it() {
     let parent = Path::new(&run.cgroup).parent().unwrap();
     assert!(!parent.exists(), "{} was not removed: {:?}", parent.display(), finished.messages);
 }
+
+#[test]
+fn live_samples_arrive_as_taken_baseline_first() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut options = StepOptions::new(["sleep", "0.7"]);
+    options.live = Some(tx);
+    let prepared = prepare(options).unwrap();
+    // Received while the step runs, not only after it.
+    let receiving = std::thread::spawn(move || {
+        let first = rx.recv_timeout(Duration::from_secs(5)).expect("the baseline before the step ends");
+        let at_first = Instant::now();
+        let mut all = vec![first];
+        all.extend(rx.iter());
+        (all, at_first)
+    });
+    let finished = prepared.run().unwrap();
+    let ended = Instant::now();
+    let (live, at_first) = receiving.join().unwrap();
+    assert!(ended.duration_since(at_first) > Duration::from_millis(300), "the baseline came live");
+    let run = finished.document.stepmon.as_ref().unwrap();
+    let recorded = if finished.document.resource_usage.samples.is_empty() {
+        &run.enclosing_cgroup.as_ref().unwrap().samples
+    } else {
+        &finished.document.resource_usage.samples
+    };
+    // 250 ms fast start over 0.7 s: the baseline and at least two periodic samples.
+    assert!(live.len() >= 3, "{} live samples", live.len());
+    assert_eq!(live[0].sample.timestamp, recorded[0].timestamp, "the baseline first");
+    assert!(live.windows(2).all(|w| w[0].sample.timestamp < w[1].sample.timestamp), "each sample once, in order");
+}

@@ -218,6 +218,11 @@ impl RecorderBackend {
         LiveSamples::from(lock(&self.record.open).as_ref().map(|open| open.step.stream()))
     }
 
+    /// The samples taken so far (empty once finalised).
+    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<crate::model::StepSample>> {
+        lock(&self.record.open).as_ref().map(|open| open.step.snapshot()).unwrap_or_default()
+    }
+
     /// Finalises the recording — call it after the step's processes exited
     /// and before its cgroup is removed — and returns the usage. Whatever the
     /// step's exit status: failed and OOM-killed steps keep their usage.

@@ -180,6 +180,13 @@ impl Recorder {
         self.backend.stream()
     }
 
+    /// The step's samples taken so far (the baseline first), not thinned:
+    /// what a live record writes before [`Recorder::stream`]'s first sample.
+    #[must_use]
+    pub fn snapshot(&self) -> Vec<Timed<StepSample>> {
+        self.backend.snapshot()
+    }
+
     /// Finalises the recording — call it after the step's processes exited
     /// and before its cgroup is removed — and returns the usage, whatever the
     /// step's exit status: failed and OOM-killed steps keep their usage.

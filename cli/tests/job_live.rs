@@ -1,0 +1,221 @@
+//! `stepmon run --job` and `stepmon report` of the job with the real binary:
+//! a job of five real steps, a step whose stepmon is killed with SIGKILL,
+//! a torn last line, a full disk and eight steps appending at once. The
+//! kill, full-disk tests need root (cgroups, a tmpfs mount) and print
+//! `SKIPPED <name>: <why>` otherwise; the others run for any user.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{leftovers, live, run_stepmon, scratch, stepmon, wait_for};
+use serde_json::Value;
+use stepmon_report::job::{self, StepStatus};
+
+/// `stepmon run -q --job JOB --name NAME -- COMMAND...`, started.
+fn step(job: &Path, name: &str, command: &[&str]) -> Child {
+    stepmon()
+        .args(["run", "-q", "--job", job.to_str().unwrap(), "--name", name, "--"])
+        .args(command)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(mut child: Child) -> i32 {
+    wait_for(&mut child, Duration::from_secs(20)).code().unwrap()
+}
+
+/// `stepmon report --format json JOB` as JSON (it must succeed).
+fn report_json(job: &Path) -> Value {
+    let report = run_stepmon(&["report", "--format", "json", job.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", report.stderr);
+    serde_json::from_str(&report.stdout).unwrap()
+}
+
+fn row<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["steps"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{report}"))
+}
+
+#[test]
+fn a_job_of_five_steps_one_row_each_the_parallel_pair_overlapping() {
+    let dir = scratch("job-five");
+    let job = dir.join("job.jsonl");
+    let burn = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+    assert_eq!(finish(step(&job, "cpu", &["sh", "-c", burn])), 0);
+    // A 24 MiB string held by the shell.
+    let grow = "x=$(head -c 25165824 /dev/zero | tr '\\0' a); echo ${#x}";
+    assert_eq!(finish(step(&job, "memory", &["sh", "-c", grow])), 0);
+    assert_eq!(finish(step(&job, "fails", &["sh", "-c", "exit 3"])), 3);
+    let (a, b) = (step(&job, "left", &["sleep", "0.6"]), step(&job, "right", &["sleep", "0.6"]));
+    assert_eq!((finish(a), finish(b)), (0, 0));
+
+    let report = report_json(&job);
+    assert_eq!(report["steps"].as_array().unwrap().len(), 5, "{report}");
+    for (name, code) in [("cpu", 0), ("memory", 0), ("fails", 3), ("left", 0), ("right", 0)] {
+        let row = row(&report, name);
+        assert_eq!((row["status"].as_str(), row["exitCode"].as_i64()), (Some("ended"), Some(code)), "{row}");
+        assert!(row["samples"].as_u64().unwrap() >= 2, "baseline and final sample: {row}");
+    }
+    let span = |name: &str| {
+        let row = row(&report, name);
+        let start = row["startOffsetSeconds"].as_f64().unwrap();
+        (start, start + row["wallSeconds"].as_f64().unwrap())
+    };
+    let (left, right) = (span("left"), span("right"));
+    assert!(left.0 < right.1 && right.0 < left.1, "the parallel pair overlaps: {left:?} {right:?}");
+    assert!(span("cpu").1 <= span("memory").0, "sequential steps follow each other");
+    assert!(row(&report, "cpu")["cpuSeconds"].as_f64().unwrap() > 0.05, "{report}");
+    if rustix::process::geteuid().is_root() {
+        let peak = row(&report, "memory")["memoryPeakBytes"].as_u64().unwrap();
+        assert!(peak > 24 << 20, "memory peak {peak}");
+    }
+    assert!(report["longest"] == "left" || report["longest"] == "right", "the 0.6 s sleeps are the longest: {report}");
+    let wall = report["wallSeconds"].as_f64().unwrap();
+    assert!(wall >= span("right").1 - 1e-6 && wall >= span("left").1 - 1e-6, "{report}");
+
+    let text = run_stepmon(&["report", job.to_str().unwrap()]);
+    assert!(text.status.success(), "{}", text.stderr);
+    assert!(text.stdout.starts_with("job: 5 steps, wall "), "{}", text.stdout);
+    let rows: Vec<&str> = text.stdout.lines().filter(|l| l.starts_with("  ") && !l.contains("step  ")).collect();
+    assert_eq!(rows.len(), 5, "{}", text.stdout);
+    assert!(rows.iter().any(|r| r.contains("fails") && r.trim_end().ends_with(" 3")), "{}", text.stdout);
+    assert!(!text.stdout.contains("INTERRUPTED"), "{}", text.stdout);
+}
+
+/// Waits until `job` holds at least `n` sample lines.
+fn wait_for_samples(job: &Path, n: usize) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        let text = std::fs::read_to_string(job).unwrap_or_default();
+        if text.lines().filter(|l| l.starts_with("{\"kind\":\"sample\"")).count() >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("fewer than {n} samples in {} after 10 s", job.display());
+}
+
+#[test]
+fn a_killed_stepmon_leaves_an_interrupted_step_and_gc_its_cgroups() {
+    let name = "a_killed_stepmon_leaves_an_interrupted_step_and_gc_its_cgroups";
+    let Some(own) = live(name) else { return };
+    let dir = scratch("job-kill");
+    let job = dir.join("job.jsonl");
+    assert_eq!(finish(step(&job, "before", &["true"])), 0);
+    let mut victim = step(&job, "victim", &["sleep", "30"]);
+    let pid = victim.id();
+    // The baseline and two periodic samples (250 ms apart at the start).
+    wait_for_samples(&job, 1 + 3);
+    victim.kill().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&victim.wait().unwrap()), Some(9));
+
+    let report = report_json(&job);
+    let row = row(&report, "victim");
+    assert_eq!(row["status"], "interrupted", "{row}");
+    assert!(row["exitCode"].is_null(), "no exit code is made up: {row}");
+    assert!(row["samples"].as_u64().unwrap() >= 3, "baseline and periodic samples: {row}");
+    assert!(row["wallSeconds"].as_f64().unwrap() >= 0.45, "{row}");
+    assert!(row["recordEnds"].is_string(), "{row}");
+    assert_eq!(self::row(&report, "before")["status"], "ended");
+    assert_eq!(report["interrupted"], 1);
+    let text = run_stepmon(&["report", job.to_str().unwrap()]);
+    assert!(text.stdout.contains("INTERRUPTED") && text.stdout.contains("interrupted: victim ("), "{}", text.stdout);
+    assert!(text.stdout.contains("stepmon was killed"), "{}", text.stdout);
+
+    assert!(!leftovers(&own, pid).is_empty(), "the killed run left its cgroup (gc has work to do)");
+    let gc = run_stepmon(&["gc"]);
+    assert!(gc.status.success(), "{}", gc.stderr);
+    assert_eq!(leftovers(&own, pid), Vec::<std::path::PathBuf>::new(), "gc removed the killed run's cgroups");
+}
+
+#[test]
+fn a_torn_last_line_is_reported_as_lost_and_the_rest_read() {
+    let dir = scratch("job-torn");
+    let job = dir.join("job.jsonl");
+    assert_eq!(finish(step(&job, "first", &["true"])), 0);
+    assert_eq!(finish(step(&job, "second", &["true"])), 0);
+    let text = std::fs::read_to_string(&job).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    // Cut the last line (the second step's end) in the middle.
+    let cut = last + (text.len() - last) / 2;
+    std::fs::write(&job, &text[..cut]).unwrap();
+
+    let report = run_stepmon(&["report", job.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", report.stderr);
+    let lines = text.lines().count();
+    assert!(
+        report.stdout.contains(&format!("line {lines} ({} bytes) lost: the last line, cut short", cut - last)),
+        "{}",
+        report.stdout
+    );
+    let json = report_json(&job);
+    assert_eq!(row(&json, "first")["status"], "ended");
+    assert_eq!(row(&json, "second")["status"], "interrupted", "its end was lost: never presented as complete");
+    assert_eq!(json["notes"].as_array().unwrap().len(), 1, "{json}");
+}
+
+#[test]
+fn a_full_disk_ends_the_record_not_the_step() {
+    let name = "a_full_disk_ends_the_record_not_the_step";
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED {name}: needs root to mount a tmpfs");
+        return;
+    }
+    let dir = scratch("job-full");
+    // 8 KiB: the start and a few samples fit, the step's end (its whole run document) does not.
+    let mount = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8k", "tmpfs", dir.to_str().unwrap()])
+        .status();
+    if !mount.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED {name}: cannot mount a tmpfs here");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&dir);
+    let job = dir.join("job.jsonl");
+    let child = step(&job, "full", &["sleep", "0.8"]);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the step ran to its end");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot append to the job record") && stderr.contains("the step goes on"), "{stderr}");
+    let record = job::read(&std::fs::read_to_string(&job).unwrap());
+    assert_eq!(record.steps.len(), 1);
+    assert!(matches!(record.steps[0].status(), StepStatus::Interrupted { .. }), "{:?}", record.steps[0].status());
+    let report = run_stepmon(&["report", job.to_str().unwrap()]);
+    assert!(report.status.success() && report.stdout.contains("INTERRUPTED"), "{}{}", report.stdout, report.stderr);
+}
+
+#[test]
+fn eight_steps_appending_at_once_make_eight_whole_steps() {
+    let dir = scratch("job-eight");
+    let job = dir.join("job.jsonl");
+    let children: Vec<Child> = (0..8).map(|i| step(&job, &format!("s{i}"), &["sleep", "0.5"])).collect();
+    for child in children {
+        assert_eq!(finish(child), 0);
+    }
+    let text = std::fs::read_to_string(&job).unwrap();
+    assert!(text.ends_with('\n'));
+    for (i, line) in text.lines().enumerate() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("line {} does not parse: {e}", i + 1));
+    }
+    let record = job::read(&text);
+    assert!(record.lost.is_empty() && record.unknown.is_empty(), "{:?}", record.lost);
+    assert_eq!(record.steps.len(), 8);
+    for s in &record.steps {
+        assert_eq!(s.status(), StepStatus::Ended { exit_code: 0 }, "{}", s.id);
+        assert!(s.samples.len() >= 2, "{}: {} live samples", s.id, s.samples.len());
+    }
+    let report = report_json(&job);
+    assert_eq!(report["steps"].as_array().unwrap().len(), 8);
+}

@@ -1,0 +1,31 @@
+//! A CI job's record: the steps of one job (`stepmon run --job FILE`) in one
+//! append-only JSON Lines file, and the job they make when read back.
+//!
+//! Each line is one [`Record`]: a [`StepStart`] when a step starts, a
+//! [`SampleRecord`] for each of its samples as it is taken, a [`StepEnd`]
+//! with its whole run document when it ends. Steps of one job may run at
+//! once and append to the same file; their lines interleave and are told
+//! apart by [`StepStart::step`]. The writer (the CLI) appends each line
+//! with a single `write(2)`, so a line is either whole or, when the writer
+//! died or the disk filled mid-write, the file's torn last line: [`read`]
+//! names such lines as lost and keeps everything else, and a step whose
+//! `stepEnd` never came is [`StepStatus::Interrupted`], with the samples it
+//! had — never dropped, never presented as complete.
+//!
+//! No I/O here: [`read`] takes the file's text.
+
+mod read;
+mod record;
+mod text;
+
+pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
+pub use record::{Record, SampleOf, SampleRecord, StepEnd, StepStart};
+pub use text::{Entry, render, to_json};
+
+/// Whether `text` is a job record rather than a run document or a
+/// provenance: its first line is a record (`{"kind":...`), also when that
+/// line is torn.
+#[must_use]
+pub fn looks_like_record(text: &str) -> bool {
+    text.trim_start().starts_with("{\"kind\":")
+}

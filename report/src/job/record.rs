@@ -1,0 +1,122 @@
+//! The lines of a job record.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use stepmon_sampler::model::StepSample;
+
+use crate::document::RunDocument;
+use crate::labels::Label;
+
+/// One line of a job record, tagged by `kind`. The tag comes first in every
+/// line (serde writes an internally tagged enum's tag first), which lets
+/// [`super::read`] find a record glued to the end of a torn one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Record {
+    /// A step started.
+    StepStart(StepStart),
+    /// A sample of a running step.
+    Sample(Box<SampleRecord>),
+    /// A step ended.
+    StepEnd(StepEnd),
+}
+
+/// A step started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct StepStart {
+    /// The step's id in the job, unique across the steps of one job on one
+    /// host: `<pid of stepmon>.<start, ns since the epoch>`.
+    pub step: String,
+    /// Its name (`stepmon run --name`, else the program's base name).
+    pub name: String,
+    /// Its labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<Label>,
+    /// The command and its arguments.
+    pub command: Vec<String>,
+    /// When stepmon started it.
+    pub start: Timestamp,
+    /// The host's name.
+    #[serde(default)]
+    pub host: String,
+}
+
+impl StepStart {
+    /// A start record of `command`, named `name`, started at `start` by the
+    /// process `pid`.
+    #[must_use]
+    pub fn new(pid: u32, start: Timestamp, name: String, command: Vec<String>) -> StepStart {
+        StepStart {
+            step: format!("{pid}.{}", start.as_nanosecond()),
+            name,
+            labels: Vec::new(),
+            command,
+            start,
+            host: String::new(),
+        }
+    }
+}
+
+/// Whose sample a [`SampleRecord`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum SampleOf {
+    /// The step's own cgroup.
+    Step,
+    /// The enclosing cgroup (the step had none of its own; others' usage is
+    /// in it too).
+    Enclosing,
+}
+
+/// One sample of a running step, as it was taken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SampleRecord {
+    /// The step's id ([`StepStart::step`]).
+    pub step: String,
+    /// Whose sample it is.
+    pub of: SampleOf,
+    /// The sample.
+    pub sample: StepSample,
+}
+
+impl SampleRecord {
+    /// The sample `sample` of `of` in the step `step`.
+    #[must_use]
+    pub fn new(step: String, of: SampleOf, sample: StepSample) -> SampleRecord {
+        SampleRecord { step, of, sample }
+    }
+}
+
+/// A step ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct StepEnd {
+    /// The step's id ([`StepStart::step`]).
+    pub step: String,
+    /// When it ended.
+    pub end: Timestamp,
+    /// The status stepmon exited with for it (the step's code, 128 + N for
+    /// a signal, 127 not found).
+    pub exit_code: i32,
+    /// Why it did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The run document (what `stepmon run --output` writes), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<Box<RunDocument>>,
+}
+
+impl StepEnd {
+    /// The end of the step `step` at `end` with `exit_code`.
+    #[must_use]
+    pub fn new(step: String, end: Timestamp, exit_code: i32) -> StepEnd {
+        StepEnd { step, end, exit_code, error: None, document: None }
+    }
+}
