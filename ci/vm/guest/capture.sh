@@ -1,9 +1,11 @@
 # shellcheck shell=sh
-# Capture mode, sourced by /init: runs one known step under stepmon with
-# limits, lets the step copy every readable file of its own cgroup, of the
-# run's parent cgroup and of the root (plus /proc/self/{cgroup,mountinfo})
-# while it is still running, and prints it all as a base64 tar between
-# markers for the host (ci/vm/lib/capture.sh) to unpack into the fixtures.
+# Capture mode, sourced by /init on either boot: runs one known step under
+# stepmon with limits, lets the step copy every readable file of its own
+# cgroups (pure v2: its cgroup, the run's parent cgroup and the root; v1: its
+# cgroup in each of memory, pids and cpu,cpuacct) plus
+# /proc/self/{cgroup,mountinfo} while it is still running, and prints it all
+# as a base64 tar between markers for the host (ci/vm/lib/capture.sh) to
+# unpack into the fixtures.
 
 out=/tmp/capture
 mkdir -p "$out"
@@ -17,17 +19,29 @@ if [ "$rc" -eq 0 ]; then
 else
     fail "capture step exited $rc"
 fi
-for dir in step parent root; do
+# The folders the step must have filled, and what to show of them.
+case $cgroup in
+    v1)
+        dirs="memory pids cpu,cpuacct" min=5
+        shown="memory/memory.max_usage_in_bytes memory/memory.failcnt memory/memory.oom_control pids/pids.max cpu,cpuacct/cpu.stat cpu,cpuacct/cpuacct.usage"
+        ;;
+    *)
+        dirs="step parent root" min=10
+        shown="step/memory.events step/cpu.stat step/pids.peak step/memory.peak step/cgroup.controllers"
+        ;;
+esac
+echo "$cgroup" >"$out/layout"
+for dir in $dirs; do
     n=$(find "$out/$dir" -type f 2>/dev/null | wc -l)
-    if [ "$n" -gt 10 ]; then
+    if [ "$n" -gt "$min" ]; then
         pass "captured $n files of the $dir cgroup"
     else
         fail "captured only $n files of the $dir cgroup"
     fi
 done
 # What the capture step saw, for the log.
-for f in memory.events cpu.stat pids.peak memory.peak cgroup.controllers; do
-    echo "step $f: $(tr '\n' ' ' <"$out/step/$f")"
+for f in $shown; do
+    echo "$f: $(tr '\n' ' ' <"$out/$f")"
 done
 
 echo "STEPMON-VM-CAPTURE-BEGIN"
