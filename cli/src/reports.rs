@@ -107,10 +107,11 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
 /// Arguments of `stepmon diff`.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
-    /// The earlier run (any file `stepmon report` reads).
+    /// The earlier run: any file `stepmon report` reads, a job record
+    /// (`stepmon run --job`) or a directory of them; steps are paired by name.
     #[arg(value_name = "BEFORE")]
     pub before: PathBuf,
-    /// The later run.
+    /// The later run (the same kinds).
     #[arg(value_name = "AFTER")]
     pub after: PathBuf,
     /// JSON instead of text.
@@ -121,13 +122,38 @@ pub struct DiffArgs {
     pub fail_if_heavier: bool,
 }
 
+/// One side of a diff: its steps that ended (a job's interrupted steps are
+/// named on stderr and left out: their numbers stop where the record does).
+fn diff_side(path: &Path, side: &str) -> Result<Vec<Step>, CliError> {
+    if !path.is_dir() {
+        let text = read_text(path)?;
+        if !job::looks_like_record(&text) {
+            return steps_of(path, &text);
+        }
+    }
+    let (entries, notes) = crate::job_read::load(std::slice::from_ref(&path.to_path_buf()))?;
+    for note in &notes {
+        eprintln!("stepmon: {side}: {note}");
+    }
+    let mut steps = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match entry.status {
+            job::StepStatus::Interrupted { .. } => {
+                eprintln!("stepmon: {side}: `{}` was interrupted: not compared", entry.step.name);
+            }
+            _ => steps.push(entry.step),
+        }
+    }
+    Ok(steps)
+}
+
 /// Exit status of `stepmon diff --fail-if-heavier` when a step got heavier.
 pub const HEAVIER: i32 = 1;
 
 /// `stepmon diff`; returns the exit status.
 pub fn diff(args: &DiffArgs) -> Result<i32, CliError> {
     use stepmon_report::diff::{DiffVerdict, RunDiff};
-    let (before, after) = (load(&args.before)?, load(&args.after)?);
+    let (before, after) = (diff_side(&args.before, "before")?, diff_side(&args.after, "after")?);
     let diff = RunDiff::between(&before, &after);
     let text = if args.json {
         serde_json::to_string_pretty(&diff).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"

@@ -219,3 +219,31 @@ fn eight_steps_appending_at_once_make_eight_whole_steps() {
     let report = report_json(&job);
     assert_eq!(report["steps"].as_array().unwrap().len(), 8);
 }
+
+#[test]
+fn two_jobs_compare_step_by_step_by_name() {
+    let dir = scratch("job-diff");
+    let (before, after) = (dir.join("before.jsonl"), dir.join("after.jsonl"));
+    let burn = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
+    for (job, cpu_loop, extra) in [(&before, burn(20_000), false), (&after, burn(400_000), true)] {
+        assert_eq!(finish(step(job, "build", &["sh", "-c", &cpu_loop])), 0);
+        assert_eq!(finish(step(job, "test", &["sh", "-c", "exit 0"])), 0);
+        if extra {
+            assert_eq!(finish(step(job, "package", &["true"])), 0);
+        }
+    }
+    let diff = run_stepmon(&["diff", before.to_str().unwrap(), after.to_str().unwrap(), "--fail-if-heavier"]);
+    assert_eq!(diff.status.code(), Some(1), "the build step got 20x the CPU: {}{}", diff.stdout, diff.stderr);
+    assert!(diff.stdout.contains("only after: `package`"), "{}", diff.stdout);
+    let json = run_stepmon(&["diff", "--json", before.to_str().unwrap(), after.to_str().unwrap()]);
+    let value: Value = serde_json::from_str(&json.stdout).unwrap();
+    let steps = value["steps"].as_array().unwrap();
+    let named = |name: &str| steps.iter().find(|s| s["after"]["name"] == name).unwrap_or_else(|| panic!("{value}"));
+    assert_eq!(named("build")["verdict"], "heavier", "{}", named("build"));
+    assert!(
+        named("build")["drivers"].as_array().unwrap().iter().any(|d| d == "cpu.usageSeconds"),
+        "{}",
+        named("build")
+    );
+    assert_eq!(value["onlyAfter"], serde_json::json!(["package"]));
+}
