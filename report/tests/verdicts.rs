@@ -388,3 +388,15 @@ fn an_unknown_cpu_count_is_said() {
     }
     assert_eq!(step.verdicts().bottleneck.machine_cpus, Some(2));
 }
+
+#[test]
+fn memory_sizes_in_the_verdict_read_as_in_the_summary() {
+    // The pure-v2 run's largest sample held 420 KiB: the summary prints
+    // `420.0 KiB`, and so must the memory verdict (it printed `0.4 MiB`).
+    let step = step_of(recorded(PURE_V2));
+    let verdicts = step.verdicts();
+    let text = stepmon_report::text::render(&step, &verdicts);
+    assert!(text.contains("file 420.0 KiB"), "{text}");
+    assert!(verdicts.memory.reason.contains("largest sample 420.0 KiB"), "{}", verdicts.memory.reason);
+    assert!(verdicts.memory.reason.contains("peak 48.0 MiB of a 48.0 MiB limit"), "{}", verdicts.memory.reason);
+}

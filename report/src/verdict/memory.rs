@@ -54,10 +54,9 @@ pub struct MemoryVerdict {
     pub reason: String,
 }
 
+/// Sizes as the summary prints them (one unit and precision rule for both).
 fn mib(bytes: u64) -> String {
-    #[allow(clippy::cast_precision_loss)]
-    let mib = bytes as f64 / 1048576.0;
-    format!("{mib:.1} MiB")
+    crate::units::bytes(bytes)
 }
 
 impl MemoryVerdict {
