@@ -75,7 +75,16 @@ fn a_job_of_five_steps_one_row_each_the_parallel_pair_overlapping() {
         let peak = row(&report, "memory")["memoryPeakBytes"].as_u64().unwrap();
         assert!(peak > 24 << 20, "memory peak {peak}");
     }
-    assert!(report["longest"] == "left" || report["longest"] == "right", "the 0.6 s sleeps are the longest: {report}");
+    // The longest step is the one with the largest wall time (which one that
+    // is depends on the machine's load: the memory step's pipe can take
+    // longer than the 0.6 s sleeps on a busy machine).
+    let longest = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by(|a, b| a["wallSeconds"].as_f64().unwrap().total_cmp(&b["wallSeconds"].as_f64().unwrap()))
+        .unwrap();
+    assert_eq!(report["longest"], longest["name"], "{report}");
     let wall = report["wallSeconds"].as_f64().unwrap();
     assert!(wall >= span("right").1 - 1e-6 && wall >= span("left").1 - 1e-6, "{report}");
 
@@ -128,7 +137,8 @@ fn a_killed_stepmon_leaves_an_interrupted_step_and_gc_its_cgroups() {
     assert!(text.stdout.contains("INTERRUPTED") && text.stdout.contains("interrupted: victim ("), "{}", text.stdout);
     assert!(text.stdout.contains("stepmon was killed"), "{}", text.stdout);
 
-    assert!(!leftovers(&own, pid).is_empty(), "the killed run left its cgroup (gc has work to do)");
+    // The killed run's cgroup is left for gc — unless another test's
+    // `stepmon run`, which collects dead runs on start, got to it first.
     let gc = run_stepmon(&["gc"]);
     assert!(gc.status.success(), "{}", gc.stderr);
     assert_eq!(leftovers(&own, pid), Vec::<std::path::PathBuf>::new(), "gc removed the killed run's cgroups");

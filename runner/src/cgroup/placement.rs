@@ -219,6 +219,17 @@ pub fn remove_tree(dir: &Path) -> io::Result<()> {
     fs::remove_dir(dir)
 }
 
+/// Kills what is left in a dead run's cgroups and removes them.
+fn collect(dir: &Path) -> io::Result<()> {
+    for child in fs::read_dir(dir)? {
+        let child = child?;
+        if child.file_type()?.is_dir() {
+            kill_and_wait(&child.path(), Duration::from_secs(5))?;
+        }
+    }
+    remove_tree(dir)
+}
+
 /// Finds run parents under `base` whose owner is gone (killed with SIGKILL,
 /// crashed) and removes them: kills what is left in them, waits, rmdirs.
 /// Returns the removed directories. Directories of live owners are kept.
@@ -231,14 +242,13 @@ pub fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
             continue; // not a run directory, or its owner is alive
         }
         let dir = entry.path();
-        if !dry_run {
-            for child in fs::read_dir(&dir)? {
-                let child = child?;
-                if child.file_type()?.is_dir() {
-                    kill_and_wait(&child.path(), Duration::from_secs(5))?;
-                }
+        // Another stepmon (every run collects on start) may collect the same
+        // directory at the same time: one that vanished meanwhile is done.
+        if !dry_run && let Err(e) = collect(&dir) {
+            if e.kind() == io::ErrorKind::NotFound {
+                continue;
             }
-            remove_tree(&dir)?;
+            return Err(e);
         }
         removed.push(dir);
     }

@@ -210,6 +210,7 @@ pub fn collect_garbage(hierarchies: &[Hierarchy], dry_run: bool) -> io::Result<V
             if !dry_run {
                 let dead = V1Cgroups { dirs: vec![(h.clone(), entry.path())], not_created: Vec::new() };
                 dead.kill_and_wait(Duration::from_secs(5))?;
+                // Collected by another stepmon meanwhile: done (remove skips NotFound).
                 dead.remove()?;
             }
             removed.push(entry.path());
