@@ -42,20 +42,57 @@ pub struct Finished {
     pub messages: Vec<String>,
 }
 
-/// The step's cgroups, killed and removed when dropped (also when the run
-/// fails half-way); [`OwnedCgroups::release`] does it and says what failed.
-#[derive(Debug)]
-struct OwnedCgroups(Option<RunCgroups>);
+/// A set of the step's cgroups stepmon created (v2 or v1).
+trait Created {
+    /// Kills what is left in them, waiting at most `timeout`.
+    fn kill(&self, timeout: Duration) -> std::io::Result<()>;
+    /// Removes them.
+    fn remove(&self) -> std::io::Result<()>;
+    /// For the warning when they stay: `/sys/fs/cgroup/…/stepmon-run.…`.
+    fn what(&self) -> String;
+}
 
-impl OwnedCgroups {
-    fn get(&self) -> &RunCgroups {
+impl Created for RunCgroups {
+    fn kill(&self, timeout: Duration) -> std::io::Result<()> {
+        self.kill_and_wait(timeout)
+    }
+    fn remove(&self) -> std::io::Result<()> {
+        RunCgroups::remove(self)
+    }
+    fn what(&self) -> String {
+        self.parent.display().to_string()
+    }
+}
+
+impl Created for V1Cgroups {
+    fn kill(&self, timeout: Duration) -> std::io::Result<()> {
+        self.kill_and_wait(timeout)
+    }
+    fn remove(&self) -> std::io::Result<()> {
+        V1Cgroups::remove(self)
+    }
+    fn what(&self) -> String {
+        "the step's cgroup v1 directories".to_owned()
+    }
+}
+
+/// The step's cgroups, killed and removed when dropped (also when the run
+/// fails half-way); [`Owned::release`] does it and says what failed.
+#[derive(Debug)]
+struct Owned<T: Created>(Option<T>);
+
+type OwnedCgroups = Owned<RunCgroups>;
+type OwnedV1 = Owned<V1Cgroups>;
+
+impl<T: Created> Owned<T> {
+    fn get(&self) -> &T {
         self.0.as_ref().unwrap_or_else(|| unreachable!("released"))
     }
 
     /// Kills what is left, removes the cgroups; a warning if they stay.
     fn release(mut self) -> Option<String> {
         let cgroups = self.0.take()?;
-        let _ = cgroups.kill_and_wait(KILL_TIMEOUT);
+        let _ = cgroups.kill(KILL_TIMEOUT);
         // rmdir can briefly fail with EBUSY right after the last task exits.
         let mut last = None;
         for _ in 0..200 {
@@ -66,51 +103,14 @@ impl OwnedCgroups {
             std::thread::sleep(Duration::from_millis(10));
         }
         let e = last.map_or_else(String::new, |e| e.to_string());
-        Some(format!("warning: could not remove {}: {e} (`stepmon gc` will)", cgroups.parent.display()))
+        Some(format!("warning: could not remove {}: {e} (`stepmon gc` will)", cgroups.what()))
     }
 }
 
-impl Drop for OwnedCgroups {
+impl<T: Created> Drop for Owned<T> {
     fn drop(&mut self) {
         if self.0.is_some()
-            && let Some(warning) = OwnedCgroups(self.0.take()).release()
-        {
-            eprintln!("stepmon: {warning}");
-        }
-    }
-}
-
-/// The step's v1 cgroups, killed and removed when dropped.
-#[derive(Debug)]
-struct OwnedV1(Option<V1Cgroups>);
-
-impl OwnedV1 {
-    fn get(&self) -> &V1Cgroups {
-        self.0.as_ref().unwrap_or_else(|| unreachable!("released"))
-    }
-
-    fn release(mut self) -> Option<String> {
-        let cgroups = self.0.take()?;
-        let _ = cgroups.kill_and_wait(KILL_TIMEOUT);
-        let mut last = None;
-        for _ in 0..200 {
-            match cgroups.remove() {
-                Ok(()) => return None,
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Some(format!(
-            "warning: could not remove the step's cgroup v1 directories: {} (`stepmon gc` will)",
-            last.map_or_else(String::new, |e| e.to_string())
-        ))
-    }
-}
-
-impl Drop for OwnedV1 {
-    fn drop(&mut self) {
-        if self.0.is_some()
-            && let Some(warning) = OwnedV1(self.0.take()).release()
+            && let Some(warning) = Owned(self.0.take()).release()
         {
             eprintln!("stepmon: {warning}");
         }
@@ -157,7 +157,7 @@ fn place_v1(cgroups: Option<&RunCgroups>, limits: &Limits, name: &str, notices: 
         return None;
     }
     let made = V1Cgroups::create(&hierarchies, &wanted, name);
-    (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(OwnedV1(Some(made)))
+    (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(Owned(Some(made)))
 }
 
 /// The step's v1 directories as the sampler reads them.
@@ -315,7 +315,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
             match RunCgroups::create(&base, &run_name, delegated) {
-                Ok(created) => (Some(OwnedCgroups(Some(created))), None),
+                Ok(created) => (Some(Owned(Some(created))), None),
                 Err(e) if options.cgroup_parent.is_some() => {
                     return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
                 }
