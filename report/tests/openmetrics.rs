@@ -14,7 +14,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 use stepmon_report::Step;
@@ -73,20 +72,8 @@ fn text_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> 
 
 /// Runs the checker on `text`: `Ok(parsed)` or `Err(its stderr)`.
 fn run_checker(python: &str, text: &str) -> Result<Parsed, String> {
-    let mut child = Command::new(python)
-        .arg(CHECKER)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    if out.status.success() {
-        Ok(serde_json::from_slice(&out.stdout).unwrap())
-    } else {
-        Err(format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr)))
-    }
+    let (ok, stdout, stderr) = common::pipe(python, &[CHECKER], text);
+    if ok { Ok(serde_json::from_slice(&stdout).unwrap()) } else { Err(format!("the checker failed: {stderr}")) }
 }
 
 fn parse(python: &str, text: &str) -> Parsed {

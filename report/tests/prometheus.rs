@@ -49,16 +49,8 @@ fn python(test: &str) -> Option<String> {
 
 /// Feeds `text` to `program args` on stdin: (success, stdout, stderr).
 fn pipe(program: &str, args: &[&str], text: &str) -> (bool, String, String) {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let (ok, out, err) = common::pipe(program, args, text);
+    (ok, String::from_utf8_lossy(&out).into(), err)
 }
 
 /// `promtool check metrics` accepts `text` without a word (no lint either).

@@ -63,3 +63,20 @@ pub(crate) fn python_with(module: &str) -> Option<String> {
             .is_ok_and(|s| s.success())
     })
 }
+
+/// Feeds `text` to `program args` on stdin: (success, stdout, stderr) — how
+/// the tests hand an export to its real consumer (promtool, a Python parser).
+pub(crate) fn pipe(program: &str, args: &[&str], text: &str) -> (bool, Vec<u8>, String) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into())
+}
