@@ -4,6 +4,7 @@ mod chart;
 mod families;
 pub mod html;
 pub mod markdown;
+pub mod otlp;
 pub mod openmetrics;
 pub mod prometheus;
 pub mod svg;
