@@ -1,7 +1,7 @@
 //! Steps as spans.
 
 use super::proto::trace::{
-    ExportTraceServiceRequest, ResourceSpans, STATUS_CODE_ERROR, SPAN_KIND_INTERNAL, ScopeSpans, Span, Status,
+    ExportTraceServiceRequest, ResourceSpans, SPAN_KIND_INTERNAL, STATUS_CODE_ERROR, ScopeSpans, Span, Status,
 };
 use super::{Context, attributes, proto::Hex, resource, scope, unix_nanos};
 use crate::step::{Origin, Step};
