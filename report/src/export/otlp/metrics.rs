@@ -45,6 +45,19 @@ struct Series {
     pick: Pick,
 }
 
+/// One resource's PSI stall time: the three are one metric, told apart by
+/// `stepmon.pressure.resource`.
+const fn stall_series(resource: &'static str, pick: Pick) -> Series {
+    Series {
+        name: "stepmon.step.pressure.stall.time",
+        unit: "s",
+        description: "Time some of the step's tasks stalled on a resource (PSI some total)",
+        counter: true,
+        extra: Some(("stepmon.pressure.resource", resource)),
+        pick,
+    }
+}
+
 /// Every series stepmon sends, with what in the run JSON it is.
 const SERIES: [Series; 8] = [
     Series {
@@ -87,30 +100,9 @@ const SERIES: [Series; 8] = [
         extra: None,
         pick: |s| int(s.pids_stat.current),
     },
-    Series {
-        name: "stepmon.step.pressure.stall.time",
-        unit: "s",
-        description: "Time some of the step's tasks stalled on a resource (PSI some total)",
-        counter: true,
-        extra: Some(("stepmon.pressure.resource", "cpu")),
-        pick: |s| stall(s.cpu_stat?.pressure),
-    },
-    Series {
-        name: "stepmon.step.pressure.stall.time",
-        unit: "s",
-        description: "Time some of the step's tasks stalled on a resource (PSI some total)",
-        counter: true,
-        extra: Some(("stepmon.pressure.resource", "memory")),
-        pick: |s| stall(s.memory_stat?.pressure),
-    },
-    Series {
-        name: "stepmon.step.pressure.stall.time",
-        unit: "s",
-        description: "Time some of the step's tasks stalled on a resource (PSI some total)",
-        counter: true,
-        extra: Some(("stepmon.pressure.resource", "io")),
-        pick: |s| stall(s.io_stat?.pressure),
-    },
+    stall_series("cpu", |s| stall(s.cpu_stat?.pressure)),
+    stall_series("memory", |s| stall(s.memory_stat?.pressure)),
+    stall_series("io", |s| stall(s.io_stat?.pressure)),
 ];
 
 /// The points of one series of `step`; the identity attributes on each.
