@@ -18,8 +18,10 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Attempts of one export when the answer says to retry (429, 502, 503,
 /// 504: the specification's retryable codes); the waits double from
 /// [`FIRST_WAIT`], within the timeout.
+#[cfg(feature = "otlp")]
 pub const ATTEMPTS: u32 = 3;
 /// The wait before the second attempt.
+#[cfg(feature = "otlp")]
 pub const FIRST_WAIT: Duration = Duration::from_millis(250);
 
 /// Where and how one signal (traces or metrics) is exported.

@@ -57,7 +57,8 @@ fn traceparent_takes_the_recommendations_example() {
 
 #[test]
 fn traceparent_refuses_what_the_recommendation_refuses() {
-    let cases: [(&str, fn(&TraceContextError) -> bool); 9] = [
+    type Expected = fn(&TraceContextError) -> bool;
+    let cases: [(&str, Expected); 9] = [
         ("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", |e| matches!(e, TraceContextError::NotHex(..))),
         ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", |e| matches!(e, TraceContextError::Version(_))),
         ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", |e| matches!(e, TraceContextError::Zero(..))),
