@@ -101,12 +101,16 @@ impl Drop for Receiver {
 
 /// `stepmon run -q -o FILE ARGS -- COMMAND` with `env`.
 fn run(env: &[(&str, &str)], file: &Path, args: &[&str], command: &[&str]) -> Finished {
+    let env: Vec<(&str, &str)> = env.iter().copied().chain(LOOPBACK_DIRECT).collect();
     let mut all: Vec<&str> = vec!["run", "-q", "-o", file.to_str().unwrap()];
     all.extend_from_slice(args);
     all.push("--");
     all.extend_from_slice(command);
-    run_stepmon_with(env, &all)
+    run_stepmon_with(&env, &all)
 }
+
+/// The receiver is on loopback: never through a proxy the machine may set.
+const LOOPBACK_DIRECT: [(&str, &str); 2] = [("NO_PROXY", "127.0.0.1,localhost"), ("no_proxy", "127.0.0.1,localhost")];
 
 /// `attributes` (MessageToDict's `[{key, value: {stringValue: ..}}]`) as
 /// key → the value's JSON.
@@ -430,6 +434,7 @@ fn pushed_provenance_is_a_build_span_with_a_span_per_step() {
     let endpoint = receiver.endpoint("http");
     let traceparent = format!("00-{TRACE_ID}-{PARENT_ID}-01");
     let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("TRACEPARENT", traceparent.as_str())];
+    let env: Vec<(&str, &str)> = env.into_iter().chain(LOOPBACK_DIRECT).collect();
     let done = run_stepmon_with(&env, &["push", provenance.to_str().unwrap(), "--otlp"]);
     assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
     let report = common::stepmon().args(["report", "--format", "json"]).arg(&provenance).output().unwrap();
