@@ -16,7 +16,8 @@ pub const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 /// The default timeout of one export, ms (`OTEL_EXPORTER_OTLP_TIMEOUT`).
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Attempts of one export when the answer says to retry (429, 502, 503,
-/// 504: the specification's retryable codes); the waits double from
+/// 504: the specification's retryable codes) or the connection is
+/// refused (a collector restarting); the waits double from
 /// [`FIRST_WAIT`], within the timeout.
 #[cfg(feature = "otlp")]
 pub const ATTEMPTS: u32 = 3;
@@ -301,7 +302,7 @@ fn send(signal: &Signal, what: &str, body: &[u8]) -> Result<(), String> {
                 break;
             }
             Err(ureq::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                last = format!("connection refused ({e}): is the collector running?");
+                "connection refused: is the collector running?".clone_into(&mut last);
             }
             // rustls' stream reports a failed handshake as InvalidData.
             Err(ureq::Error::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
