@@ -349,6 +349,15 @@ fn https_with_the_test_ca_and_a_wrong_one() {
     assert!(!done.stderr.contains("warning"), "{}", done.stderr);
     assert_eq!(spans(&receiver.request("/v1/traces")).len(), 1);
     receiver.request("/v1/metrics");
+    // OTEL_EXPORTER_OTLP_CERTIFICATE instead of the system's roots.
+    let pinned = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_CERTIFICATE", ca.to_str().unwrap()),
+        ("SSL_CERT_FILE", "/nonexistent"),
+    ];
+    let done = run(&pinned, &file, &["--otlp"], &["true"]);
+    assert!(!done.stderr.contains("warning"), "{}", done.stderr);
+    assert_eq!(receiver.requests().len(), 4);
 
     let wrong = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("SSL_CERT_FILE", other_ca.to_str().unwrap())];
     let done = run(&wrong, &file, &["--otlp"], &["sh", "-c", "exit 4"]);
@@ -361,7 +370,7 @@ fn https_with_the_test_ca_and_a_wrong_one() {
     );
     let warnings = json(&file)["stepmon"]["warnings"].as_array().unwrap().len();
     assert_eq!(warnings, 2, "traces and metrics");
-    assert_eq!(receiver.requests().len(), 2, "nothing got through the wrong CA");
+    assert_eq!(receiver.requests().len(), 4, "nothing got through the wrong CA");
 }
 
 /// A loopback port nothing listens on right now.
