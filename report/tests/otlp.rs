@@ -279,3 +279,21 @@ fn protobuf_reads_back_and_json_writes_hex_ids() {
     let json: Value = serde_json::from_slice(&Encoding::Json.encode(&root)).unwrap();
     assert!(json["resourceSpans"][0]["scopeSpans"][0]["spans"][0].get("parentSpanId").is_none());
 }
+
+proptest::proptest! {
+    /// Any text is a parent or a typed error, never a panic; a well-formed
+    /// header reads back as the bytes it was written from.
+    #[test]
+    fn traceparent_never_panics(text in "\\PC{0,80}", trace in proptest::array::uniform16(1u8..), parent in proptest::array::uniform8(1u8..), flags: u8) {
+        let _ = text.parse::<TraceParent>();
+        let _ = check_trace_state(&text);
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let header = format!("00-{}-{}-{flags:02x}", hex(&trace), hex(&parent));
+        let parsed: TraceParent = header.parse().unwrap();
+        proptest::prop_assert_eq!(parsed, TraceParent { trace_id: trace, parent_id: parent, flags });
+        // Any cut of it is refused.
+        for end in 0..header.len() {
+            proptest::prop_assert!(header[..end].parse::<TraceParent>().is_err());
+        }
+    }
+}
