@@ -1,7 +1,8 @@
 //! Steps into the fleet's Prometheus: a Pushgateway push (`stepmon run
 //! --push`, `stepmon push`) and node_exporter's textfile collector
-//! (`--textfile DIR`). Both carry the Prometheus text format 0.0.4; what
-//! fails here is a warning, never the step's failure.
+//! (`--textfile DIR`), both in the Prometheus text format 0.0.4, and an
+//! OpenTelemetry collector (`--otlp`, [`crate::otlp`]); what fails here is a
+//! warning, never the step's failure.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,14 +33,20 @@ pub struct PushArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The Pushgateway, e.g. http://pushgateway:9091.
-    #[arg(long, value_name = "URL")]
-    pub to: String,
+    #[arg(long, value_name = "URL", required_unless_present = "otlp")]
+    pub to: Option<String>,
+    /// Export the steps as OpenTelemetry spans and metrics over OTLP/HTTP
+    /// to the collector the OTEL_EXPORTER_OTLP_* variables name (default
+    /// http://localhost:4318); a provenance's BuildKit steps become spans
+    /// under one build span, parented to TRACEPARENT when it is set.
+    #[arg(long)]
+    pub otlp: bool,
     #[command(flatten)]
     pub group: PushGroup,
 }
 
 /// This host's name (`/proc/sys/kernel/hostname`, what `uname -n` says).
-fn hostname() -> Result<String, String> {
+pub(crate) fn hostname() -> Result<String, String> {
     let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map_err(|e| format!("cannot read the host name from /proc/sys/kernel/hostname: {e}; give --push-instance"))?;
     let name = name.trim();
@@ -102,6 +109,13 @@ pub struct Delivery<'a> {
     pub group: &'a PushGroup,
     /// `--textfile DIR`.
     pub textfile: Option<&'a Path>,
+    /// `--otlp`.
+    pub otlp: bool,
+}
+
+/// The process' environment, as [`crate::otlp`] reads it.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 impl Delivery<'_> {
@@ -114,6 +128,9 @@ impl Delivery<'_> {
             && !dir.is_dir()
         {
             return Err(CliError::new(format!("--textfile {}: not a directory", dir.display())));
+        }
+        if self.otlp {
+            crate::otlp::check(env).map_err(CliError::new)?;
         }
         Ok(())
     }
@@ -130,6 +147,12 @@ impl Delivery<'_> {
         if let Some(base) = self.push {
             warnings.extend(push_steps(base, self.group, std::slice::from_ref(step)));
         }
+        if self.otlp {
+            match crate::otlp::Config::from_env(env) {
+                Ok(config) => warnings.extend(crate::otlp::export(&config, std::slice::from_ref(step), &env)),
+                Err(e) => warnings.push(format!("OTLP: nothing exported: {e}")),
+            }
+        }
         warnings
     }
 }
@@ -139,10 +162,13 @@ pub const NOT_PUSHED: i32 = 1;
 
 /// `stepmon push`; returns the exit status.
 pub fn push(args: &PushArgs) -> Result<i32, CliError> {
-    push::check_base(&args.to).map_err(CliError::new)?;
+    if let Some(to) = &args.to {
+        push::check_base(to).map_err(CliError::new)?;
+    }
+    let otlp = if args.otlp { Some(crate::otlp::check(env).map_err(CliError::new)?) } else { None };
     let steps = crate::reports::load(&args.file)?;
     let mut names = std::collections::BTreeSet::new();
-    for step in &steps {
+    for step in steps.iter().filter(|_| args.to.is_some()) {
         if !names.insert(step.name.as_str()) {
             eprintln!(
                 "stepmon: warning: two steps are named {:?}: the group keeps only the last one's push",
@@ -150,7 +176,14 @@ pub fn push(args: &PushArgs) -> Result<i32, CliError> {
             );
         }
     }
-    let errors = push_steps(&args.to, &args.group, &steps);
+    let mut errors = match &args.to {
+        Some(to) => push_steps(to, &args.group, &steps),
+        None => Vec::new(),
+    };
+    if let Some(config) = &otlp {
+        // Pushing is the whole job here: a failed export is an error.
+        errors.extend(crate::otlp::export(config, &steps, &env));
+    }
     for error in &errors {
         eprintln!("stepmon: error: {error}");
     }

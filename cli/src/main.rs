@@ -24,6 +24,8 @@ mod job;
 #[cfg(target_os = "linux")]
 mod job_read;
 #[cfg(target_os = "linux")]
+mod otlp;
+#[cfg(target_os = "linux")]
 mod out;
 #[cfg(target_os = "linux")]
 mod push;
@@ -55,7 +57,8 @@ mod cli {
         /// Markdown or HTML.
         Report(crate::reports::ReportArgs),
         /// Push a saved run's metrics to a Prometheus Pushgateway (text
-        /// format 0.0.4), one group per step.
+        /// format 0.0.4), one group per step, or its steps to an
+        /// OpenTelemetry collector (--otlp).
         Push(crate::fleet::PushArgs),
         /// Compare two runs of the same step (or two builds) field by field;
         /// changes beyond the noise are flagged.

@@ -75,6 +75,12 @@ pub struct RunArgs {
     /// is a warning, never the step's failure.
     #[arg(long, value_name = "URL")]
     pub push: Option<String>,
+    /// Export the step as an OpenTelemetry span and metrics over OTLP/HTTP
+    /// to the collector the OTEL_EXPORTER_OTLP_* variables name (default
+    /// http://localhost:4318), a child of TRACEPARENT when it is set; a
+    /// failed export is a warning.
+    #[arg(long)]
+    pub otlp: bool,
     #[command(flatten)]
     pub push_group: crate::fleet::PushGroup,
     /// Write the step's metrics to DIR/stepmon_<name>.prom (atomically) for
@@ -148,6 +154,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         push: args.push.as_deref(),
         group: &args.push_group,
         textfile: args.textfile.as_deref(),
+        otlp: args.otlp,
     };
     delivery.check()?;
     // Fail before the step runs, not after, if the report cannot be written.

@@ -5,6 +5,7 @@ mod families;
 pub mod html;
 pub mod markdown;
 pub mod openmetrics;
+pub mod otlp;
 pub mod prometheus;
 pub mod svg;
 pub mod trace;
