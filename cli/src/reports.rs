@@ -83,24 +83,14 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         }
     }
     let (entries, notes) = crate::job_read::load(&args.files)?;
-    let text = match args.format {
-        Format::Text => job::render(&entries, &notes),
-        Format::Json => job::to_json(&entries, &notes),
-        format => {
-            if entries.iter().any(|e| matches!(e.status, job::StepStatus::Interrupted { .. })) {
-                return Err(CliError::new(format!(
-                    "the job has interrupted steps, which --format {} cannot mark yet",
-                    Format::ALL.iter().find(|(_, f)| *f == format).map_or("", |(name, _)| *name)
-                ))
-                .hint("--format text or json shows them"));
-            }
-            for note in &notes {
-                eprintln!("stepmon: {note}");
-            }
-            let steps: Vec<Step> = entries.into_iter().map(|e| e.step).collect();
-            export::render(format, &steps)
+    // The text, JSON, Markdown and HTML views list the notes (lost lines
+    // and the like); the other formats have no place for them.
+    if !matches!(args.format, Format::Text | Format::Json | Format::Markdown | Format::MarkdownSvg | Format::Html) {
+        for note in &notes {
+            eprintln!("stepmon: {note}");
         }
-    };
+    }
+    let text = job::views::render(args.format, &entries, &notes);
     write(args.output.as_deref(), &text)
 }
 

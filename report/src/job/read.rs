@@ -59,6 +59,9 @@ pub enum StepStatus {
         /// The time of its last line in the record.
         record_ends: Option<Timestamp>,
     },
+    /// BuildKit took it from its cache: it did not run, so it has no usage
+    /// (shown as "cached", never as a step that used nothing).
+    Cached,
 }
 
 impl JobStep {
