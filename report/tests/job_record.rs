@@ -2,51 +2,10 @@
 //! lines, kinds of a newer writer — and the job table of what it read.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use stepmon_report::RunDocument;
-use stepmon_report::job::{self, Entry, Record, SampleOf, SampleRecord, StepEnd, StepStart, StepStatus};
-use stepmon_sampler::model::StepSample;
+mod common;
 
-fn ts(s: &str) -> jiff::Timestamp {
-    s.parse().unwrap()
-}
-
-/// A step sample at `at` with `cpu_ns` of CPU so far.
-fn sample(at: &str, cpu_ns: u64) -> StepSample {
-    serde_json::from_str(&format!(
-        r#"{{"timestamp": "{at}", "cpuStat": {{"usageNanos": {cpu_ns}}}, "pidsStat": {{}}}}"#
-    ))
-    .unwrap()
-}
-
-fn line(record: Record) -> String {
-    serde_json::to_string(&record).unwrap() + "\n"
-}
-
-fn start(pid: u32, at: &str, name: &str) -> StepStart {
-    StepStart::new(pid, ts(at), name.to_owned(), vec![name.to_owned()])
-}
-
-fn samples(step: &StepStart, list: &[(&str, u64)]) -> String {
-    list.iter()
-        .map(|(at, cpu)| {
-            line(Record::Sample(Box::new(SampleRecord::new(step.step.clone(), SampleOf::Step, sample(at, *cpu)))))
-        })
-        .collect()
-}
-
-fn end(step: &StepStart, at: &str, code: i32, samples: &[(&str, u64)]) -> String {
-    let mut usage = stepmon_sampler::model::StepUsage::default();
-    usage.resource_usage.samples = samples.iter().map(|(t, c)| sample(t, *c)).collect();
-    let mut info = stepmon_report::RunInfo::default();
-    info.command.clone_from(&step.command);
-    info.name = Some(step.name.clone());
-    info.exit_code = Some(code);
-    info.start = Some(step.start);
-    info.end = Some(ts(at));
-    let mut record = StepEnd::new(step.step.clone(), ts(at), code);
-    record.document = Some(Box::new(RunDocument::new(usage, info)));
-    line(Record::StepEnd(record))
-}
+use common::job::{end, line, samples, start, ts};
+use stepmon_report::job::{self, Entry, Record, StepStart, StepStatus};
 
 /// Two steps, one whole (exit 3) and one the record ends in the middle of.
 fn two_steps() -> (String, StepStart, StepStart) {

@@ -216,8 +216,10 @@ impl JobVerdict {
     pub fn sentences(&self) -> Vec<String> {
         let cores = |v: f64| format!("{v:.1}");
         let mut out = Vec::new();
+        // CPUs are whole; a cpu.max quota need not be.
+        let whole = |c: f64| if c.fract() == 0.0 { format!("{c:.0}") } else { cores(c) };
         let of_cores = |used: f64| match self.cores_available {
-            Some(c) => format!("{} of {}", cores(used), cores(c)),
+            Some(c) => format!("{} of {}", cores(used), whole(c)),
             None => cores(used),
         };
         let of_memory = |used: u64| match self.memory_available_bytes {

@@ -80,11 +80,8 @@ pub(crate) fn machine_samples(entries: &[Entry]) -> Vec<SysSample> {
 /// The machine's CPU busy share and CPU stall share over the job, seconds
 /// since `job.origin`.
 pub(crate) fn machine_series(job: &Job, entries: &[Entry]) -> (Vec<Point>, Vec<Point>) {
-    let mut document = RunDocument::default();
-    document.sys_usage = machine_samples(entries);
-    let mut info = RunInfo::default();
-    info.start = job.origin;
-    document.stepmon = Some(info);
+    let info = RunInfo { start: job.origin, ..RunInfo::default() };
+    let document = RunDocument { sys_usage: machine_samples(entries), stepmon: Some(info), ..RunDocument::default() };
     let series = StepSeries::of(&Step::from_run(&document));
     (series.machine_cpu_busy_share, series.machine_cpu_stall_share)
 }
