@@ -107,34 +107,38 @@ pub struct DiffArgs {
     /// JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Exit with 1 when a step got heavier beyond the noise (for CI gates).
+    /// Exit with 1 when a step, or (two jobs) the job's wall, CPU or peak
+    /// memory, got heavier beyond the noise (for CI gates).
     #[arg(long)]
     pub fail_if_heavier: bool,
 }
 
 /// One side of a diff: its steps that ended (a job's interrupted steps are
-/// named on stderr and left out: their numbers stop where the record does).
-fn diff_side(path: &Path, side: &str) -> Result<Vec<Step>, CliError> {
+/// named on stderr and left out: their numbers stop where the record does),
+/// and whether it is a job (a job record or a directory).
+fn diff_side(path: &Path, side: &str) -> Result<(Vec<job::Entry>, bool), CliError> {
     if !path.is_dir() {
         let text = read_text(path)?;
         if !job::looks_like_record(&text) {
-            return steps_of(path, &text);
+            let from = path.display().to_string();
+            let steps = steps_of(path, &text)?;
+            return Ok((steps.into_iter().map(|s| job::Entry::of_run(s, from.clone())).collect(), false));
         }
     }
     let (entries, notes) = crate::job_read::load(std::slice::from_ref(&path.to_path_buf()))?;
     for note in &notes {
         eprintln!("stepmon: {side}: {note}");
     }
-    let mut steps = Vec::with_capacity(entries.len());
+    let mut kept = Vec::with_capacity(entries.len());
     for entry in entries {
         match entry.status {
             job::StepStatus::Interrupted { .. } => {
                 eprintln!("stepmon: {side}: `{}` was interrupted: not compared", entry.step.name);
             }
-            _ => steps.push(entry.step),
+            _ => kept.push(entry),
         }
     }
-    Ok(steps)
+    Ok((kept, true))
 }
 
 /// Exit status of `stepmon diff --fail-if-heavier` when a step got heavier.
@@ -142,15 +146,19 @@ pub const HEAVIER: i32 = 1;
 
 /// `stepmon diff`; returns the exit status.
 pub fn diff(args: &DiffArgs) -> Result<i32, CliError> {
-    use stepmon_report::diff::{DiffVerdict, RunDiff};
+    use stepmon_report::diff::{JobTotals, RunDiff};
     let (before, after) = (diff_side(&args.before, "before")?, diff_side(&args.after, "after")?);
-    let diff = RunDiff::between(&before, &after);
+    let steps = |entries: &[job::Entry]| entries.iter().map(|e| e.step.clone()).collect::<Vec<Step>>();
+    let mut diff = RunDiff::between(&steps(&before.0), &steps(&after.0));
+    // Two jobs: their totals too (wall, CPU, peak memory), also gated on.
+    if before.1 && after.1 {
+        diff = diff.with_totals(JobTotals::of(&before.0), JobTotals::of(&after.0));
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&diff).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
     } else {
         diff.render_text()
     };
     crate::out::emit(&text)?;
-    let heavier = diff.steps.iter().any(|s| matches!(s.verdict, DiffVerdict::Heavier | DiffVerdict::Mixed));
-    Ok(if args.fail_if_heavier && heavier { HEAVIER } else { 0 })
+    Ok(if args.fail_if_heavier && diff.heavier() { HEAVIER } else { 0 })
 }

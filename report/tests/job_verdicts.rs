@@ -5,10 +5,8 @@
 
 mod common;
 
-use common::job::{end_with, entries_of, line, recorded_text, sample_lines, sample_with, start, sys};
-use jiff::{SignedDuration, Timestamp};
+use common::job::{Reading, entries_of, job, recorded_text};
 use serde_json::Value;
-use stepmon_report::job::Record;
 use stepmon_report::verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 
 /// `text` with every machine sample changed by `change`, and the machine's
@@ -99,29 +97,6 @@ fn over_provisioned_across_its_threshold() {
     assert!(sentence.ends_with(" of 23.5 GiB"), "{sentence}");
     assert!(busiest / (cpus - 1) as f64 > OVER_PROVISIONED_SHARE);
     assert!(!moved(cpus - 1).over_provisioned);
-}
-
-fn at(offset: f64) -> Timestamp {
-    common::job::ts("2026-12-01T10:00:00Z").checked_add(SignedDuration::from_secs_f64(offset)).unwrap()
-}
-
-/// A sample: (t, CPU ns, memory bytes, CPU stall µs).
-type Reading = (f64, u64, u64, u64);
-
-/// A job of steps `(name, start, wall, [(t, cpu ns, memory bytes, stall µs)])`
-/// (times in s since the job's start, samples' relative to the step's)
-/// on a machine of `cpus` CPUs and 16 GiB.
-fn job(steps: &[(&str, f64, f64, &[Reading])], cpus: usize) -> String {
-    let mut text = String::new();
-    for (i, (name, from, wall, samples)) in steps.iter().enumerate() {
-        let step = start(i as u32 + 1, &at(*from).to_string(), name);
-        let samples: Vec<_> = samples.iter().map(|(t, c, m, s)| sample_with(at(from + t), *c, *m, *s)).collect();
-        let machine = [sys(at(*from), 0.0, 0.0, 16 << 20, cpus, 0), sys(at(from + wall), 1.0, 1.0, 16 << 20, cpus, 0)];
-        text += &line(Record::StepStart(step.clone()));
-        text += &sample_lines(&step, &samples);
-        text += &end_with(&step, at(from + wall), 0, &samples, &machine);
-    }
-    text
 }
 
 #[test]

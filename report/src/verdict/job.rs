@@ -91,31 +91,36 @@ fn place(entries: &[Entry]) -> Vec<Placed> {
         .collect()
 }
 
-/// The job's memory at `t`: each running step's last reading at or before it.
-fn memory_at(steps: &[Placed], t: f64) -> f64 {
+/// The job's memory at `t`, a reading of step `own`: each running step's
+/// last reading at or before it. The other steps count over `(start, end)`,
+/// `own` over `[start, end]`: a step that starts the instant another ends
+/// does not overlap it (its baseline reading and the other's last one are
+/// not held at once).
+fn memory_at(steps: &[Placed], own: usize, t: f64) -> f64 {
     steps
         .iter()
-        .filter(|s| s.start <= t && t <= s.end)
-        .filter_map(|s| s.memory.iter().rev().find(|p| p.t <= t).map(|p| p.value))
+        .enumerate()
+        .filter(|(i, s)| if *i == own { s.start <= t && t <= s.end } else { s.start < t && t < s.end })
+        .filter_map(|(_, s)| s.memory.iter().rev().find(|p| p.t <= t).map(|p| p.value))
         .sum()
 }
 
-/// The job's cores at `t`: each running step's rate over the interval
+/// The job's cores at `t`: each step's rate over the interval
 /// `(previous point, point]` holding `t` (its first from its start).
-fn cores_at(steps: &[Placed], t: f64) -> f64 {
+fn cores_at(steps: &[Placed], _own: usize, t: f64) -> f64 {
     steps
         .iter()
         .filter_map(|s| {
             let i = s.cores.iter().position(|p| p.t >= t)?;
             let from = if i == 0 { s.start } else { s.cores[i - 1].t };
-            (from < t || (i == 0 && from <= t)).then_some(s.cores[i].value)
+            (from < t).then_some(s.cores[i].value)
         })
         .sum()
 }
 
 /// The peak of `at` over the times of every step's `points`.
-fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: fn(&[Placed], f64) -> f64) -> Option<f64> {
-    steps.iter().flat_map(|s| points(s).iter().map(|p| at(steps, p.t))).max_by(f64::total_cmp)
+fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: fn(&[Placed], usize, f64) -> f64) -> Option<f64> {
+    steps.iter().enumerate().flat_map(|(i, s)| points(s).iter().map(move |p| at(steps, i, p.t))).max_by(f64::total_cmp)
 }
 
 /// The smallest limit any step's enclosing-cgroup samples recorded.

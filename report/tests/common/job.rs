@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 use stepmon_report::RunDocument;
 use stepmon_report::job::{self, Entry, Record, SampleOf, SampleRecord, StepEnd, StepStart};
@@ -109,4 +110,27 @@ pub(crate) fn recorded_text(name: &str) -> String {
 /// The entries of a job record's text.
 pub(crate) fn entries_of(text: &str) -> Vec<Entry> {
     job::read(text).steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect()
+}
+
+pub(crate) fn at(offset: f64) -> Timestamp {
+    ts("2026-12-01T10:00:00Z").checked_add(SignedDuration::from_secs_f64(offset)).unwrap()
+}
+
+/// A sample: (t, CPU ns, memory bytes, CPU stall µs).
+pub(crate) type Reading = (f64, u64, u64, u64);
+
+/// A job of steps `(name, start, wall, [(t, cpu ns, memory bytes, stall µs)])`
+/// (times in s since the job's start, samples' relative to the step's)
+/// on a machine of `cpus` CPUs and 16 GiB.
+pub(crate) fn job(steps: &[(&str, f64, f64, &[Reading])], cpus: usize) -> String {
+    let mut text = String::new();
+    for (i, (name, from, wall, samples)) in steps.iter().enumerate() {
+        let step = start(i as u32 + 1, &at(*from).to_string(), name);
+        let samples: Vec<_> = samples.iter().map(|(t, c, m, s)| sample_with(at(from + t), *c, *m, *s)).collect();
+        let machine = [sys(at(*from), 0.0, 0.0, 16 << 20, cpus, 0), sys(at(from + wall), 1.0, 1.0, 16 << 20, cpus, 0)];
+        text += &line(Record::StepStart(step.clone()));
+        text += &sample_lines(&step, &samples);
+        text += &end_with(&step, at(from + wall), 0, &samples, &machine);
+    }
+    text
 }
