@@ -119,3 +119,21 @@ fn the_table_marks_the_interrupted_step_and_totals_the_job() {
     assert_eq!(json["steps"][0]["exitCode"], 3);
     assert_eq!(json["interrupted"], 1);
 }
+
+#[test]
+fn a_step_collected_by_gc_stays_interrupted_and_says_so() {
+    let (text, _, b) = two_steps();
+    let collected = job::StepCollected::new(b.step.clone(), ts("2026-12-01T10:05:00Z"), "stepmon gc".to_owned());
+    let text = text + &line(Record::StepCollected(collected.clone()));
+    let record = job::read(&text);
+    assert!(record.lost.is_empty() && record.unknown.is_empty(), "{record:?}");
+    let step = &record.steps[1];
+    assert_eq!(step.collected.as_ref(), Some(&collected));
+    assert!(matches!(step.status(), StepStatus::Interrupted { .. }), "never presented as complete");
+    let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+    let table = job::render(&entries, &[]);
+    assert!(
+        table.contains("its numbers cover that part only; collected by stepmon gc at 2026-12-01T10:05:00Z"),
+        "{table}"
+    );
+}

@@ -16,6 +16,8 @@ pub struct Entry {
     /// The group it belongs to (a BuildKit build's steps share one), when
     /// any: the trace draws a group's steps on one process track.
     pub group: Option<String>,
+    /// Who finished it after its stepmon was killed (`stepmon gc`), when.
+    pub collected: Option<super::StepCollected>,
 }
 
 impl Entry {
@@ -24,13 +26,13 @@ impl Entry {
     #[must_use]
     pub fn of_run(step: Step, from: String) -> Entry {
         let exit_code = step.run.as_ref().and_then(|r| r.exit_code.or(r.signal.map(|s| 128 + s))).unwrap_or(0);
-        Entry { step, status: StepStatus::Ended { exit_code }, from, group: None }
+        Entry { step, status: StepStatus::Ended { exit_code }, from, group: None, collected: None }
     }
 
     /// A step of a job record.
     #[must_use]
     pub fn of_job(step: &JobStep, from: String) -> Entry {
-        Entry { step: step.to_step(), status: step.status(), from, group: None }
+        Entry { step: step.to_step(), status: step.status(), from, group: None, collected: step.collected.clone() }
     }
 
     /// The same entry in `group`.

@@ -41,6 +41,9 @@ pub(crate) struct Row {
     pub(crate) samples: usize,
     /// Interrupted steps: the time of the record's last line of the step.
     pub(crate) record_ends: Option<Timestamp>,
+    /// Interrupted steps: who finished it (`stepmon gc`) and when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) collected: Option<String>,
 }
 
 /// The whole job.
@@ -118,6 +121,7 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
         verdict: verdict(step, &entry.status),
         samples: step.usage.resource_usage.samples.len(),
         record_ends,
+        collected: entry.collected.as_ref().map(|c| format!("collected by {} at {}", c.by, c.at)),
     }
 }
 
@@ -191,13 +195,16 @@ pub(crate) fn status_sentence(r: &Row) -> Option<String> {
     match r.status {
         "interrupted" => Some(format!(
             "interrupted: {} ({}): no end in the record — stepmon was killed (or its host went away) while it ran; \
-             the record ends at {}, {} sample{}, wall so far {}; its numbers cover that part only",
+             the record ends at {}, {} sample{}, wall so far {}; its numbers cover that part only{}",
             r.name,
             r.from,
             dash(r.record_ends, |t| t.to_string()),
             r.samples,
             if r.samples == 1 { "" } else { "s" },
             dash(r.wall_seconds, seconds),
+            r.collected
+                .as_ref()
+                .map_or_else(String::new, |c| format!("; {c} (its processes killed, its cgroups removed)")),
         )),
         "cached" => {
             Some(format!("cached: {}: BuildKit took it from its cache; it did not run, so it has no usage", r.name))
