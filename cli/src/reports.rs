@@ -45,6 +45,8 @@ pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
 }
 
 /// Reads `path` (`-` = stdin) as recorded steps.
+// `stepmon push` reads with it, which is Linux-only.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn load(path: &Path) -> Result<Vec<Step>, CliError> {
     steps_of(path, &read_text(path)?)
 }
