@@ -128,6 +128,17 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
     for dir in &removed {
         eprintln!("stepmon: {verb} {}", dir.display());
     }
+    // The steps of killed stepmons in their job records: those whose run
+    // directories were just removed, and those another stepmon's start
+    // removed meanwhile (every run collects on start).
+    if !args.dry_run {
+        for result in crate::job::mark_orphans() {
+            match result {
+                Ok(done) => eprintln!("stepmon: {done}"),
+                Err(why) => eprintln!("stepmon: warning: {why}"),
+            }
+        }
+    }
     if removed.is_empty() {
         let under = base.as_ref().map_or_else(|| "the cgroup v1 hierarchies".to_owned(), |b| b.display().to_string());
         eprintln!("stepmon: nothing to clean up under {under}");

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 
-use stepmon_report::job::{Record, SampleOf, SampleRecord, StepEnd, StepStart};
+use serde::{Deserialize, Serialize};
+use stepmon_report::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_runner::LiveSample;
 
 use crate::error::CliError;
@@ -34,6 +35,9 @@ pub struct JobWriter {
     /// Why appending stopped (a full disk, a short write): the step goes on,
     /// unrecorded from then on.
     stopped: Option<String>,
+    /// Where this stepmon said which job record its step is in, for `stepmon
+    /// gc` should it be killed ([`mark_collected`]); removed at the end.
+    marker: Option<PathBuf>,
 }
 
 impl JobWriter {
@@ -44,8 +48,10 @@ impl JobWriter {
             .create(true)
             .open(path)
             .map_err(|e| CliError::io(&format!("cannot open the job record {}", path.display()), &e))?;
-        let mut writer = JobWriter { file, path: path.to_path_buf(), step: start.step.clone(), stopped: None };
+        let step = start.step.clone();
+        let mut writer = JobWriter { file, path: path.to_path_buf(), step: step.clone(), stopped: None, marker: None };
         writer.append(&Record::StepStart(start));
+        writer.marker = write_marker(path, &step);
         match writer.stopped.take() {
             Some(why) => Err(CliError::new(why)),
             None => Ok(writer),
@@ -104,6 +110,9 @@ impl JobWriter {
         end.error = error;
         end.document = document.map(Box::new);
         self.append(&Record::StepEnd(end));
+        if let Some(marker) = self.marker.take() {
+            let _ = std::fs::remove_file(marker);
+        }
         if self.stopped.is_none()
             && let Err(e) = self.file.sync_data()
         {
@@ -120,4 +129,104 @@ pub fn start(name: Option<&str>, labels: &[stepmon_report::Label], command: &[St
     // The host's name as the kernel has it (uname's nodename).
     start.host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_owned()).unwrap_or_default();
     start
+}
+
+/// What a marker says: the job record and the step in it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Marker {
+    job: PathBuf,
+    step: String,
+}
+
+/// Where markers go: `$STEPMON_STATE_DIR`, else `/run/stepmon/jobs`, else
+/// `$XDG_RUNTIME_DIR/stepmon/jobs`, else the temporary directory's
+/// `stepmon-jobs` — the first this stepmon can create. `stepmon gc` looks
+/// in all of them.
+fn marker_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::var_os("STEPMON_STATE_DIR") {
+        dirs.push(PathBuf::from(dir).join("jobs"));
+    }
+    dirs.push(PathBuf::from("/run/stepmon/jobs"));
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR") {
+        dirs.push(PathBuf::from(dir).join("stepmon/jobs"));
+    }
+    dirs.push(std::env::temp_dir().join("stepmon-jobs"));
+    dirs
+}
+
+/// A marker's name: the owner of this process's run directories (pid and
+/// start time, as [`stepmon_runner::cgroup::placement::owner_of`] reads
+/// them off a run directory's name).
+fn marker_name(pid: u32, start: u64) -> String {
+    format!("{pid}.{start}.json")
+}
+
+/// Says, in a marker named after this stepmon, that its step is `step` of
+/// the job record `job`: when stepmon is killed, `stepmon gc` finds the run
+/// directory it left, and by its name the marker, and marks the step in the
+/// record as collected. Best effort: without a marker the step is still
+/// reported as interrupted, only not as collected.
+fn write_marker(job: &Path, step: &str) -> Option<PathBuf> {
+    let pid = std::process::id();
+    let start = stepmon_runner::cgroup::placement::start_time(pid)?;
+    let job = std::fs::canonicalize(job).ok()?;
+    let text = serde_json::to_vec(&Marker { job, step: step.to_owned() }).ok()?;
+    marker_dirs().into_iter().find_map(|dir| {
+        std::fs::create_dir_all(&dir).ok()?;
+        let path = dir.join(marker_name(pid, start));
+        std::fs::write(&path, &text).ok()?;
+        Some(path)
+    })
+}
+
+/// For each marker whose stepmon is gone (killed: it never reached its
+/// step's end), once its run directories are collected: appends a
+/// `stepCollected` line for its step to its job record and removes the
+/// marker. Returns what it did, for the user.
+pub fn mark_orphans() -> Vec<Result<String, String>> {
+    let mut out = Vec::new();
+    for dir in marker_dirs() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let Some((pid, start)) = name.to_str().and_then(|n| {
+                let (pid, start) = n.strip_suffix(".json")?.split_once('.')?;
+                Some((pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?))
+            }) else {
+                continue;
+            };
+            // Its stepmon still runs (the same pid with the same start time).
+            if stepmon_runner::cgroup::placement::start_time(pid) == Some(start) {
+                continue;
+            }
+            out.push(mark_collected(&entry.path()));
+        }
+    }
+    out
+}
+
+/// Appends the `stepCollected` line of `marker`'s step and removes it.
+fn mark_collected(marker: &Path) -> Result<String, String> {
+    let result = (|| {
+        let text = std::fs::read(marker).map_err(|e| format!("cannot read {}: {e}", marker.display()))?;
+        let Marker { job, step } =
+            serde_json::from_slice(&text).map_err(|e| format!("{}: not a marker: {e}", marker.display()))?;
+        let record =
+            Record::StepCollected(StepCollected::new(step.clone(), jiff::Timestamp::now(), "stepmon gc".into()));
+        let mut line = serde_json::to_vec(&record).map_err(|e| format!("JSON: {e}"))?;
+        line.push(b'\n');
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&job)
+            .map_err(|e| format!("cannot open the job record {}: {e}", job.display()))?;
+        // One write, as every line of the record (see the module docs).
+        match file.write(&line) {
+            Ok(n) if n == line.len() => Ok(format!("marked step {step} of {} as collected", job.display())),
+            Ok(n) => Err(format!("short write to {} ({n} of {} bytes)", job.display(), line.len())),
+            Err(e) => Err(format!("cannot append to {}: {e}", job.display())),
+        }
+    })();
+    let _ = std::fs::remove_file(marker);
+    result
 }

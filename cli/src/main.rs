@@ -5,34 +5,77 @@
 // A binary: `pub` marks what a module offers the rest of the crate.
 #![allow(unreachable_pub)]
 
-#[cfg(not(target_os = "linux"))]
-fn main() {
-    eprintln!("stepmon: error: stepmon runs steps in Linux cgroups; this platform has none");
-    std::process::exit(125);
-}
-
 #[cfg(target_os = "linux")]
 mod commands;
 #[cfg(target_os = "linux")]
 mod doctor;
-#[cfg(target_os = "linux")]
 mod error;
 #[cfg(target_os = "linux")]
 mod fleet;
 #[cfg(target_os = "linux")]
 mod job;
-#[cfg(target_os = "linux")]
 mod job_read;
 #[cfg(target_os = "linux")]
 mod otlp;
-#[cfg(target_os = "linux")]
 mod out;
 #[cfg(target_os = "linux")]
 mod push;
-#[cfg(target_os = "linux")]
 mod reports;
 #[cfg(target_os = "linux")]
 mod run;
+
+/// Off Linux: `stepmon report` and `stepmon diff` (pure data, for reading a
+/// CI job's record on a laptop); every other subcommand needs Linux's cgroups.
+#[cfg(not(target_os = "linux"))]
+mod cli {
+    use clap::{Parser, Subcommand};
+
+    /// Read what stepmon recorded on Linux: `stepmon report` and `stepmon
+    /// diff` (`stepmon run` and the rest need Linux cgroups).
+    #[derive(Debug, Parser)]
+    #[command(name = "stepmon", version, propagate_version = true)]
+    pub(crate) struct Cli {
+        #[command(subcommand)]
+        pub(crate) command: Cmd,
+    }
+
+    #[derive(Debug, Subcommand)]
+    pub(crate) enum Cmd {
+        /// A saved run, a job record (`stepmon run --job`) or the steps of a
+        /// BuildKit build's provenance in any format.
+        Report(crate::reports::ReportArgs),
+        /// Compare two runs, two jobs or two builds; changes beyond the noise
+        /// are flagged.
+        Diff(crate::reports::DiffArgs),
+        /// Any other subcommand: Linux only.
+        #[command(external_subcommand)]
+        Other(Vec<String>),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    use clap::Parser;
+    let result = match cli::Cli::parse().command {
+        cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
+        cli::Cmd::Diff(args) => reports::diff(&args),
+        cli::Cmd::Other(args) => {
+            let name = args.first().map_or("", String::as_str);
+            eprintln!(
+                "stepmon: error: `stepmon {name}` runs steps in Linux cgroups; this platform has none\n  \
+                 hint: `stepmon report` and `stepmon diff` read records made on Linux here"
+            );
+            std::process::exit(stepmon_runner::INTERNAL_ERROR);
+        }
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("{error}");
+            std::process::exit(stepmon_runner::INTERNAL_ERROR);
+        }
+    }
+}
 
 #[cfg(target_os = "linux")]
 mod cli {

@@ -45,6 +45,8 @@ pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
 }
 
 /// Reads `path` (`-` = stdin) as recorded steps.
+// `stepmon push` reads with it, which is Linux-only.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn load(path: &Path) -> Result<Vec<Step>, CliError> {
     steps_of(path, &read_text(path)?)
 }
@@ -83,24 +85,14 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         }
     }
     let (entries, notes) = crate::job_read::load(&args.files)?;
-    let text = match args.format {
-        Format::Text => job::render(&entries, &notes),
-        Format::Json => job::to_json(&entries, &notes),
-        format => {
-            if entries.iter().any(|e| matches!(e.status, job::StepStatus::Interrupted { .. })) {
-                return Err(CliError::new(format!(
-                    "the job has interrupted steps, which --format {} cannot mark yet",
-                    Format::ALL.iter().find(|(_, f)| *f == format).map_or("", |(name, _)| *name)
-                ))
-                .hint("--format text or json shows them"));
-            }
-            for note in &notes {
-                eprintln!("stepmon: {note}");
-            }
-            let steps: Vec<Step> = entries.into_iter().map(|e| e.step).collect();
-            export::render(format, &steps)
+    // The text, JSON, Markdown and HTML views list the notes (lost lines
+    // and the like); the other formats have no place for them.
+    if !matches!(args.format, Format::Text | Format::Json | Format::Markdown | Format::MarkdownSvg | Format::Html) {
+        for note in &notes {
+            eprintln!("stepmon: {note}");
         }
-    };
+    }
+    let text = job::views::render(args.format, &entries, &notes);
     write(args.output.as_deref(), &text)
 }
 
@@ -117,34 +109,38 @@ pub struct DiffArgs {
     /// JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Exit with 1 when a step got heavier beyond the noise (for CI gates).
+    /// Exit with 1 when a step, or (two jobs) the job's wall, CPU or peak
+    /// memory, got heavier beyond the noise (for CI gates).
     #[arg(long)]
     pub fail_if_heavier: bool,
 }
 
 /// One side of a diff: its steps that ended (a job's interrupted steps are
-/// named on stderr and left out: their numbers stop where the record does).
-fn diff_side(path: &Path, side: &str) -> Result<Vec<Step>, CliError> {
+/// named on stderr and left out: their numbers stop where the record does),
+/// and whether it is a job (a job record or a directory).
+fn diff_side(path: &Path, side: &str) -> Result<(Vec<job::Entry>, bool), CliError> {
     if !path.is_dir() {
         let text = read_text(path)?;
         if !job::looks_like_record(&text) {
-            return steps_of(path, &text);
+            let from = path.display().to_string();
+            let steps = steps_of(path, &text)?;
+            return Ok((steps.into_iter().map(|s| job::Entry::of_run(s, from.clone())).collect(), false));
         }
     }
     let (entries, notes) = crate::job_read::load(std::slice::from_ref(&path.to_path_buf()))?;
     for note in &notes {
         eprintln!("stepmon: {side}: {note}");
     }
-    let mut steps = Vec::with_capacity(entries.len());
+    let mut kept = Vec::with_capacity(entries.len());
     for entry in entries {
         match entry.status {
             job::StepStatus::Interrupted { .. } => {
                 eprintln!("stepmon: {side}: `{}` was interrupted: not compared", entry.step.name);
             }
-            _ => steps.push(entry.step),
+            _ => kept.push(entry),
         }
     }
-    Ok(steps)
+    Ok((kept, true))
 }
 
 /// Exit status of `stepmon diff --fail-if-heavier` when a step got heavier.
@@ -152,15 +148,19 @@ pub const HEAVIER: i32 = 1;
 
 /// `stepmon diff`; returns the exit status.
 pub fn diff(args: &DiffArgs) -> Result<i32, CliError> {
-    use stepmon_report::diff::{DiffVerdict, RunDiff};
+    use stepmon_report::diff::{JobTotals, RunDiff};
     let (before, after) = (diff_side(&args.before, "before")?, diff_side(&args.after, "after")?);
-    let diff = RunDiff::between(&before, &after);
+    let steps = |entries: &[job::Entry]| entries.iter().map(|e| e.step.clone()).collect::<Vec<Step>>();
+    let mut diff = RunDiff::between(&steps(&before.0), &steps(&after.0));
+    // Two jobs: their totals too (wall, CPU, peak memory), also gated on.
+    if before.1 && after.1 {
+        diff = diff.with_totals(JobTotals::of(&before.0), JobTotals::of(&after.0));
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&diff).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
     } else {
         diff.render_text()
     };
     crate::out::emit(&text)?;
-    let heavier = diff.steps.iter().any(|s| matches!(s.verdict, DiffVerdict::Heavier | DiffVerdict::Mixed));
-    Ok(if args.fail_if_heavier && heavier { HEAVIER } else { 0 })
+    Ok(if args.fail_if_heavier && diff.heavier() { HEAVIER } else { 0 })
 }

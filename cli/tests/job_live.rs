@@ -142,6 +142,17 @@ fn a_killed_stepmon_leaves_an_interrupted_step_and_gc_its_cgroups() {
     let gc = run_stepmon(&["gc"]);
     assert!(gc.status.success(), "{}", gc.stderr);
     assert_eq!(leftovers(&own, pid), Vec::<std::path::PathBuf>::new(), "gc removed the killed run's cgroups");
+    // ... and marked the step in the record (also when another stepmon's
+    // start collected the cgroups first): still interrupted, now collected.
+    let report = report_json(&job);
+    let row = self::row(&report, "victim");
+    assert_eq!(row["status"], "interrupted", "{row}");
+    assert!(row["collected"].as_str().is_some_and(|c| c.starts_with("collected by stepmon gc at ")), "{row}");
+    let text = run_stepmon(&["report", job.to_str().unwrap()]);
+    assert!(text.stdout.contains("; collected by stepmon gc at "), "{}", text.stdout);
+    let gc_again = run_stepmon(&["gc"]);
+    let collected = std::fs::read_to_string(&job).unwrap().matches("\"kind\":\"stepCollected\"").count();
+    assert_eq!(collected, 1, "marked once: {}", gc_again.stderr);
 }
 
 #[test]

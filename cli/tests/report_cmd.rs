@@ -113,3 +113,20 @@ fn run_writes_any_report_format() {
     let run = run_stepmon(&["run", "-q", "--format", "trace", "--", "true"]);
     assert_eq!(run.status.code(), Some(2), "--format needs --output: {}", run.stderr);
 }
+
+#[test]
+fn report_of_a_recorded_job_writes_every_format_and_marks_the_interrupted_step() {
+    // A job of seven real steps on this host, the last one killed (-9).
+    let job = data("job/recorded.jsonl");
+    for (name, _) in stepmon_report::export::Format::ALL {
+        let run = run_stepmon(&["report", &job, "--format", name]);
+        assert!(run.status.success(), "--format {name}: {}", run.stderr);
+        assert!(run.stdout.contains("package"), "--format {name}: the killed step is shown");
+        assert!(
+            run.stdout.contains("interrupted") || run.stdout.contains("INTERRUPTED"),
+            "--format {name} marks the killed step"
+        );
+    }
+    let md = run_stepmon(&["report", &job, "--format", "markdown"]).stdout;
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| \\#")).count(), 7, "{md}");
+}

@@ -522,10 +522,21 @@ fn compare(spec: &FieldSpec, before: &Step, after: &Step, busy: f64, estimate: (
     let b = (spec.get)(before).filter(|v| v.is_finite());
     let a = (spec.get)(after).filter(|v| v.is_finite());
     let rungs = group_of(spec.field).map(|g| (rung_of(before, g), rung_of(after, g)));
+    let different = rungs.is_some_and(|(rb, ra)| rb.is_some() && ra.is_some() && rb != ra);
+    judge(spec, (b, a), different, busy, estimate)
+}
+
+/// The diff of `spec`'s values `(before, after)` by the noise model:
+/// `different` when they were measured from different sources.
+fn judge(
+    spec: &FieldSpec,
+    (b, a): (Option<f64>, Option<f64>),
+    different: bool,
+    busy: f64,
+    estimate: (f64, f64),
+) -> FieldDiff {
     let comparability = match (b, a) {
-        (Some(_), Some(_)) if rungs.is_some_and(|(rb, ra)| rb.is_some() && ra.is_some() && rb != ra) => {
-            Comparability::DifferentSources
-        }
+        (Some(_), Some(_)) if different => Comparability::DifferentSources,
         (Some(_), Some(_)) => Comparability::Compared,
         (None, Some(_)) => Comparability::MissingBefore,
         (Some(_), None) => Comparability::MissingAfter,
@@ -665,37 +676,7 @@ impl StepDiff {
                 _ => {}
             }
         }
-        let mut significant: Vec<&FieldDiff> = fields.iter().filter(|f| f.significant && !f.derived).collect();
-        // Largest relative change first; a change from 0 (no relative change) leads.
-        significant.sort_by(|a, b| {
-            let key = |f: &FieldDiff| f.relative_change.map_or(f64::INFINITY, f64::abs);
-            key(b).total_cmp(&key(a))
-        });
-        let up = significant.iter().any(|f| f.direction == Direction::Up);
-        let down = significant.iter().any(|f| f.direction == Direction::Down);
-        let compared = fields.iter().any(|f| f.comparability == Comparability::Compared);
-        let verdict = match (compared, up, down) {
-            (false, _, _) => DiffVerdict::NotComparable,
-            (true, true, true) => DiffVerdict::Mixed,
-            (true, true, false) => DiffVerdict::Heavier,
-            (true, false, true) => DiffVerdict::Lighter,
-            (true, false, false) => DiffVerdict::SameWithinNoise,
-        };
-        let drivers: Vec<&'static str> = significant.iter().map(|f| f.field).collect();
-        let changes = significant.iter().map(|f| describe_change(f)).collect::<Vec<_>>().join(", ");
-        let reason = match verdict {
-            DiffVerdict::NotComparable => "not comparable: no field was measured in both runs".to_owned(),
-            DiffVerdict::SameWithinNoise => format!(
-                "same within noise: no field changed beyond its tolerance ({} fields compared{})",
-                fields.iter().filter(|f| f.comparability == Comparability::Compared).count(),
-                if busy > 0.0 {
-                    format!(", time tolerances widened by {} for a busy machine", units::percent(busy))
-                } else {
-                    String::new()
-                }
-            ),
-            other => format!("{}: {changes}", other.words()),
-        };
+        let (verdict, drivers, reason) = verdict_of(&fields, busy);
         StepDiff { before: sides.0, after: sides.1, busy_share: busy, fields, verdict, drivers, warnings, reason }
     }
 
@@ -714,37 +695,77 @@ impl StepDiff {
         for w in &self.warnings {
             let _ = writeln!(out, "  warning  {w}");
         }
-        let _ = writeln!(out, "  {:<20} {:>12} {:>12} {:>22}  tolerance", "field", "before", "after", "change");
-        for f in self.fields.iter().filter(|f| f.comparability != Comparability::MissingBoth) {
-            let show = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| f.kind.show(v));
-            let change = match (f.change, f.comparability) {
-                (Some(c), _) => {
-                    let sign = if c < 0.0 { "-" } else { "+" };
-                    let rel =
-                        f.relative_change.map_or_else(String::new, |r| format!(" ({sign}{})", units::percent(r.abs())));
-                    format!("{sign}{}{rel}", f.kind.show(c))
-                }
-                (None, _) => "not comparable".to_owned(),
-            };
-            let tolerance = f.tolerance.map_or_else(String::new, |t| {
-                let widened = if t.widened_by > 0.0 {
-                    format!(" (+{} busy)", units::percent(t.widened_by))
-                } else {
-                    String::new()
-                };
-                format!("±{}{widened}, ≥ {}", units::percent(t.relative), f.kind.show(t.absolute))
-            });
-            let mark = if f.significant { "*" } else { " " };
-            let _ = writeln!(
-                out,
-                "{mark} {:<20} {:>12} {:>12} {:>22}  {tolerance}",
-                f.label,
-                show(f.before),
-                show(f.after),
-                change
-            );
-        }
+        field_lines(&mut out, &self.fields);
         out
+    }
+}
+
+/// The verdict on `fields` (judged on a machine `busy`), the fields that
+/// drive it, and the sentence saying so.
+fn verdict_of(fields: &[FieldDiff], busy: f64) -> (DiffVerdict, Vec<&'static str>, String) {
+    let mut significant: Vec<&FieldDiff> = fields.iter().filter(|f| f.significant && !f.derived).collect();
+    // Largest relative change first; a change from 0 (no relative change) leads.
+    significant.sort_by(|a, b| {
+        let key = |f: &FieldDiff| f.relative_change.map_or(f64::INFINITY, f64::abs);
+        key(b).total_cmp(&key(a))
+    });
+    let up = significant.iter().any(|f| f.direction == Direction::Up);
+    let down = significant.iter().any(|f| f.direction == Direction::Down);
+    let compared = fields.iter().any(|f| f.comparability == Comparability::Compared);
+    let verdict = match (compared, up, down) {
+        (false, _, _) => DiffVerdict::NotComparable,
+        (true, true, true) => DiffVerdict::Mixed,
+        (true, true, false) => DiffVerdict::Heavier,
+        (true, false, true) => DiffVerdict::Lighter,
+        (true, false, false) => DiffVerdict::SameWithinNoise,
+    };
+    let drivers: Vec<&'static str> = significant.iter().map(|f| f.field).collect();
+    let changes = significant.iter().map(|f| describe_change(f)).collect::<Vec<_>>().join(", ");
+    let reason = match verdict {
+        DiffVerdict::NotComparable => "not comparable: no field was measured in both runs".to_owned(),
+        DiffVerdict::SameWithinNoise => format!(
+            "same within noise: no field changed beyond its tolerance ({} fields compared{})",
+            fields.iter().filter(|f| f.comparability == Comparability::Compared).count(),
+            if busy > 0.0 {
+                format!(", time tolerances widened by {} for a busy machine", units::percent(busy))
+            } else {
+                String::new()
+            }
+        ),
+        other => format!("{}: {changes}", other.words()),
+    };
+    (verdict, drivers, reason)
+}
+
+/// One line per field measured on at least one side (`*` marks the
+/// significant changes), under a header.
+fn field_lines(out: &mut String, fields: &[FieldDiff]) {
+    let _ = writeln!(out, "  {:<20} {:>12} {:>12} {:>22}  tolerance", "field", "before", "after", "change");
+    for f in fields.iter().filter(|f| f.comparability != Comparability::MissingBoth) {
+        let show = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| f.kind.show(v));
+        let change = match (f.change, f.comparability) {
+            (Some(c), _) => {
+                let sign = if c < 0.0 { "-" } else { "+" };
+                let rel =
+                    f.relative_change.map_or_else(String::new, |r| format!(" ({sign}{})", units::percent(r.abs())));
+                format!("{sign}{}{rel}", f.kind.show(c))
+            }
+            (None, _) => "not comparable".to_owned(),
+        };
+        let tolerance = f.tolerance.map_or_else(String::new, |t| {
+            let widened =
+                if t.widened_by > 0.0 { format!(" (+{} busy)", units::percent(t.widened_by)) } else { String::new() };
+            format!("±{}{widened}, ≥ {}", units::percent(t.relative), f.kind.show(t.absolute))
+        });
+        let mark = if f.significant { "*" } else { " " };
+        let _ = writeln!(
+            out,
+            "{mark} {:<20} {:>12} {:>12} {:>22}  {tolerance}",
+            f.label,
+            show(f.before),
+            show(f.after),
+            change
+        );
     }
 }
 
@@ -768,6 +789,115 @@ pub struct RunDiff {
     pub only_before: Vec<String>,
     /// Steps only in the `after` input.
     pub only_after: Vec<String>,
+    /// The two jobs' totals (wall, CPU, peak memory), when both sides are
+    /// jobs ([`RunDiff::with_totals`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<TotalsDiff>,
+}
+
+/// What a job's totals are for a diff.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct JobTotals {
+    /// First start to last end, s.
+    pub wall_seconds: Option<f64>,
+    /// CPU time of all its steps, s.
+    pub cpu_seconds: Option<f64>,
+    /// The most memory its running steps held at once, bytes.
+    pub memory_peak_bytes: Option<f64>,
+    /// The largest busy share of the machine over its steps (it widens the
+    /// time tolerances, as for a step).
+    pub busy_share: f64,
+}
+
+impl JobTotals {
+    /// The totals of the job of `entries` (their steps as compared: the
+    /// caller leaves out what it does not compare, e.g. interrupted steps).
+    #[must_use]
+    pub fn of(entries: &[crate::job::Entry]) -> JobTotals {
+        let verdict = crate::verdict::JobVerdict::of(entries);
+        let thresholds = Thresholds::default();
+        let origin = entries.iter().filter_map(|e| e.step.time_origin()).min();
+        let end = entries
+            .iter()
+            .filter_map(|e| {
+                let wall = jiff::SignedDuration::try_from_secs_f64(e.step.wall_seconds?).ok()?;
+                e.step.time_origin()?.checked_add(wall).ok()
+            })
+            .max();
+        let cpu: Vec<f64> = entries.iter().filter_map(|e| e.step.summary.cpu.usage_seconds).collect();
+        JobTotals {
+            wall_seconds: origin.zip(end).map(|(o, e)| e.duration_since(o).as_secs_f64()),
+            cpu_seconds: (!cpu.is_empty()).then(|| cpu.iter().sum()),
+            memory_peak_bytes: float(verdict.memory_peak_bytes),
+            busy_share: entries
+                .iter()
+                .filter_map(|e| busy_share(&crate::verdict::MachineVerdict::of(&e.step, &thresholds)))
+                .fold(0.0, f64::max),
+        }
+    }
+}
+
+/// Two jobs' totals compared with the noise model of a step's fields.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TotalsDiff {
+    /// Before.
+    pub before: JobTotals,
+    /// After.
+    pub after: JobTotals,
+    /// Wall, CPU and peak memory.
+    pub fields: Vec<FieldDiff>,
+    /// Heavier, lighter, ... as for a step.
+    pub verdict: DiffVerdict,
+    /// In words.
+    pub reason: String,
+}
+
+/// A job total a diff compares: (field, label, kind, value).
+type Total = (&'static str, &'static str, FieldKind, fn(&JobTotals) -> Option<f64>);
+
+/// The job totals a diff compares.
+const TOTALS: [Total; 3] = [
+    ("job.wallSeconds", "job wall time", FieldKind::Wall, |t| t.wall_seconds),
+    ("job.cpuSeconds", "job CPU time", FieldKind::CpuTime, |t| t.cpu_seconds),
+    ("job.memoryPeakBytes", "job memory peak", FieldKind::Memory, |t| t.memory_peak_bytes),
+];
+
+impl TotalsDiff {
+    /// Compares the totals `before` with `after`.
+    #[must_use]
+    pub fn between(before: JobTotals, after: JobTotals) -> TotalsDiff {
+        let busy = before.busy_share.max(after.busy_share);
+        let fields: Vec<FieldDiff> = TOTALS
+            .iter()
+            .map(|(field, label, kind, get)| {
+                let spec = FieldSpec { field, label, kind: *kind, get: |_| None };
+                let finite = |t: &JobTotals| get(t).filter(|v| v.is_finite());
+                judge(&spec, (finite(&before), finite(&after)), false, busy, (0.0, 0.0))
+            })
+            .collect();
+        let (verdict, _, reason) = verdict_of(&fields, busy);
+        TotalsDiff { before, after, fields, verdict, reason }
+    }
+
+    /// For people: the verdict, then a line per total.
+    #[must_use]
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "stepmon diff: the jobs' totals");
+        let _ = writeln!(out, "  verdict  {}", self.reason);
+        field_lines(&mut out, &self.fields);
+        out
+    }
+
+    /// Whether the job got heavier beyond the noise.
+    #[must_use]
+    pub fn heavier(&self) -> bool {
+        matches!(self.verdict, DiffVerdict::Heavier | DiffVerdict::Mixed)
+    }
 }
 
 impl RunDiff {
@@ -778,7 +908,12 @@ impl RunDiff {
     #[must_use]
     pub fn between(before: &[Step], after: &[Step]) -> RunDiff {
         if let ([b], [a]) = (before, after) {
-            return RunDiff { steps: vec![StepDiff::between(b, a)], only_before: Vec::new(), only_after: Vec::new() };
+            return RunDiff {
+                steps: vec![StepDiff::between(b, a)],
+                only_before: Vec::new(),
+                only_after: Vec::new(),
+                totals: None,
+            };
         }
         let mut used = vec![false; before.len()];
         let mut steps = Vec::new();
@@ -794,7 +929,22 @@ impl RunDiff {
             }
         }
         let only_before = before.iter().zip(&used).filter(|(_, used)| !**used).map(|(b, _)| b.name.clone()).collect();
-        RunDiff { steps, only_before, only_after }
+        RunDiff { steps, only_before, only_after, totals: None }
+    }
+
+    /// The same diff with the two jobs' totals compared too.
+    #[must_use]
+    pub fn with_totals(mut self, before: JobTotals, after: JobTotals) -> RunDiff {
+        self.totals = Some(TotalsDiff::between(before, after));
+        self
+    }
+
+    /// Whether a step, or the job's totals, got heavier beyond the noise
+    /// (what `--fail-if-heavier` gates on).
+    #[must_use]
+    pub fn heavier(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.verdict, DiffVerdict::Heavier | DiffVerdict::Mixed))
+            || self.totals.as_ref().is_some_and(TotalsDiff::heavier)
     }
 
     /// Every step's text, then the unpaired steps.
@@ -806,6 +956,10 @@ impl RunDiff {
         }
         for name in &self.only_after {
             let _ = writeln!(out, "only after: `{name}`");
+        }
+        if let Some(totals) = &self.totals {
+            out.push('\n');
+            out.push_str(&totals.render_text());
         }
         out
     }

@@ -12,7 +12,7 @@ mod common;
 
 use std::path::Path;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use common::markdown::{Read, read_markdown};
 use stepmon_report::export::{html, markdown, svg};
 use stepmon_report::series::StepSeries;
 use stepmon_report::{Step, units};
@@ -160,47 +160,6 @@ fn degenerate_series_still_give_valid_charts() {
         let markers = doc.descendants().filter(|n| has_class(n, "marker memory")).count();
         assert_eq!(markers, keep);
     }
-}
-
-/// What a CommonMark + GFM-tables reader sees in a Markdown document.
-#[derive(Debug, Default)]
-struct Read {
-    headings: Vec<String>,
-    /// Table rows (the header row first), each a list of cell texts.
-    rows: Vec<Vec<String>>,
-    items: Vec<String>,
-    code: Vec<(String, String)>,
-    /// Raw HTML the reader found (must stay empty: escaping failed otherwise).
-    html: Vec<String>,
-}
-
-fn read_markdown(text: &str) -> Read {
-    let mut read = Read::default();
-    let mut buffer = String::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut code_lang = String::new();
-    for event in Parser::new_ext(text, Options::ENABLE_TABLES) {
-        match event {
-            Event::Start(Tag::Heading { .. } | Tag::TableCell | Tag::Item | Tag::CodeBlock(_)) => {
-                if let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(lang))) = &event {
-                    code_lang = lang.to_string();
-                }
-                buffer.clear();
-            }
-            Event::Text(t) | Event::Code(t) => buffer.push_str(&t),
-            Event::SoftBreak | Event::HardBreak => buffer.push(' '),
-            Event::Html(h) | Event::InlineHtml(h) => read.html.push(h.to_string()),
-            Event::End(TagEnd::Heading(_)) => read.headings.push(std::mem::take(&mut buffer)),
-            Event::End(TagEnd::TableCell) => row.push(std::mem::take(&mut buffer)),
-            Event::End(TagEnd::TableRow | TagEnd::TableHead) => read.rows.push(std::mem::take(&mut row)),
-            Event::End(TagEnd::Item) => read.items.push(std::mem::take(&mut buffer)),
-            Event::End(TagEnd::CodeBlock) => {
-                read.code.push((std::mem::take(&mut code_lang), std::mem::take(&mut buffer)))
-            }
-            _ => {}
-        }
-    }
-    read
 }
 
 fn value<'a>(read: &'a Read, label: &str) -> &'a str {

@@ -21,64 +21,13 @@
 
 mod common;
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
+
+use common::chromium::{Chromium, WINDOW, chromium_or_skip};
 
 use stepmon_report::Step;
 use stepmon_report::export::html;
 use stepmon_report::series::StepSeries;
-
-/// Window size for the renders (the page is at most 780 px wide).
-const WINDOW: (u32, u32) = (900, 4000);
-
-fn find_chromium() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("STEPMON_CHROMIUM") {
-        return Some(PathBuf::from(path));
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join("chromium")).find(|p| p.is_file())
-}
-
-struct Chromium {
-    binary: PathBuf,
-    profile: PathBuf,
-}
-
-impl Chromium {
-    /// Runs Chromium on `page` with `args`, returns stdout.
-    fn run(&self, page: &Path, args: &[String]) -> String {
-        let started = Instant::now();
-        let output = Command::new("timeout")
-            .args(["-k", "5", "60"])
-            .arg(&self.binary)
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check"])
-            .args(["--disable-extensions", "--disable-background-networking", "--hide-scrollbars"])
-            .arg(format!("--user-data-dir={}", self.profile.display()))
-            .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
-            .args(args)
-            .arg(format!("file://{}", page.display()))
-            .output()
-            .expect("run timeout/chromium");
-        eprintln!("chromium {args:?} on {}: {:.2} s", page.display(), started.elapsed().as_secs_f64());
-        assert!(
-            output.status.success(),
-            "chromium failed ({}; 124 = timed out): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).expect("UTF-8 DOM")
-    }
-
-    fn dump_dom(&self, page: &Path) -> String {
-        self.run(page, &["--dump-dom".to_owned()])
-    }
-
-    fn screenshot(&self, page: &Path, png: &Path) -> Vec<u8> {
-        self.run(page, &[format!("--screenshot={}", png.display())]);
-        std::fs::read(png).expect("screenshot written")
-    }
-}
 
 fn steps() -> Vec<Step> {
     let mut steps: Vec<Step> = common::runs().into_iter().map(|(_, step)| step).collect();
@@ -140,20 +89,11 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 
 #[test]
 fn chromium_renders_the_html_report() {
-    let Some(binary) = find_chromium() else {
-        let message = "chromium not found on PATH (Debian package `chromium`; or set STEPMON_CHROMIUM)";
-        if std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").is_ok_and(|v| v == "1") {
-            panic!("STEPMON_REQUIRE_REPORT_TOOLS=1 but {message}");
-        }
-        // Straight to stderr, not eprintln!: the test harness hides captured
-        // output of passing tests, and a skip must be seen.
-        let _ = writeln!(std::io::stderr(), "SKIPPED: chromium_renders_the_html_report: {message}");
-        return;
-    };
+    let Some(binary) = chromium_or_skip("chromium_renders_the_html_report") else { return };
     let started = Instant::now();
     // Removed on drop, also when an assertion fails.
     let tmp = tempfile::Builder::new().prefix("stepmon-html-").tempdir().expect("create temp dir");
-    let chromium = Chromium { binary, profile: tmp.path().join("profile") };
+    let chromium = Chromium::new(binary, tmp.path().join("profile"));
     let steps = steps();
     let page = html::render(&steps);
     let report = tmp.path().join("report.html");

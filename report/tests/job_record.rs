@@ -2,51 +2,10 @@
 //! lines, kinds of a newer writer — and the job table of what it read.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use stepmon_report::RunDocument;
-use stepmon_report::job::{self, Entry, Record, SampleOf, SampleRecord, StepEnd, StepStart, StepStatus};
-use stepmon_sampler::model::StepSample;
+mod common;
 
-fn ts(s: &str) -> jiff::Timestamp {
-    s.parse().unwrap()
-}
-
-/// A step sample at `at` with `cpu_ns` of CPU so far.
-fn sample(at: &str, cpu_ns: u64) -> StepSample {
-    serde_json::from_str(&format!(
-        r#"{{"timestamp": "{at}", "cpuStat": {{"usageNanos": {cpu_ns}}}, "pidsStat": {{}}}}"#
-    ))
-    .unwrap()
-}
-
-fn line(record: Record) -> String {
-    serde_json::to_string(&record).unwrap() + "\n"
-}
-
-fn start(pid: u32, at: &str, name: &str) -> StepStart {
-    StepStart::new(pid, ts(at), name.to_owned(), vec![name.to_owned()])
-}
-
-fn samples(step: &StepStart, list: &[(&str, u64)]) -> String {
-    list.iter()
-        .map(|(at, cpu)| {
-            line(Record::Sample(Box::new(SampleRecord::new(step.step.clone(), SampleOf::Step, sample(at, *cpu)))))
-        })
-        .collect()
-}
-
-fn end(step: &StepStart, at: &str, code: i32, samples: &[(&str, u64)]) -> String {
-    let mut usage = stepmon_sampler::model::StepUsage::default();
-    usage.resource_usage.samples = samples.iter().map(|(t, c)| sample(t, *c)).collect();
-    let mut info = stepmon_report::RunInfo::default();
-    info.command.clone_from(&step.command);
-    info.name = Some(step.name.clone());
-    info.exit_code = Some(code);
-    info.start = Some(step.start);
-    info.end = Some(ts(at));
-    let mut record = StepEnd::new(step.step.clone(), ts(at), code);
-    record.document = Some(Box::new(RunDocument::new(usage, info)));
-    line(Record::StepEnd(record))
-}
+use common::job::{end, line, samples, start, ts};
+use stepmon_report::job::{self, Entry, Record, StepStart, StepStatus};
 
 /// Two steps, one whole (exit 3) and one the record ends in the middle of.
 fn two_steps() -> (String, StepStart, StepStart) {
@@ -159,4 +118,22 @@ fn the_table_marks_the_interrupted_step_and_totals_the_job() {
     assert_eq!(json["steps"][1]["exitCode"], serde_json::Value::Null);
     assert_eq!(json["steps"][0]["exitCode"], 3);
     assert_eq!(json["interrupted"], 1);
+}
+
+#[test]
+fn a_step_collected_by_gc_stays_interrupted_and_says_so() {
+    let (text, _, b) = two_steps();
+    let collected = job::StepCollected::new(b.step.clone(), ts("2026-12-01T10:05:00Z"), "stepmon gc".to_owned());
+    let text = text + &line(Record::StepCollected(collected.clone()));
+    let record = job::read(&text);
+    assert!(record.lost.is_empty() && record.unknown.is_empty(), "{record:?}");
+    let step = &record.steps[1];
+    assert_eq!(step.collected.as_ref(), Some(&collected));
+    assert!(matches!(step.status(), StepStatus::Interrupted { .. }), "never presented as complete");
+    let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+    let table = job::render(&entries, &[]);
+    assert!(
+        table.contains("its numbers cover that part only; collected by stepmon gc at 2026-12-01T10:05:00Z"),
+        "{table}"
+    );
 }

@@ -71,7 +71,7 @@ impl Value {
 }
 
 /// One sample of a family: the labels beyond the step's own, and the value.
-type Point = (Vec<(&'static str, String)>, Value);
+pub(crate) type Point = (Vec<(&'static str, String)>, Value);
 
 /// One family: name (without the type's suffix), type, unit, help, and
 /// what it reads off a step.
@@ -103,7 +103,7 @@ fn f(v: Option<f64>) -> Vec<Point> {
 
 /// A stateset's samples: one per state, the current one 1 (the spec:
 /// "ENUMs MUST have exactly one Boolean which is true").
-fn states(family: &'static str, all: &[&'static str], current: &'static str) -> Vec<Point> {
+pub(crate) fn states(family: &'static str, all: &[&'static str], current: &'static str) -> Vec<Point> {
     all.iter().map(|s| (vec![(family, (*s).to_owned())], Value::Unsigned(u64::from(*s == current)))).collect()
 }
 
@@ -500,8 +500,12 @@ pub(crate) fn escape(text: &str) -> String {
 }
 
 /// Escapes a label value per both formats (OpenMetrics' `escaped-string`,
-/// the Prometheus text format's label values): `\\`, `\"`, `\n`.
+/// the Prometheus text format's label values): `\\`, `\"`, `\n`. No
+/// labels, no braces.
 fn write_labels(out: &mut String, labels: &[(&str, &str)]) {
+    if labels.is_empty() {
+        return;
+    }
     out.push('{');
     for (i, (name, value)) in labels.iter().enumerate() {
         if i > 0 {
@@ -535,6 +539,38 @@ fn identity(step: &Step, index: usize) -> Vec<(&str, String)> {
 /// The sample name of a family's samples (the name plus its type's suffix).
 pub(crate) fn sample_name(family: &Family) -> String {
     format!("{}{}", family.name, family.kind.suffix())
+}
+
+impl Family {
+    /// A family whose samples its caller gives ([`lines`]): the job's own.
+    pub(crate) const fn described(
+        name: &'static str,
+        kind: Kind,
+        unit: Option<&'static str>,
+        help: &'static str,
+    ) -> Family {
+        Family { name, kind, unit, help, points: |_| Vec::new() }
+    }
+}
+
+/// A sample the caller gives: of the step at this index of `steps` (its
+/// identity labels first) or of none, its own labels, its value.
+pub(crate) type Given = (Option<usize>, Vec<(&'static str, String)>, Value);
+
+/// The sample lines of `family` for `given` samples of `steps`.
+pub(crate) fn lines(family: &Family, steps: &[Step], given: &[Given]) -> String {
+    let name = sample_name(family);
+    let mut out = String::new();
+    for (index, extra, value) in given {
+        let Some(value) = value.render(family.kind) else { continue };
+        let base = index.and_then(|i| steps.get(i).map(|s| identity(s, i))).unwrap_or_default();
+        let labels: Vec<(&str, &str)> =
+            base.iter().map(|(n, v)| (*n, v.as_str())).chain(extra.iter().map(|(n, v)| (*n, v.as_str()))).collect();
+        out.push_str(&name);
+        write_labels(&mut out, &labels);
+        let _ = writeln!(out, " {value}");
+    }
+    out
 }
 
 /// Every family that has at least one sample, in table order, with its

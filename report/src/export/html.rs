@@ -56,32 +56,38 @@ svg.stepmon-chart { max-width: 100%; height: auto; }
 /// ```
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
-    let mut out = String::new();
     let title = match steps {
         [one] => format!("stepmon: {}", one.name),
         _ => format!("stepmon: {} steps", steps.len()),
     };
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<h1>stepmon report</h1>\n",
-        xml(&title)
-    );
+    let mut out = head(&title, "");
+    out.push_str("<h1>stepmon report</h1>\n");
     for step in steps {
-        section(&mut out, step);
+        section(&mut out, step, &facts::status(step));
     }
     out.push_str("</body>\n</html>\n");
     out
 }
 
-fn section(out: &mut String, step: &Step) {
+/// The page up to `<body>`, titled `title`, with `style` after the page's
+/// own stylesheet.
+pub(crate) fn head(title: &str, style: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>\n{STYLE}{style}</style>\n</head>\n<body>\n",
+        xml(title)
+    )
+}
+
+/// The section of `step`, its status line saying `status`.
+pub(crate) fn section(out: &mut String, step: &Step, status: &str) {
     let _ = write!(
         out,
         "<section class=\"step\">\n<h2>{}</h2>\n<p class=\"status\">{}</p>\n<table class=\"summary\">\n<tbody>\n",
         xml(&step.name),
-        xml(&facts::status(step))
+        xml(status)
     );
     for f in facts::facts(step) {
         let class = if f.value == facts::NOT_MEASURED { " class=\"not-measured\"" } else { "" };

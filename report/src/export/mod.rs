@@ -1,7 +1,7 @@
 //! Every output format of a report, chosen with `--format`.
 
-mod chart;
-mod families;
+pub(crate) mod chart;
+pub(crate) mod families;
 pub mod html;
 pub mod markdown;
 pub mod openmetrics;

@@ -59,7 +59,7 @@
 
 use std::fmt::Write as _;
 
-use super::families::{escape, families};
+use super::families::{Family, escape, families};
 use crate::step::Step;
 
 /// The HTTP content type of this exposition ([Overall Structure]).
@@ -70,8 +70,13 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// Renders `steps` as an OpenMetrics text exposition ending in `# EOF`.
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
+    frame(families(steps))
+}
+
+/// The exposition of `families` (each with its sample lines).
+pub(crate) fn frame(families: Vec<(&Family, String)>) -> String {
     let mut out = String::new();
-    for (family, lines) in families(steps) {
+    for (family, lines) in families {
         let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind.name());
         if let Some(unit) = family.unit {
             let _ = writeln!(out, "# UNIT {} {unit}", family.name);

@@ -45,7 +45,7 @@
 
 use std::fmt::Write as _;
 
-use super::families::{Kind, families, sample_name};
+use super::families::{Family, Kind, families, sample_name};
 use crate::step::Step;
 
 /// The HTTP content type of this exposition (what Pushgateway expects on a
@@ -68,8 +68,13 @@ fn escape_help(text: &str) -> String {
 /// Renders `steps` in the Prometheus text format 0.0.4 (empty for no steps).
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
+    frame(families(steps))
+}
+
+/// The exposition of `families` (each with its sample lines).
+pub(crate) fn frame(families: Vec<(&Family, String)>) -> String {
     let mut out = String::new();
-    for (family, lines) in families(steps) {
+    for (family, lines) in families {
         let name = sample_name(family);
         let _ = writeln!(out, "# HELP {name} {}", escape_help(family.help));
         let _ = writeln!(out, "# TYPE {name} {}", type_name(family.kind));

@@ -44,7 +44,7 @@ use crate::series::{Point, StepSeries};
 use crate::step::Step;
 
 /// Width of the whole chart, px.
-const WIDTH: f64 = 720.0;
+pub(crate) const WIDTH: f64 = 720.0;
 /// Left edge of the plots (room for the y tick labels).
 const LEFT: f64 = 78.0;
 /// Right margin.
@@ -267,7 +267,7 @@ pub fn charts(steps: &[Step]) -> String {
 }
 
 /// The chart of `step` and its height in pixels.
-fn chart_with_height(step: &Step) -> (String, f64) {
+pub(crate) fn chart_with_height(step: &Step) -> (String, f64) {
     let series = StepSeries::of(step);
     let panels = panels(step, &series);
     let t_max = max_of(
@@ -440,7 +440,8 @@ fn draw_line(out: &mut String, l: &Line<'_>, frame: &Frame) {
 }
 
 /// `text` cut to at most `max` characters (with `…`).
-fn shorten(text: &str, max: usize) -> String {
+/// `text` cut to `max` characters, the last one `…` when cut.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

@@ -90,12 +90,12 @@ fn tracks(series: &StepSeries) -> [(&'static str, &'static str, &[Point]); 12] {
 
 /// Seconds → microseconds, rounded to whole nanoseconds (so that the JSON
 /// shows `1500000.0`, not `1500000.0000000002`).
-fn micros(seconds: f64) -> f64 {
+pub(crate) fn micros(seconds: f64) -> f64 {
     (seconds * 1e9).round() / 1e3
 }
 
 /// A JSON number, `None` when not finite (JSON has no NaN or infinity).
-fn number(v: f64) -> Option<Value> {
+pub(crate) fn number(v: f64) -> Option<Value> {
     v.is_finite().then(|| json!(v))
 }
 
@@ -156,11 +156,36 @@ fn slice_args(step: &Step) -> Value {
     Value::Object(args)
 }
 
+/// Where a step's events go: its slice on thread `tid` of process `pid`,
+/// its counters named `<n>: <series>` on that process.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Track {
+    pub(crate) pid: u64,
+    pub(crate) tid: u64,
+    pub(crate) n: u64,
+    /// Whether to draw the machine's counters with the step's (a job draws
+    /// them once, on a track of their own).
+    pub(crate) machine: bool,
+}
+
+/// Names of the machine's counters among [`tracks`].
+pub(crate) const MACHINE_TRACKS: [&str; 2] = ["machine cpu busy", "machine cpu stall"];
+
 /// The events of step number `n` (1-based; its `tid`), whose times count
 /// from `offset` seconds after the trace's origin, each with its `ts`.
 fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<(f64, Value)>) {
+    track_events(step, Track { pid: PID, tid: n, n, machine: true }, offset, events);
+}
+
+/// The events of `step` on `at`, whose times count from `offset` seconds
+/// after the trace's origin, each with its `ts`; the slice comes first.
+pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec<(f64, Value)>) {
+    let Track { pid, tid, n, machine } = at;
     let series = StepSeries::of(step);
-    let tracks = tracks(&series);
+    let mut tracks = tracks(&series).to_vec();
+    if !machine {
+        tracks.retain(|(name, _, _)| !MACHINE_TRACKS.contains(name));
+    }
     // The slice: the wall time, or (unknown) up to the last point drawn.
     let last_point = tracks.iter().flat_map(|(_, _, points)| points.iter()).map(|p| p.t).filter(|t| t.is_finite());
     let duration = match step.wall_seconds.filter(|w| w.is_finite() && *w >= 0.0) {
@@ -171,7 +196,7 @@ fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<(f64, Value)>)
     events.push((
         ts,
         json!({
-            "name": step.name, "cat": "step", "ph": "X", "pid": PID, "tid": n,
+            "name": step.name, "cat": "step", "ph": "X", "pid": pid, "tid": tid,
             "ts": ts, "dur": micros(duration), "args": slice_args(step),
         }),
     ));
@@ -186,14 +211,19 @@ fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<(f64, Value)>)
             let ts = micros(offset + p.t.clamp(0.0, duration));
             events.push((
                 ts,
-                json!({ "name": name, "cat": "usage", "ph": "C", "pid": PID, "tid": n, "ts": ts, "args": { key: value } }),
+                json!({ "name": name, "cat": "usage", "ph": "C", "pid": pid, "tid": tid, "ts": ts, "args": { key: value } }),
             ));
         }
     }
 }
 
 fn metadata(name: &str, tid: u64, args: Value) -> Value {
-    json!({ "name": name, "ph": "M", "pid": PID, "tid": tid, "ts": 0, "args": args })
+    metadata_of(PID, name, tid, args)
+}
+
+/// A metadata event (`ph: "M"`) of thread `tid` of process `pid`.
+pub(crate) fn metadata_of(pid: u64, name: &str, tid: u64, args: Value) -> Value {
+    json!({ "name": name, "ph": "M", "pid": pid, "tid": tid, "ts": 0, "args": args })
 }
 
 /// Renders `steps` as Chrome trace event JSON (JSON Object Format).

@@ -14,13 +14,17 @@
 //!
 //! No I/O here: [`read`] takes the file's text.
 
+mod entry;
 mod read;
 mod record;
+mod table;
 mod text;
+pub mod views;
 
+pub use entry::Entry;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
-pub use record::{Record, SampleOf, SampleRecord, StepEnd, StepStart};
-pub use text::{Entry, render, to_json};
+pub use record::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
+pub use text::{render, to_json};
 
 /// Whether `text` is a job record rather than a run document or a
 /// provenance: its first line is a record (`{"kind":...`), also when that

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 use stepmon_sampler::model::StepSample;
 
-use super::record::{Record, SampleOf, StepEnd, StepStart};
+use super::record::{Record, SampleOf, StepCollected, StepEnd, StepStart};
 use crate::document::{RunDocument, RunInfo};
 use crate::source::EnclosingCgroup;
 use crate::step::Step;
@@ -35,6 +35,8 @@ pub struct JobStep {
     pub samples_of: Option<SampleOf>,
     /// Its end line (`None`: it never ended in the record).
     pub end: Option<StepEnd>,
+    /// Who finished it after its stepmon was killed (`stepmon gc`), when.
+    pub collected: Option<StepCollected>,
 }
 
 /// How a step of a job record ended.
@@ -59,11 +61,14 @@ pub enum StepStatus {
         /// The time of its last line in the record.
         record_ends: Option<Timestamp>,
     },
+    /// BuildKit took it from its cache: it did not run, so it has no usage
+    /// (shown as "cached", never as a step that used nothing).
+    Cached,
 }
 
 impl JobStep {
     fn new(id: String) -> JobStep {
-        JobStep { id, start: None, samples: Vec::new(), samples_of: None, end: None }
+        JobStep { id, start: None, samples: Vec::new(), samples_of: None, end: None, collected: None }
     }
 
     /// How it ended.
@@ -165,6 +170,11 @@ enum Parsed {
 }
 
 fn parse(line: &str) -> Parsed {
+    // The common case in one pass; only a line that is not a known record
+    // is read again, to tell an unknown kind from a broken line.
+    if let Ok(record) = serde_json::from_str::<Record>(line) {
+        return Parsed::Record(Box::new(record));
+    }
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,
         Err(e) => return Parsed::Bad(e.to_string()),
@@ -172,7 +182,7 @@ fn parse(line: &str) -> Parsed {
     let Some(kind) = value.get("kind").and_then(Value::as_str) else {
         return Parsed::Bad("not a record (no \"kind\")".to_owned());
     };
-    if !matches!(kind, "stepStart" | "sample" | "stepEnd") {
+    if !matches!(kind, "stepStart" | "sample" | "stepEnd" | "stepCollected") {
         return Parsed::Unknown(kind.to_owned());
     }
     match serde_json::from_value::<Record>(value) {
@@ -230,6 +240,7 @@ fn add(job: &mut JobRecord, ids: &mut std::collections::HashMap<String, usize>, 
         Record::StepStart(r) => &r.step,
         Record::Sample(r) => &r.step,
         Record::StepEnd(r) => &r.step,
+        Record::StepCollected(r) => &r.step,
     };
     let at = *ids.entry(id.clone()).or_insert_with(|| {
         job.steps.push(JobStep::new(id.clone()));
@@ -243,5 +254,6 @@ fn add(job: &mut JobRecord, ids: &mut std::collections::HashMap<String, usize>, 
             step.samples.push(sample.sample);
         }
         Record::StepEnd(end) => step.end = Some(end),
+        Record::StepCollected(collected) => step.collected = Some(collected),
     }
 }

@@ -20,6 +20,10 @@ pub enum Record {
     Sample(Box<SampleRecord>),
     /// A step ended.
     StepEnd(StepEnd),
+    /// A step whose stepmon was killed was finished by `stepmon gc`: its
+    /// cgroups killed and removed. The step stays interrupted (its end is
+    /// still unknown); this says who cleaned up after it, and when.
+    StepCollected(StepCollected),
 }
 
 /// A step started.
@@ -118,5 +122,26 @@ impl StepEnd {
     #[must_use]
     pub fn new(step: String, end: Timestamp, exit_code: i32) -> StepEnd {
         StepEnd { step, end, exit_code, error: None, document: None }
+    }
+}
+
+/// `stepmon gc` finished an interrupted step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct StepCollected {
+    /// The step's id ([`StepStart::step`]).
+    pub step: String,
+    /// When its cgroups were removed.
+    pub at: Timestamp,
+    /// Who removed them (`stepmon gc`).
+    pub by: String,
+}
+
+impl StepCollected {
+    /// The step `step` collected by `by` at `at`.
+    #[must_use]
+    pub fn new(step: String, at: Timestamp, by: String) -> StepCollected {
+        StepCollected { step, at, by }
     }
 }

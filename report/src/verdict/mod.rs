@@ -9,9 +9,11 @@
 //! * [`MemoryVerdict`] — OOM kills, `memory.max`/`memory.high` hits, peak
 //!   against the limit, page cache against anonymous memory.
 //! * [`CollectorVerdict`] — what stepmon itself cost.
+//! * [`JobVerdict`] — whether a job of many steps had the right machine.
 
 mod bottleneck;
 mod collector;
+mod job;
 mod machine;
 mod memory;
 mod thresholds;
@@ -21,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bottleneck::{Bottleneck, BottleneckVerdict, CpuStallCause};
 pub use collector::CollectorVerdict;
+pub use job::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 pub use machine::{MachineLoad, MachineVerdict};
 pub use memory::{MemoryOutcome, MemoryVerdict};
 pub use thresholds::Thresholds;

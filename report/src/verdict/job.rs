@@ -1,0 +1,273 @@
+//! Whether a job had the right machine: its peak memory against the memory
+//! it could have, the cores it used on average and at its busiest against
+//! the cores it had, and how long its steps waited for CPU.
+//!
+//! Steps of one job may overlap, and the peaks of overlapping steps do not
+//! add up (one may peak while the other idles): the job's memory at a time
+//! is the sum of the running steps' last readings at or before it, and its
+//! cores at a time the sum of the running steps' CPU rates over the
+//! intervals holding it — both from the time-aligned samples
+//! ([`crate::series::StepSeries`]), the job's peak the highest such sum
+//! (and at least the highest single step's `memory.peak`, which samples can
+//! miss).
+//!
+//! What the job could have: the enclosing cgroup's `memory.max` and
+//! `cpu.max` when a step recorded one (a container's limits), else the
+//! machine's `MemTotal` and online CPUs (`/proc/meminfo`, `/proc/stat`).
+
+use serde::Serialize;
+
+use crate::job::{Entry, StepStatus};
+use crate::series::{Point, StepSeries};
+use crate::units::{bytes, percent};
+
+/// Over-provisioned: the job's busiest moment used at most this share of
+/// the cores it had, and its peak memory at most this share of its memory.
+pub const OVER_PROVISIONED_SHARE: f64 = 0.25;
+/// Memory-bound: a step's peak (or the job's) came within this share of the
+/// memory the job could have.
+pub const MEMORY_BOUND_HEADROOM: f64 = 0.05;
+/// CPU-starved: the steps waited for CPU (PSI `some` of their own cgroups)
+/// at least this share of the time they ran.
+pub const CPU_STARVED_SHARE: f64 = 0.20;
+
+/// The verdict on a job's machine, with the numbers behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct JobVerdict {
+    /// The job's peak memory, bytes (time-aligned sum of its steps).
+    pub memory_peak_bytes: Option<u64>,
+    /// The memory it could have, bytes.
+    pub memory_available_bytes: Option<u64>,
+    /// Whose that memory is: `machine` or `enclosing cgroup`.
+    pub memory_of: Option<&'static str>,
+    /// CPU seconds over the job's wall time.
+    pub average_cores: Option<f64>,
+    /// The most cores its running steps used at once.
+    pub busiest_cores: Option<f64>,
+    /// The cores it could have.
+    pub cores_available: Option<f64>,
+    /// Whose those cores are: `machine` or `enclosing cgroup`.
+    pub cores_of: Option<&'static str>,
+    /// Share of the steps' wall time in which they waited for CPU.
+    pub cpu_stall_share: Option<f64>,
+    /// The busiest and the peak were at most [`OVER_PROVISIONED_SHARE`].
+    pub over_provisioned: bool,
+    /// The step (or `the job's steps together`) that came within
+    /// [`MEMORY_BOUND_HEADROOM`] of the memory, when one did.
+    pub memory_bound: Option<String>,
+    /// The steps waited for CPU at least [`CPU_STARVED_SHARE`].
+    pub cpu_starved: bool,
+}
+
+/// A step's series placed on the job's axis: seconds since the job's origin.
+struct Placed {
+    start: f64,
+    end: f64,
+    memory: Vec<Point>,
+    cores: Vec<Point>,
+}
+
+fn place(entries: &[Entry]) -> Vec<Placed> {
+    let origin = entries.iter().filter_map(|e| e.step.time_origin()).min();
+    entries
+        .iter()
+        .filter(|e| e.status != StepStatus::Cached)
+        .filter_map(|e| {
+            let offset = e.step.time_origin()?.duration_since(origin?).as_secs_f64();
+            let series = StepSeries::of(&e.step);
+            let shift = |points: &[Point]| -> Vec<Point> {
+                points
+                    .iter()
+                    .filter(|p| p.t.is_finite() && p.value.is_finite())
+                    .map(|p| Point { t: p.t + offset, value: p.value })
+                    .collect()
+            };
+            let last = series.memory_bytes.iter().chain(&series.cpu_cores).map(|p| p.t).fold(0.0, f64::max);
+            let end = offset + e.step.wall_seconds.unwrap_or(last).max(last);
+            Some(Placed { start: offset, end, memory: shift(&series.memory_bytes), cores: shift(&series.cpu_cores) })
+        })
+        .collect()
+}
+
+/// The job's memory at `t`, a reading of step `own`: each running step's
+/// last reading at or before it. The other steps count over `(start, end)`,
+/// `own` over `[start, end]`: a step that starts the instant another ends
+/// does not overlap it (its baseline reading and the other's last one are
+/// not held at once).
+fn memory_at(steps: &[Placed], own: usize, t: f64) -> f64 {
+    steps
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| if *i == own { s.start <= t && t <= s.end } else { s.start < t && t < s.end })
+        .filter_map(|(_, s)| s.memory.iter().rev().find(|p| p.t <= t).map(|p| p.value))
+        .sum()
+}
+
+/// The job's cores at `t`: each step's rate over the interval
+/// `(previous point, point]` holding `t` (its first from its start).
+fn cores_at(steps: &[Placed], _own: usize, t: f64) -> f64 {
+    steps
+        .iter()
+        .filter_map(|s| {
+            let i = s.cores.iter().position(|p| p.t >= t)?;
+            let from = if i == 0 { s.start } else { s.cores[i - 1].t };
+            (from < t).then_some(s.cores[i].value)
+        })
+        .sum()
+}
+
+/// The peak of `at` over the times of every step's `points`.
+fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: fn(&[Placed], usize, f64) -> f64) -> Option<f64> {
+    steps.iter().enumerate().flat_map(|(i, s)| points(s).iter().map(move |p| at(steps, i, p.t))).max_by(f64::total_cmp)
+}
+
+/// The smallest limit any step's enclosing-cgroup samples recorded.
+fn enclosing_limit(
+    entries: &[Entry],
+    limit: impl Fn(&stepmon_sampler::model::StepSample) -> Option<f64>,
+) -> Option<f64> {
+    entries
+        .iter()
+        .filter_map(|e| e.step.run.as_ref()?.enclosing_cgroup.as_ref())
+        .flat_map(|c| c.samples.iter().filter_map(&limit))
+        .min_by(f64::total_cmp)
+}
+
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+impl JobVerdict {
+    /// Judges the job of `entries`.
+    #[must_use]
+    pub fn of(entries: &[Entry]) -> JobVerdict {
+        let steps = place(entries);
+        let own_peak = entries.iter().filter_map(|e| e.step.summary.memory.peak_bytes).max();
+        let aligned = busiest(&steps, |s| &s.memory, memory_at).map(|v| v as u64);
+        let memory_peak_bytes = aligned.max(own_peak);
+        let (memory_available_bytes, memory_of) =
+            match enclosing_limit(entries, |s| s.stepmon.memory_max?.value().map(|v| v as f64)) {
+                Some(limit) => (Some(limit as u64), Some("enclosing cgroup")),
+                None => {
+                    let total = entries
+                        .iter()
+                        .flat_map(|e| &e.step.usage.sys_usage)
+                        .filter_map(|s| s.memory_stat?.total)
+                        .max()
+                        .map(|kb| kb.saturating_mul(1024));
+                    (total, total.map(|_| "machine"))
+                }
+            };
+        let (cores_available, cores_of) = match enclosing_limit(entries, |s| {
+            let quota = s.stepmon.cpu_max_quota_usec?.value()?;
+            let period = s.stepmon.cpu_max_period_usec.filter(|p| *p > 0)?;
+            Some(quota as f64 / period as f64)
+        }) {
+            Some(cores) => (Some(cores), Some("enclosing cgroup")),
+            None => {
+                let cpus = entries.iter().filter_map(|e| super::machine::online_cpus(&e.step)).max();
+                (cpus.map(|n| n as f64), cpus.map(|_| "machine"))
+            }
+        };
+        let job_wall = {
+            let start = steps.iter().map(|s| s.start).min_by(f64::total_cmp);
+            let end = steps.iter().map(|s| s.end).max_by(f64::total_cmp);
+            start.zip(end).map(|(a, b)| b - a).filter(|w| *w > 0.0)
+        };
+        let cpu: Vec<f64> = entries.iter().filter_map(|e| e.step.summary.cpu.usage_seconds).collect();
+        let average_cores = job_wall.filter(|_| !cpu.is_empty()).map(|w| cpu.iter().sum::<f64>() / w);
+        let busiest_cores = busiest(&steps, |s| &s.cores, cores_at);
+        let (stalled, ran) = entries
+            .iter()
+            .filter_map(|e| Some((e.step.summary.cpu_stall.some_seconds?, e.step.wall_seconds.filter(|w| *w > 0.0)?)))
+            .fold((0.0, 0.0), |(a, b), (s, w)| (a + s, b + w));
+        let cpu_stall_share = (ran > 0.0).then(|| (stalled / ran).min(1.0));
+        let over_provisioned = match (busiest_cores, cores_available, memory_peak_bytes, memory_available_bytes) {
+            (Some(b), Some(c), Some(m), Some(a)) if c > 0.0 && a > 0 => {
+                b <= OVER_PROVISIONED_SHARE * c && (m as f64) <= OVER_PROVISIONED_SHARE * a as f64
+            }
+            _ => false,
+        };
+        let memory_bound = memory_available_bytes.filter(|a| *a > 0).and_then(|available| {
+            let near = |peak: u64| peak as f64 >= (1.0 - MEMORY_BOUND_HEADROOM) * available as f64;
+            let step = entries
+                .iter()
+                .filter_map(|e| e.step.summary.memory.peak_bytes.map(|p| (p, &e.step.name)))
+                .max_by_key(|(p, _)| *p)
+                .filter(|(p, _)| near(*p));
+            match step {
+                Some((_, name)) => Some(format!("the {name} step")),
+                None => memory_peak_bytes.filter(|p| near(*p)).map(|_| "the job's steps together".to_owned()),
+            }
+        });
+        JobVerdict {
+            memory_peak_bytes,
+            memory_available_bytes,
+            memory_of,
+            average_cores,
+            busiest_cores,
+            cores_available,
+            cores_of,
+            cpu_stall_share,
+            over_provisioned,
+            memory_bound,
+            cpu_starved: cpu_stall_share.is_some_and(|s| s >= CPU_STARVED_SHARE),
+        }
+    }
+
+    /// The verdict in plain sentences: what the job used of what it had,
+    /// then each of "over-provisioned", "memory-bound", "CPU-starved" that
+    /// holds. Empty when nothing about the job's usage was recorded.
+    #[must_use]
+    pub fn sentences(&self) -> Vec<String> {
+        let cores = |v: f64| format!("{v:.1}");
+        let mut out = Vec::new();
+        // CPUs are whole; a cpu.max quota need not be.
+        let whole = |c: f64| if c.fract() == 0.0 { format!("{c:.0}") } else { cores(c) };
+        let of_cores = |used: f64| match self.cores_available {
+            Some(c) => format!("{} of {}", cores(used), whole(c)),
+            None => cores(used),
+        };
+        let of_memory = |used: u64| match self.memory_available_bytes {
+            Some(a) => format!("{} of {}", bytes(used), bytes(a)),
+            None => bytes(used),
+        };
+        let mut used = Vec::new();
+        if let (Some(avg), Some(top)) = (self.average_cores, self.busiest_cores) {
+            used.push(format!("{} cores on average, {} at its busiest", cores(avg), of_cores(top)));
+        }
+        if let Some(m) = self.memory_peak_bytes {
+            used.push(format!("{} of memory at its peak", of_memory(m)));
+        }
+        if !used.is_empty() {
+            let whose = match (self.cores_of, self.memory_of) {
+                (Some("enclosing cgroup"), _) | (_, Some("enclosing cgroup")) => " (the enclosing cgroup's limits)",
+                (Some(_), _) | (_, Some(_)) => " (the machine's)",
+                _ => "",
+            };
+            out.push(format!("the job used {}{whose}", used.join(" and ")));
+        }
+        if self.over_provisioned
+            && let (Some(b), Some(m)) = (self.busiest_cores, self.memory_peak_bytes)
+        {
+            out.push(format!(
+                "over-provisioned: the job never used more than {} cores and {}",
+                of_cores(b),
+                of_memory(m)
+            ));
+        }
+        if let Some(who) = &self.memory_bound {
+            let whose = if self.memory_of == Some("enclosing cgroup") {
+                "the enclosing cgroup's memory.max"
+            } else {
+                "the machine's memory"
+            };
+            out.push(format!("memory-bound: {who} came within {:.0}% of {whose}", MEMORY_BOUND_HEADROOM * 100.0));
+        }
+        if self.cpu_starved
+            && let Some(s) = self.cpu_stall_share
+        {
+            out.push(format!("CPU-starved: steps waited for CPU {} of the time they ran", percent(s)));
+        }
+        out
+    }
+}

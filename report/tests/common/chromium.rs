@@ -1,0 +1,79 @@
+//! Headless Chromium (Debian's `chromium`) for the HTML tests: runs under
+//! `timeout -k 5 60` (which kills its whole process group) with a
+//! throwaway `--user-data-dir`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Window size for the renders (the page is at most 780 px wide).
+pub(crate) const WINDOW: (u32, u32) = (900, 4000);
+
+pub(crate) fn find_chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("STEPMON_CHROMIUM") {
+        return Some(PathBuf::from(path));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join("chromium")).find(|p| p.is_file())
+}
+
+/// Chromium's path; without one, `None` after printing `SKIPPED: <test>: ...`
+/// (straight to stderr: the harness hides captured output of passing
+/// tests, and a skip must be seen) — or a panic when
+/// `STEPMON_REQUIRE_REPORT_TOOLS=1`.
+pub(crate) fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    use std::io::Write as _;
+    let found = find_chromium();
+    if found.is_none() {
+        let message = "chromium not found on PATH (Debian package `chromium`; or set STEPMON_CHROMIUM)";
+        if std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").is_ok_and(|v| v == "1") {
+            panic!("STEPMON_REQUIRE_REPORT_TOOLS=1 but {message}");
+        }
+        let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {message}");
+    }
+    found
+}
+
+pub(crate) struct Chromium {
+    binary: PathBuf,
+    profile: PathBuf,
+}
+
+impl Chromium {
+    /// Chromium at `binary` with a throwaway profile at `profile`.
+    pub(crate) fn new(binary: PathBuf, profile: PathBuf) -> Chromium {
+        Chromium { binary, profile }
+    }
+
+    /// Runs Chromium on `page` with `args`, returns stdout.
+    pub(crate) fn run(&self, page: &Path, args: &[String]) -> String {
+        let started = Instant::now();
+        let output = Command::new("timeout")
+            .args(["-k", "5", "60"])
+            .arg(&self.binary)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check"])
+            .args(["--disable-extensions", "--disable-background-networking", "--hide-scrollbars"])
+            .arg(format!("--user-data-dir={}", self.profile.display()))
+            .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
+            .args(args)
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .expect("run timeout/chromium");
+        eprintln!("chromium {args:?} on {}: {:.2} s", page.display(), started.elapsed().as_secs_f64());
+        assert!(
+            output.status.success(),
+            "chromium failed ({}; 124 = timed out): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("UTF-8 DOM")
+    }
+
+    pub(crate) fn dump_dom(&self, page: &Path) -> String {
+        self.run(page, &["--dump-dom".to_owned()])
+    }
+
+    pub(crate) fn screenshot(&self, page: &Path, png: &Path) -> Vec<u8> {
+        self.run(page, &[format!("--screenshot={}", png.display())]);
+        std::fs::read(png).expect("screenshot written")
+    }
+}
