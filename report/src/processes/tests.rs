@@ -1,0 +1,82 @@
+use super::*;
+
+fn process(command: &str, pid: u32, cpu: f64, rss: u64, written: u64) -> ProcessRecord {
+    ProcessRecord {
+        command: command.to_owned(),
+        pid,
+        start_unix_seconds: u64::from(pid),
+        threads: 1,
+        cpu_seconds: cpu,
+        cpu_time: Some(CpuTime::Exact),
+        peak_rss_bytes: Some(rss),
+        read_bytes: Some(0),
+        write_bytes: Some(written),
+        ..ProcessRecord::default()
+    }
+}
+
+#[test]
+fn aggregates_per_command_and_bounded_top_lists() {
+    let mut all: Vec<_> = (0..100).map(|i| process("cc1", 1000 + i, 0.5, 10 << 20, 0)).collect();
+    all.push(process("ld", 7, 3.0, 900 << 20, 1 << 30));
+    all.push(process("cc1", 2000, 0.1, 1 << 30, 0));
+    let p = Processes::build(all, Keep::Top(5), 102, 0);
+    assert_eq!((p.processes, p.records, p.partial), (102, 102, false));
+    assert_eq!(p.commands.len(), 2);
+    let cc1 = &p.commands[0];
+    assert_eq!((cc1.command.as_str(), cc1.count), ("cc1", 101));
+    assert!((cc1.cpu_seconds - 50.1).abs() < 1e-9);
+    assert_eq!((cc1.max_peak_rss_bytes, cc1.max_peak_rss_pid), (Some(1 << 30), Some(2000)));
+    assert_eq!(p.commands[1].write_bytes, 1 << 30);
+    assert_eq!(p.top_by_cpu.len(), 5);
+    assert_eq!(p.top_by_cpu[0].command, "ld");
+    assert_eq!(p.peak().map(|r| r.pid), Some(2000));
+    assert_eq!(p.top_by_io[0].pid, 7);
+    assert!(p.all.is_empty(), "only with Keep::All");
+    assert!((p.cpu_seconds() - 53.1).abs() < 1e-9);
+    assert_eq!(p.cpu_time, Some(CpuTime::Exact));
+}
+
+#[test]
+fn keep_all_lists_every_process_in_start_order() {
+    let p = Processes::build(vec![process("b", 9, 1.0, 1, 0), process("a", 3, 2.0, 1, 0)], Keep::All, 2, 0);
+    assert_eq!(p.all.iter().map(|r| r.pid).collect::<Vec<_>>(), [3, 9]);
+    assert_eq!(p.top_by_cpu.len(), 2);
+}
+
+#[test]
+fn drops_make_it_partial() {
+    let p = Processes::build(vec![process("a", 1, 1.0, 1, 0)], Keep::default(), 1, 412);
+    assert!(p.partial);
+    assert_eq!(p.lost_at_most, 412);
+}
+
+#[test]
+fn one_tick_sampled_process_labels_the_whole_document() {
+    let mut sampled = process("a", 1, 1.0, 1, 0);
+    sampled.cpu_time = Some(CpuTime::TickSampled);
+    let p = Processes::build(vec![sampled, process("b", 2, 1.0, 1, 0)], Keep::default(), 2, 0);
+    assert_eq!(p.cpu_time, Some(CpuTime::TickSampled));
+}
+
+#[test]
+fn threads_add_cpu_and_io_but_share_the_peak() {
+    let mut leader = process("rustc", 5, 1.0, 100, 10);
+    leader.delays.cpu_seconds = Some(0.5);
+    let mut thread = process("rustc", 5, 2.0, 120, 5);
+    thread.delays.cpu_seconds = Some(0.25);
+    leader.add_thread(&thread);
+    assert_eq!((leader.threads, leader.cpu_seconds, leader.peak_rss_bytes), (2, 3.0, Some(120)));
+    assert_eq!((leader.write_bytes, leader.delays.cpu_seconds), (Some(15), Some(0.75)));
+    assert_eq!(leader.delays.blkio_seconds, None, "absent stays absent");
+}
+
+#[test]
+fn the_json_round_trips() {
+    let p = Processes::build(vec![process("a", 1, 1.0, 1, 0)], Keep::Top(3), 1, 0);
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains("\"topByCpu\"") && json.contains("\"lostAtMost\":0"), "{json}");
+    assert_eq!(serde_json::from_str::<Processes>(&json).unwrap(), p);
+    let none = Processes::unavailable("taskstats needs root");
+    assert_eq!(serde_json::from_str::<Processes>(&serde_json::to_string(&none).unwrap()).unwrap(), none);
+}
