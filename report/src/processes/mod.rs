@@ -43,6 +43,18 @@ pub enum Keep {
     All,
 }
 
+impl std::str::FromStr for Keep {
+    type Err = String;
+
+    /// `all`, or a count of processes per top list.
+    fn from_str(text: &str) -> Result<Keep, String> {
+        match text {
+            "all" => Ok(Keep::All),
+            n => n.parse().map(Keep::Top).map_err(|_| format!("`{n}`: expected a number of processes or `all`")),
+        }
+    }
+}
+
 impl Default for Keep {
     fn default() -> Self {
         Keep::Top(DEFAULT_TOP)

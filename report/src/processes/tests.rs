@@ -80,3 +80,10 @@ fn the_json_round_trips() {
     let none = Processes::unavailable("taskstats needs root");
     assert_eq!(serde_json::from_str::<Processes>(&serde_json::to_string(&none).unwrap()).unwrap(), none);
 }
+
+#[test]
+fn keep_reads_a_count_or_all() {
+    assert_eq!("all".parse::<Keep>(), Ok(Keep::All));
+    assert_eq!("5".parse::<Keep>(), Ok(Keep::Top(5)));
+    assert!("-1".parse::<Keep>().is_err());
+}
