@@ -133,53 +133,46 @@ fn an_exit_storm_is_counted_and_costs_stepmon_little() {
     assert!(stepmon_cpu < 0.01 * step_cpu, "stepmon {stepmon_cpu} s of the step's {step_cpu} s");
 }
 
-/// The reason in `processes.missing` of a run that could not listen.
-fn fell_back(p: &Value) -> String {
+/// Runs `sh -c true` under `prefix` (as a user or in a namespace where the
+/// kernel refuses a taskstats listener) and checks the run says why it has
+/// nothing per process.
+fn falls_back(name: &str, prefix: &[&str], expected: &str) {
+    if !root(name) || !tool(name, prefix[0]) {
+        return;
+    }
+    let dir = scratch(name);
+    // Writable for an unprivileged stepmon too.
+    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let (p, _) = run(&dir.join("run.json"), prefix, &["--", "sh", "-c", "true"], Duration::from_secs(60));
     assert!(p.get("source").is_none(), "{p:#}");
     assert_eq!(p["processes"], 0);
-    p["missing"][0].as_str().unwrap().to_owned()
+    let reason = p["missing"][0].as_str().unwrap();
+    assert!(reason.contains(expected), "{reason}");
 }
 
 #[test]
 fn an_unprivileged_run_falls_back_and_says_so() {
-    let name = "an_unprivileged_run_falls_back_and_says_so";
-    if !root(name) || !tool(name, "setpriv") {
-        return;
-    }
-    let dir = scratch("unprivileged");
-    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let out = dir.join("run.json");
-    let prefix = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"];
-    let (p, _) = run(&out, &prefix, &["--", "sh", "-c", "true"], Duration::from_secs(60));
-    let reason = fell_back(&p);
-    assert!(reason.contains("needs root"), "{reason}");
+    falls_back(
+        "an_unprivileged_run_falls_back_and_says_so",
+        &["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"],
+        "needs root",
+    );
 }
 
 #[test]
 fn a_run_in_a_pid_namespace_falls_back_and_says_so() {
-    let name = "a_run_in_a_pid_namespace_falls_back_and_says_so";
-    if !root(name) || !tool(name, "unshare") {
-        return;
-    }
-    let dir = scratch("pidns");
-    let out = dir.join("run.json");
-    let prefix = ["unshare", "--pid", "--fork", "--"];
-    let (p, _) = run(&out, &prefix, &["--", "sh", "-c", "true"], Duration::from_secs(60));
-    let reason = fell_back(&p);
-    assert!(reason.contains("initial user and pid namespaces"), "{reason}");
+    falls_back(
+        "a_run_in_a_pid_namespace_falls_back_and_says_so",
+        &["unshare", "--pid", "--fork", "--"],
+        "initial user and pid namespaces",
+    );
 }
 
 #[test]
 fn a_run_in_a_user_namespace_falls_back_and_says_so() {
-    let name = "a_run_in_a_user_namespace_falls_back_and_says_so";
-    if !root(name) || !tool(name, "unshare") {
-        return;
-    }
-    let dir = scratch("userns");
-    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let out = dir.join("run.json");
-    let prefix = ["unshare", "--user", "--map-root-user", "--"];
-    let (p, _) = run(&out, &prefix, &["--", "sh", "-c", "true"], Duration::from_secs(60));
-    let reason = fell_back(&p);
-    assert!(reason.starts_with("taskstats listener refused"), "{reason}");
+    falls_back(
+        "a_run_in_a_user_namespace_falls_back_and_says_so",
+        &["unshare", "--user", "--map-root-user", "--"],
+        "taskstats listener refused",
+    );
 }

@@ -12,6 +12,7 @@
 
 mod aggregate;
 mod record;
+mod summary;
 
 pub use aggregate::CommandAggregate;
 pub use record::{CpuTime, Delays, ProcessRecord};

@@ -87,3 +87,45 @@ fn keep_reads_a_count_or_all() {
     assert_eq!("5".parse::<Keep>(), Ok(Keep::Top(5)));
     assert!("-1".parse::<Keep>().is_err());
 }
+
+/// A run document with these processes and memory samples from the step's cgroup.
+fn run_with(processes: Option<Processes>) -> crate::Step {
+    let json = r#"{"resourceUsage": {"samples": [
+        {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "memoryStat": {"peak": 1000}, "pidsStat": {}},
+        {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "memoryStat": {"peak": 200000000}, "pidsStat": {}}]},
+      "sysUsage": [],
+      "stepmon": {"command": ["make"], "exitCode": 0,
+        "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
+    let mut document: crate::RunDocument = serde_json::from_str(json).unwrap();
+    document.stepmon.as_mut().unwrap().processes = processes;
+    crate::Step::from_run(&document)
+}
+
+#[test]
+fn the_memory_verdict_names_the_process_that_peaked() {
+    let p = Processes::build(
+        vec![process("cc1plus", 8841, 1.0, 150 << 20, 0), process("ld", 9, 1.0, 20 << 20, 0)],
+        Keep::default(),
+        2,
+        0,
+    );
+    let verdict = run_with(Some(p)).verdicts().memory;
+    let peak = verdict.peak_process.clone().unwrap();
+    assert_eq!((peak.command.as_str(), peak.pid, peak.peak_rss_bytes), ("cc1plus", 8841, 150 << 20));
+    assert!(verdict.reason.contains("largest process cc1plus (pid 8841) 150.0 MiB"), "{}", verdict.reason);
+    let without = run_with(None).verdicts().memory;
+    assert_eq!(without.peak_process, None);
+    assert!(!without.reason.contains("largest process"), "{}", without.reason);
+}
+
+#[test]
+fn the_summary_has_the_top_processes_lines() {
+    let p = Processes::build(vec![process("cc1plus", 8841, 0.75, 150 << 20, 0)], Keep::default(), 1, 0);
+    let step = run_with(Some(p));
+    let text = crate::text::render(&step, &step.verdicts());
+    assert!(text.contains("\n  procs    1 processes (taskstats), none lost\n"), "{text}");
+    assert!(
+        text.contains("\n  top      cc1plus ×1: 50.0% of the step's CPU, largest 150.0 MiB (pid 8841)\n"),
+        "{text}"
+    );
+}

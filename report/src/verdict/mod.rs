@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use bottleneck::{Bottleneck, BottleneckVerdict, CpuStallCause};
 pub use collector::CollectorVerdict;
 pub use machine::{MachineLoad, MachineVerdict};
-pub use memory::{MemoryOutcome, MemoryVerdict};
+pub use memory::{MemoryOutcome, MemoryVerdict, PeakProcess};
 pub use thresholds::Thresholds;
 pub use throttling::ThrottlingVerdict;
 

@@ -42,6 +42,10 @@ const TASKSTATS_BUFFER: usize = 32 << 20;
 const CONNECTOR_BUFFER: usize = 16 << 20;
 /// How often the thread looks at the stop flag while no event comes.
 const POLL: Duration = Duration::from_millis(100);
+/// After reading, the thread lets events pile up this long before it reads
+/// again: one wake-up per batch instead of one per event (an exit storm
+/// sends four datagrams per process), well within the buffers' capacity.
+const BATCH: Duration = Duration::from_millis(20);
 
 /// Per-process accounting of one step, or why there is none.
 #[derive(Debug)]
@@ -263,6 +267,9 @@ fn listen(
         );
         if stopping && read == 0 {
             break;
+        }
+        if read > 0 && !stopping {
+            std::thread::sleep(BATCH);
         }
     }
     counters.drops = drops::of(taskstats.as_fd());
