@@ -2,7 +2,7 @@
 //! root on the host: every process of a step accounted and none lost, the
 //! allocator named as the peak (its peak RSS within 10% of GNU time's max
 //! RSS for the same program), the fsync writer's bytes, an exit storm of
-//! 20,000 processes counted, and the fallback when stepmon may not listen
+//! 20,000 processes counted (none lost), and the fallback when stepmon may not listen
 //! (an unprivileged user, a pid namespace). Prints `SKIPPED <name>: <why>`
 //! without root or without the tools a test needs.
 #![cfg(target_os = "linux")]
@@ -109,8 +109,8 @@ fn every_process_of_a_step_is_accounted() {
 }
 
 #[test]
-fn an_exit_storm_is_counted_and_costs_stepmon_little() {
-    let name = "an_exit_storm_is_counted_and_costs_stepmon_little";
+fn an_exit_storm_is_counted_with_none_lost() {
+    let name = "an_exit_storm_is_counted_with_none_lost";
     if !root(name) || !tool(name, "xargs") {
         return;
     }

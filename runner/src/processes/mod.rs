@@ -38,14 +38,15 @@ use tracker::Tracker;
 /// 32 MiB holds some 25,000 records, the backlog of a storm while the
 /// listener thread waits for a CPU on a loaded 2-core machine.
 const TASKSTATS_BUFFER: usize = 32 << 20;
-/// The connector's: one fork, exec and exit event per process, 76 bytes each.
+/// The connector's: a fork event per process (and exec and exit events on
+/// kernels before 6.6, which cannot filter), 76 bytes each.
 const CONNECTOR_BUFFER: usize = 16 << 20;
 /// How often the thread looks at the stop flag while no event comes.
 const POLL: Duration = Duration::from_millis(100);
 /// After reading, the thread lets events pile up this long before it reads
 /// again: one wake-up per batch instead of one per event (an exit storm
 /// sends four datagrams per process), well within the buffers' capacity.
-const BATCH: Duration = Duration::from_millis(20);
+const BATCH: Duration = Duration::from_millis(50);
 
 /// Per-process accounting of one step, or why there is none.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rustix::io::Errno;
 use rustix::net::netlink::{self, SocketAddrNetlink};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType, sockopt};
-use stepmon_taskstats_parse::cn_proc::{CN_IDX_PROC, CN_VAL_PROC, PROC_CN_MCAST_LISTEN};
+use stepmon_taskstats_parse::cn_proc::{CN_IDX_PROC, CN_VAL_PROC, EventKind, PROC_CN_MCAST_LISTEN, ProcEvent};
 use stepmon_taskstats_parse::ctrl::{CTRL_ATTR_FAMILY_NAME, CTRL_CMD_GETFAMILY, Family, GENL_ID_CTRL};
 use stepmon_taskstats_parse::netlink::{Messages, NLMSG_DONE};
 use stepmon_taskstats_parse::taskstats::{CMD_ATTR_PID, CMD_ATTR_REGISTER_CPUMASK, CMD_GET, FAMILY_NAME};
@@ -129,18 +129,53 @@ pub(super) fn query_pid(fd: impl AsFd, family: u16, pid: u32, seq: u32) -> io::R
     answer(fd, seq)?.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no record in the reply"))
 }
 
-/// A proc connector socket joined to `CN_IDX_PROC` with the events on.
-pub(super) fn connector() -> io::Result<OwnedFd> {
-    let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(netlink::CONNECTOR))?;
-    rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))?;
-    let mut cn = Vec::with_capacity(24);
+/// `PROC_EVENT_FORK` as a filter of `struct proc_input` (`include/uapi/linux/cn_proc.h`).
+const PROC_EVENT_FORK: u32 = 1;
+
+/// A listen request: `PROC_CN_MCAST_LISTEN` alone (`enum proc_cn_mcast_op`),
+/// or with an event filter (`struct proc_input`, Linux 6.6+).
+fn listen_request(filter: Option<u32>) -> Vec<u8> {
+    let mut data = PROC_CN_MCAST_LISTEN.to_ne_bytes().to_vec();
+    data.extend(filter.map(u32::to_ne_bytes).into_iter().flatten());
+    let mut cn = Vec::with_capacity(20 + data.len());
     for word in [CN_IDX_PROC, CN_VAL_PROC, 0, 0] {
         cn.extend_from_slice(&word.to_ne_bytes());
     }
-    cn.extend_from_slice(&4u16.to_ne_bytes());
+    cn.extend_from_slice(&u16::try_from(data.len()).unwrap_or(0).to_ne_bytes());
     cn.extend_from_slice(&0u16.to_ne_bytes());
-    cn.extend_from_slice(&PROC_CN_MCAST_LISTEN.to_ne_bytes());
-    rustix::net::send(&fd, &message(NLMSG_DONE, 0, 0, 0, &cn), SendFlags::empty())?;
+    cn.extend_from_slice(&data);
+    message(NLMSG_DONE, 0, 0, 0, &cn)
+}
+
+/// Waits (at most the socket's receive timeout) for the connector's
+/// acknowledgement of a listen request; events before it are dropped (the
+/// step has not started).
+fn acknowledged(fd: impl AsFd) -> bool {
+    let mut buf = vec![0u8; DATAGRAM];
+    while let Ok((read, _)) = rustix::net::recv(fd.as_fd(), &mut buf[..], RecvFlags::empty()) {
+        for m in Messages::new(&buf[..read]).flatten() {
+            if let Ok(ProcEvent { kind: EventKind::Ack { err }, .. }) = ProcEvent::parse(m.payload) {
+                return err == 0;
+            }
+        }
+    }
+    false
+}
+
+/// A proc connector socket joined to `CN_IDX_PROC` with the fork events
+/// on. It asks for fork events alone first (a `struct proc_input` filter:
+/// an exit storm then sends one connector message per process instead of
+/// three); kernels before 6.6 ignore that request without an answer, and
+/// get the plain one.
+pub(super) fn connector() -> io::Result<OwnedFd> {
+    let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(netlink::CONNECTOR))?;
+    rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))?;
+    sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(Duration::from_millis(200)))?;
+    rustix::net::send(&fd, &listen_request(Some(PROC_EVENT_FORK)), SendFlags::empty())?;
+    if !acknowledged(&fd) {
+        rustix::net::send(&fd, &listen_request(None), SendFlags::empty())?;
+    }
+    sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, None)?;
     Ok(fd)
 }
 
@@ -172,5 +207,16 @@ mod tests {
         let attrs: Vec<_> = g.attrs().collect::<Result<_, _>>().unwrap();
         assert_eq!(attrs[0].u32().unwrap(), 42);
         assert_eq!(attrs[1].c_str(), b"0-1");
+    }
+
+    #[test]
+    fn listen_requests_with_and_without_a_filter() {
+        for (filter, len) in [(None, 4u16), (Some(PROC_EVENT_FORK), 8)] {
+            let request = listen_request(filter);
+            let m = Messages::new(&request).next().unwrap().unwrap();
+            assert_eq!(m.header.kind, NLMSG_DONE);
+            assert_eq!(u16::from_ne_bytes([m.payload[16], m.payload[17]]), len);
+            assert_eq!(m.payload.len(), 20 + usize::from(len));
+        }
     }
 }
