@@ -12,6 +12,7 @@
 //! ([`drops`]) and from `ENOBUFS`, never hidden.
 
 mod convert;
+pub(crate) mod doctor;
 mod drops;
 mod socket;
 mod tracker;
@@ -101,6 +102,22 @@ fn refused(e: &io::Error) -> String {
     }
 }
 
+/// A generic netlink socket registered as the exit listener of every
+/// possible CPU: the socket, the family id and the CPU list; or why not.
+fn registered() -> Result<(OwnedFd, u16, String), String> {
+    let taskstats = socket::generic().map_err(|e| format!("no generic netlink socket: {e}"))?;
+    let family = socket::resolve_family(&taskstats).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) => "the kernel has no taskstats (CONFIG_TASKSTATS off)".to_owned(),
+        _ => format!("cannot resolve the TASKSTATS netlink family: {e}"),
+    })?;
+    socket::enlarge_buffer(&taskstats, TASKSTATS_BUFFER);
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible")
+        .map_err(|e| format!("cannot read the possible CPUs: {e}"))?;
+    let cpus = cpus.trim().to_owned();
+    socket::register_cpumask(&taskstats, family, &cpus).map_err(|e| refused(&e))?;
+    Ok((taskstats, family, cpus))
+}
+
 impl Session {
     /// Starts listening (before the step is spawned).
     pub(crate) fn start(keep: Keep) -> Session {
@@ -135,15 +152,7 @@ impl Session {
 
 impl Listener {
     fn start(keep: Keep) -> Result<Listener, String> {
-        let taskstats = socket::generic().map_err(|e| format!("no generic netlink socket: {e}"))?;
-        let family = socket::resolve_family(&taskstats).map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOENT) => "the kernel has no taskstats (CONFIG_TASKSTATS off)".to_owned(),
-            _ => format!("cannot resolve the TASKSTATS netlink family: {e}"),
-        })?;
-        socket::enlarge_buffer(&taskstats, TASKSTATS_BUFFER);
-        let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible")
-            .map_err(|e| format!("cannot read the possible CPUs: {e}"))?;
-        socket::register_cpumask(&taskstats, family, cpus.trim()).map_err(|e| refused(&e))?;
+        let (taskstats, family, _) = registered()?;
         let (connector, connector_reason) = match socket::connector() {
             Ok(fd) => {
                 socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);

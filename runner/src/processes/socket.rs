@@ -13,7 +13,9 @@ use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType, sockopt};
 use stepmon_taskstats_parse::cn_proc::{CN_IDX_PROC, CN_VAL_PROC, EventKind, PROC_CN_MCAST_LISTEN, ProcEvent};
 use stepmon_taskstats_parse::ctrl::{CTRL_ATTR_FAMILY_NAME, CTRL_CMD_GETFAMILY, Family, GENL_ID_CTRL};
 use stepmon_taskstats_parse::netlink::{Messages, NLMSG_DONE};
-use stepmon_taskstats_parse::taskstats::{CMD_ATTR_PID, CMD_ATTR_REGISTER_CPUMASK, CMD_GET, FAMILY_NAME};
+use stepmon_taskstats_parse::taskstats::{
+    CMD_ATTR_DEREGISTER_CPUMASK, CMD_ATTR_PID, CMD_ATTR_REGISTER_CPUMASK, CMD_GET, FAMILY_NAME,
+};
 
 /// `NLM_F_REQUEST`.
 const NLM_F_REQUEST: u16 = 1;
@@ -109,13 +111,18 @@ pub(super) fn resolve_family(fd: impl AsFd) -> io::Result<u16> {
 /// kernel refuses outside the initial user and pid namespaces (`EINVAL`)
 /// and without `CAP_NET_ADMIN` (`EPERM`).
 pub(super) fn register_cpumask(fd: impl AsFd, family: u16, cpus: &str) -> io::Result<()> {
+    cpumask(fd, family, CMD_ATTR_REGISTER_CPUMASK, cpus)
+}
+
+/// Undoes [`register_cpumask`] (`TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK`).
+pub(super) fn deregister_cpumask(fd: impl AsFd, family: u16, cpus: &str) -> io::Result<()> {
+    cpumask(fd, family, CMD_ATTR_DEREGISTER_CPUMASK, cpus)
+}
+
+fn cpumask(fd: impl AsFd, family: u16, attr: u16, cpus: &str) -> io::Result<()> {
     let mut mask = cpus.as_bytes().to_vec();
     mask.push(0);
-    rustix::net::send(
-        fd.as_fd(),
-        &genl_request(family, CMD_GET, 2, &[(CMD_ATTR_REGISTER_CPUMASK, &mask)]),
-        SendFlags::empty(),
-    )?;
+    rustix::net::send(fd.as_fd(), &genl_request(family, CMD_GET, 2, &[(attr, &mask)]), SendFlags::empty())?;
     answer(fd, 2).map(drop)
 }
 
