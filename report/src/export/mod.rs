@@ -1,6 +1,6 @@
 //! Every output format of a report, chosen with `--format`.
 
-mod chart;
+pub(crate) mod chart;
 mod families;
 pub mod html;
 pub mod markdown;

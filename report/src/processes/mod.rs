@@ -11,6 +11,7 @@
 //! and marks the aggregates partial.
 
 mod aggregate;
+mod markdown;
 mod record;
 mod summary;
 

@@ -129,3 +129,37 @@ fn the_summary_has_the_top_processes_lines() {
         "{text}"
     );
 }
+
+#[test]
+fn the_markdown_has_a_table_of_the_top_commands() {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let p = Processes::build(
+        vec![process("cc1|plus", 8841, 0.75, 150 << 20, 0), process("ld", 9, 0.25, 20 << 20, 1 << 20)],
+        Keep::default(),
+        2,
+        0,
+    );
+    let markdown = crate::export::markdown::render(&[run_with(Some(p))]);
+    // Read it back with a CommonMark + GFM tables parser: the last table's rows, cell by cell.
+    let (mut tables, mut row, mut cell, mut in_cell) = (Vec::new(), Vec::new(), String::new(), false);
+    for event in Parser::new_ext(&markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Table(_)) => tables.push(Vec::new()),
+            Event::Start(Tag::TableCell) => (in_cell, cell) = (true, String::new()),
+            Event::End(TagEnd::TableCell) => {
+                in_cell = false;
+                row.push(std::mem::take(&mut cell));
+            }
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => {
+                tables.last_mut().unwrap().push(std::mem::take(&mut row))
+            }
+            Event::Text(t) | Event::Code(t) if in_cell => cell.push_str(&t),
+            _ => {}
+        }
+    }
+    let table = tables.last().unwrap();
+    assert_eq!(table[0][0], "Command");
+    assert_eq!(table[1], ["cc1|plus", "1", "750.0 ms", "50.0%", "150.0 MiB (pid 8841)", "0 B", "0 B"], "{markdown}");
+    assert_eq!(table[2][0], "ld");
+    assert_eq!(table[2][6], "1.0 MiB");
+}
