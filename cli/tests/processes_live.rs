@@ -124,13 +124,10 @@ fn an_exit_storm_is_counted_with_none_lost() {
     assert!(trues + lost >= 20_000, "{trues} records and {lost} lost cannot account for 20,000");
     assert_eq!(lost, 0, "with the buffer sizing chosen none are lost here");
     assert_eq!(trues, 20_000);
-    let stepmon_cpu = doc["stepmon"]["collector"]["cpuSeconds"].as_f64().unwrap();
-    let step_cpu: f64 = p["commands"].as_array().unwrap().iter().map(|c| c["cpuSeconds"].as_f64().unwrap()).sum();
-    eprintln!(
-        "storm: stepmon {stepmon_cpu:.3} s CPU, the step {step_cpu:.3} s ({:.2}%)",
-        100.0 * stepmon_cpu / step_cpu
-    );
-    assert!(stepmon_cpu < 0.01 * step_cpu, "stepmon {stepmon_cpu} s of the step's {step_cpu} s");
+    assert_eq!(p["records"].as_u64().unwrap(), processes, "single-threaded processes: one record each");
+    // What the listener costs is measured on the release binary
+    // (scripts/processes-bench, benches/README.md), not in a test.
+    assert!(doc["stepmon"]["collector"]["cpuSeconds"].as_f64().is_some());
 }
 
 /// Runs `sh -c true` under `prefix` (as a user or in a namespace where the
