@@ -39,6 +39,11 @@ pub struct RunArgs {
     /// instead of killing what it left behind.
     #[arg(long)]
     pub wait_all: bool,
+    /// Processes listed one by one in the document (taskstats, as root):
+    /// the top N by CPU, by peak RSS and by IO, or `all`; per-command
+    /// aggregates cover every process either way.
+    #[arg(long, default_value = "20", value_name = "N|all")]
+    pub processes: stepmon_report::processes::Keep,
     /// Network of the step: host (default; not counted), isolated (a new
     /// namespace with only loopback) or ns:PATH (join a namespace such as
     /// /run/netns/NAME and count its interfaces).
@@ -174,6 +179,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         _ => CgroupMode::Auto,
     };
     options.wait_all = args.wait_all;
+    options.processes = args.processes;
     options.net = args.net.clone();
     options.include_loopback = args.include_loopback;
     let mut limits = Limits::default();

@@ -126,6 +126,9 @@ pub struct RunInfo {
     /// The cgroup stepmon ran in, when it was sampled for the step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enclosing_cgroup: Option<EnclosingCgroup>,
+    /// The step's processes one by one (taskstats), or why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<crate::processes::Processes>,
 }
 
 /// The whole document of one `stepmon run`.

@@ -45,6 +45,7 @@ pub mod export;
 pub mod import;
 pub mod job;
 pub mod labels;
+pub mod processes;
 pub mod series;
 pub mod source;
 pub mod step;

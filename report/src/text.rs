@@ -142,6 +142,12 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
             tree.involuntary_context_switches
         );
     }
+    if let Some(p) = step.run.as_ref().and_then(|r| r.processes.as_ref()) {
+        let step_cpu = c.usage_seconds.or_else(|| c.user_seconds.zip(c.system_seconds).map(|(u, s)| u + s));
+        for line in p.summary_lines(step_cpu) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if let Some(e) = step.run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref()) {
         let cpu = e.cpu_seconds_without_stepmon(step.wall_seconds.unwrap_or(0.0)).map_or_else(String::new, |c| {
             format!(": cpu {} without stepmon's own {}", seconds(c), seconds(e.stepmon_cpu_seconds.unwrap_or(0.0)))

@@ -53,6 +53,8 @@ pub mod netns;
 #[cfg(target_os = "linux")]
 mod own;
 #[cfg(target_os = "linux")]
+mod processes;
+#[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
 pub mod spawn;

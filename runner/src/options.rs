@@ -118,6 +118,9 @@ pub struct StepOptions {
     /// After the main process exits, wait for every process of the step
     /// instead of killing what it left behind.
     pub wait_all: bool,
+    /// How many processes the document lists one by one (taskstats; the
+    /// per-command aggregates cover all of them either way).
+    pub processes: stepmon_report::processes::Keep,
     /// The step's network.
     pub net: NetMode,
     /// Count loopback traffic too (own namespaces only).
@@ -176,6 +179,7 @@ impl StepOptions {
             cgroup_parent: None,
             cgroup: CgroupMode::Auto,
             wait_all: false,
+            processes: stepmon_report::processes::Keep::default(),
             net: NetMode::Host,
             include_loopback: false,
             limits: Limits::default(),

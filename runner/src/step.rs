@@ -509,6 +509,7 @@ impl Prepared {
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
+        let mut processes = crate::processes::Session::start(self.options.processes);
         let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
         let (exit, signal, code) = match spawned {
@@ -524,6 +525,7 @@ impl Prepared {
                     messages.push(format!("started the step with {}", step.way));
                 }
                 reaper.set_main(step.pid);
+                processes.set_root(step.pid.as_raw_nonzero().get());
                 let status = match &self.caught {
                     Some(caught) => caught.wait_forwarding(step.pid, &mut reaper),
                     None => reaper.wait_main(),
@@ -535,6 +537,7 @@ impl Prepared {
                 exit_code(status)
             }
         };
+        processes.query_running();
         if self.options.wait_all {
             if let Some(cgroups) = &self.cgroups {
                 placement::wait_unpopulated(&cgroups.get().leaf, None)
@@ -554,6 +557,7 @@ impl Prepared {
             }
             reaper.kill_leftovers(KILL_TIMEOUT);
         }
+        let processes = processes.finish();
         let wall = started.elapsed().as_secs_f64();
         let end = Timestamp::now();
         let stepmon_cpu = own_cpu_seconds() - cpu_at_start;
@@ -665,6 +669,7 @@ impl Prepared {
         info.sources = sources;
         info.process_tree = Some(tree);
         info.enclosing_cgroup = enclosing;
+        info.processes = Some(processes);
         info.summary.wall_seconds = wall;
         let mut document = RunDocument::new(usage, info);
         let summary = stepmon_report::compose::summary(&document, wall);

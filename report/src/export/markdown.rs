@@ -94,6 +94,9 @@ fn step(step: &Step, charts: Charts) -> String {
     for sentence in step.verdicts().sentences() {
         let _ = writeln!(out, "- {}", md_line(sentence));
     }
+    if let Some(p) = step.run.as_ref().and_then(|r| r.processes.as_ref()) {
+        out.push_str(&p.markdown_table(step.summary.cpu.usage_seconds));
+    }
     if charts == Charts::InlineSvg {
         // A CommonMark HTML block (type 6: a line starting with `<div>`), so
         // that the SVG's text is not read as Markdown; the block ends at the

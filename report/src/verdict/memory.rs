@@ -50,8 +50,24 @@ pub struct MemoryVerdict {
     pub anon_share: Option<f64>,
     /// Page cache's share of the largest sample.
     pub file_share: Option<f64>,
+    /// The process whose own peak RSS was the largest (taskstats), when
+    /// the run listed its processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_process: Option<PeakProcess>,
     /// In words.
     pub reason: String,
+}
+
+/// The process that peaked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeakProcess {
+    /// Its command name.
+    pub command: String,
+    /// Its pid.
+    pub pid: u32,
+    /// Its peak resident set, bytes.
+    pub peak_rss_bytes: u64,
 }
 
 /// Sizes as the summary prints them (one unit and precision rule for both).
@@ -80,7 +96,13 @@ impl MemoryVerdict {
         let split = anon_share
             .zip(file_share)
             .map(|(a, f)| format!("largest sample {}: {} anonymous, {} page cache", mib(parts), pct(a), pct(f)));
-        let details = [peak, split].into_iter().flatten().collect::<Vec<_>>().join(", ");
+        let peak_process = step.run.as_ref().and_then(|r| r.processes.as_ref()?.peak()).and_then(|p| {
+            Some(PeakProcess { command: p.command.clone(), pid: p.pid, peak_rss_bytes: p.peak_rss_bytes? })
+        });
+        let largest = peak_process
+            .as_ref()
+            .map(|p| format!("largest process {} (pid {}) {}", p.command, p.pid, mib(p.peak_rss_bytes)));
+        let details = [peak, split, largest.clone()].into_iter().flatten().collect::<Vec<_>>().join(", ");
         let details = if details.is_empty() { String::new() } else { format!(" ({details})") };
         let kills = m.oom_kills.unwrap_or(0).saturating_add(m.oom_group_kills.unwrap_or(0));
         let known = m.peak_bytes.is_some() || m.oom_kills.is_some() || m.anon_at_peak_bytes.is_some();
@@ -110,7 +132,8 @@ impl MemoryVerdict {
         } else if known {
             (MemoryOutcome::Ok, format!("memory ok: no OOM kill, no limit hit{details}"))
         } else {
-            (MemoryOutcome::Unknown, "memory not measured: no memory controller for the step".to_owned())
+            let largest = largest.map_or_else(String::new, |l| format!("; {l}"));
+            (MemoryOutcome::Unknown, format!("memory not measured: no memory controller for the step{largest}"))
         };
         MemoryVerdict {
             class,
@@ -123,6 +146,7 @@ impl MemoryVerdict {
             peak_share_of_limit,
             anon_share,
             file_share,
+            peak_process,
             reason,
         }
     }

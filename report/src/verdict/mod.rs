@@ -25,7 +25,7 @@ pub use bottleneck::{Bottleneck, BottleneckVerdict, CpuStallCause};
 pub use collector::CollectorVerdict;
 pub use job::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 pub use machine::{MachineLoad, MachineVerdict};
-pub use memory::{MemoryOutcome, MemoryVerdict};
+pub use memory::{MemoryOutcome, MemoryVerdict, PeakProcess};
 pub use thresholds::Thresholds;
 pub use throttling::ThrottlingVerdict;
 

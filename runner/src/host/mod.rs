@@ -295,6 +295,15 @@ pub fn examine() -> Report {
         checks.push(peak_check(&facts, own, "pids", "pids.peak", "stepmon.pidsPeak"));
         checks.push(kill_check(&facts));
     }
+    for (name, check) in [
+        ("per-process records", crate::processes::doctor::taskstats()),
+        ("delay accounting", crate::processes::doctor::delay_accounting()),
+    ] {
+        checks.push(match check {
+            Ok(detail) => Check::ok(name, detail),
+            Err((reason, hint)) => Check::not(Status::Missing, name, reason, hint),
+        });
+    }
     let delegate_files = newline_list(Path::new("/sys/kernel/cgroup/delegate")).unwrap_or_default();
     let cgroup_features = newline_list(Path::new("/sys/kernel/cgroup/features")).unwrap_or_default();
     if let Some(mount) = &mount {

@@ -1,0 +1,165 @@
+use super::*;
+
+fn process(command: &str, pid: u32, cpu: f64, rss: u64, written: u64) -> ProcessRecord {
+    ProcessRecord {
+        command: command.to_owned(),
+        pid,
+        start_unix_seconds: u64::from(pid),
+        threads: 1,
+        cpu_seconds: cpu,
+        cpu_time: Some(CpuTime::Exact),
+        peak_rss_bytes: Some(rss),
+        read_bytes: Some(0),
+        write_bytes: Some(written),
+        ..ProcessRecord::default()
+    }
+}
+
+#[test]
+fn aggregates_per_command_and_bounded_top_lists() {
+    let mut all: Vec<_> = (0..100).map(|i| process("cc1", 1000 + i, 0.5, 10 << 20, 0)).collect();
+    all.push(process("ld", 7, 3.0, 900 << 20, 1 << 30));
+    all.push(process("cc1", 2000, 0.1, 1 << 30, 0));
+    let p = Processes::build(all, Keep::Top(5), 102, 0);
+    assert_eq!((p.processes, p.records, p.partial), (102, 102, false));
+    assert_eq!(p.commands.len(), 2);
+    let cc1 = &p.commands[0];
+    assert_eq!((cc1.command.as_str(), cc1.count), ("cc1", 101));
+    assert!((cc1.cpu_seconds - 50.1).abs() < 1e-9);
+    assert_eq!((cc1.max_peak_rss_bytes, cc1.max_peak_rss_pid), (Some(1 << 30), Some(2000)));
+    assert_eq!(p.commands[1].write_bytes, 1 << 30);
+    assert_eq!(p.top_by_cpu.len(), 5);
+    assert_eq!(p.top_by_cpu[0].command, "ld");
+    assert_eq!(p.peak().map(|r| r.pid), Some(2000));
+    assert_eq!(p.top_by_io[0].pid, 7);
+    assert!(p.all.is_empty(), "only with Keep::All");
+    assert!((p.cpu_seconds() - 53.1).abs() < 1e-9);
+    assert_eq!(p.cpu_time, Some(CpuTime::Exact));
+}
+
+#[test]
+fn keep_all_lists_every_process_in_start_order() {
+    let p = Processes::build(vec![process("b", 9, 1.0, 1, 0), process("a", 3, 2.0, 1, 0)], Keep::All, 2, 0);
+    assert_eq!(p.all.iter().map(|r| r.pid).collect::<Vec<_>>(), [3, 9]);
+    assert_eq!(p.top_by_cpu.len(), 2);
+}
+
+#[test]
+fn drops_make_it_partial() {
+    let p = Processes::build(vec![process("a", 1, 1.0, 1, 0)], Keep::default(), 1, 412);
+    assert!(p.partial);
+    assert_eq!(p.lost_at_most, 412);
+}
+
+#[test]
+fn one_tick_sampled_process_labels_the_whole_document() {
+    let mut sampled = process("a", 1, 1.0, 1, 0);
+    sampled.cpu_time = Some(CpuTime::TickSampled);
+    let p = Processes::build(vec![sampled, process("b", 2, 1.0, 1, 0)], Keep::default(), 2, 0);
+    assert_eq!(p.cpu_time, Some(CpuTime::TickSampled));
+}
+
+#[test]
+fn threads_add_cpu_and_io_but_share_the_peak() {
+    let mut leader = process("rustc", 5, 1.0, 100, 10);
+    leader.delays.cpu_seconds = Some(0.5);
+    let mut thread = process("rustc", 5, 2.0, 120, 5);
+    thread.delays.cpu_seconds = Some(0.25);
+    leader.add_thread(&thread);
+    assert_eq!((leader.threads, leader.cpu_seconds, leader.peak_rss_bytes), (2, 3.0, Some(120)));
+    assert_eq!((leader.write_bytes, leader.delays.cpu_seconds), (Some(15), Some(0.75)));
+    assert_eq!(leader.delays.blkio_seconds, None, "absent stays absent");
+}
+
+#[test]
+fn the_json_round_trips() {
+    let p = Processes::build(vec![process("a", 1, 1.0, 1, 0)], Keep::Top(3), 1, 0);
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains("\"topByCpu\"") && json.contains("\"lostAtMost\":0"), "{json}");
+    assert_eq!(serde_json::from_str::<Processes>(&json).unwrap(), p);
+    let none = Processes::unavailable("taskstats needs root");
+    assert_eq!(serde_json::from_str::<Processes>(&serde_json::to_string(&none).unwrap()).unwrap(), none);
+}
+
+#[test]
+fn keep_reads_a_count_or_all() {
+    assert_eq!("all".parse::<Keep>(), Ok(Keep::All));
+    assert_eq!("5".parse::<Keep>(), Ok(Keep::Top(5)));
+    assert!("-1".parse::<Keep>().is_err());
+}
+
+/// A run document with these processes and memory samples from the step's cgroup.
+fn run_with(processes: Option<Processes>) -> crate::Step {
+    let json = r#"{"resourceUsage": {"samples": [
+        {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "memoryStat": {"peak": 1000}, "pidsStat": {}},
+        {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "memoryStat": {"peak": 200000000}, "pidsStat": {}}]},
+      "sysUsage": [],
+      "stepmon": {"command": ["make"], "exitCode": 0,
+        "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
+    let mut document: crate::RunDocument = serde_json::from_str(json).unwrap();
+    document.stepmon.as_mut().unwrap().processes = processes;
+    crate::Step::from_run(&document)
+}
+
+#[test]
+fn the_memory_verdict_names_the_process_that_peaked() {
+    let p = Processes::build(
+        vec![process("cc1plus", 8841, 1.0, 150 << 20, 0), process("ld", 9, 1.0, 20 << 20, 0)],
+        Keep::default(),
+        2,
+        0,
+    );
+    let verdict = run_with(Some(p)).verdicts().memory;
+    let peak = verdict.peak_process.clone().unwrap();
+    assert_eq!((peak.command.as_str(), peak.pid, peak.peak_rss_bytes), ("cc1plus", 8841, 150 << 20));
+    assert!(verdict.reason.contains("largest process cc1plus (pid 8841) 150.0 MiB"), "{}", verdict.reason);
+    let without = run_with(None).verdicts().memory;
+    assert_eq!(without.peak_process, None);
+    assert!(!without.reason.contains("largest process"), "{}", without.reason);
+}
+
+#[test]
+fn the_summary_has_the_top_processes_lines() {
+    let p = Processes::build(vec![process("cc1plus", 8841, 0.75, 150 << 20, 0)], Keep::default(), 1, 0);
+    let step = run_with(Some(p));
+    let text = crate::text::render(&step, &step.verdicts());
+    assert!(text.contains("\n  procs    1 processes (taskstats), none lost\n"), "{text}");
+    assert!(
+        text.contains("\n  top      cc1plus ×1: 50.0% of the step's CPU, largest 150.0 MiB (pid 8841)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_markdown_has_a_table_of_the_top_commands() {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let p = Processes::build(
+        vec![process("cc1|plus", 8841, 0.75, 150 << 20, 0), process("ld", 9, 0.25, 20 << 20, 1 << 20)],
+        Keep::default(),
+        2,
+        0,
+    );
+    let markdown = crate::export::markdown::render(&[run_with(Some(p))]);
+    // Read it back with a CommonMark + GFM tables parser: the last table's rows, cell by cell.
+    let (mut tables, mut row, mut cell, mut in_cell) = (Vec::new(), Vec::new(), String::new(), false);
+    for event in Parser::new_ext(&markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Table(_)) => tables.push(Vec::new()),
+            Event::Start(Tag::TableCell) => (in_cell, cell) = (true, String::new()),
+            Event::End(TagEnd::TableCell) => {
+                in_cell = false;
+                row.push(std::mem::take(&mut cell));
+            }
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => {
+                tables.last_mut().unwrap().push(std::mem::take(&mut row))
+            }
+            Event::Text(t) | Event::Code(t) if in_cell => cell.push_str(&t),
+            _ => {}
+        }
+    }
+    let table = tables.last().unwrap();
+    assert_eq!(table[0][0], "Command");
+    assert_eq!(table[1], ["cc1|plus", "1", "750.0 ms", "50.0%", "150.0 MiB (pid 8841)", "0 B", "0 B"], "{markdown}");
+    assert_eq!(table[2][0], "ld");
+    assert_eq!(table[2][6], "1.0 MiB");
+}

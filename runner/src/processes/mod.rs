@@ -1,0 +1,311 @@
+//! The step's processes one by one, from the kernel's taskstats exit
+//! records (<https://docs.kernel.org/accounting/taskstats.html>): a cpumask
+//! listener on generic netlink, registered for every CPU before the step
+//! starts and read on a thread of its own, and the proc connector's fork
+//! events to know which tasks descend from the step ([`tracker`]).
+//!
+//! The kernel accepts a listener only from a process with `CAP_NET_ADMIN`
+//! in the initial user and pid namespaces (kernel/taskstats.c,
+//! `add_del_listener`); elsewhere, or without `CONFIG_TASKSTATS`, the
+//! document says why there is nothing per process. Records dropped when
+//! the socket's buffer was full are counted from `/proc/net/netlink`
+//! ([`drops`]) and from `ENOBUFS`, never hidden.
+
+mod convert;
+pub(crate) mod doctor;
+mod drops;
+mod socket;
+mod tracker;
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::net::RecvFlags;
+use stepmon_report::processes::{Keep, Processes};
+use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
+use stepmon_taskstats_parse::netlink::Messages;
+use stepmon_taskstats_parse::taskstats::TaskstatsReply;
+
+use convert::Task;
+use tracker::Tracker;
+
+/// The taskstats socket's receive buffer: an exit record takes about 1.3
+/// KiB of socket memory (596 bytes in a 1 KiB-rounded skb plus overhead);
+/// 32 MiB holds some 25,000 records, the backlog of a storm while the
+/// listener thread waits for a CPU on a loaded 2-core machine.
+const TASKSTATS_BUFFER: usize = 32 << 20;
+/// The connector's: a fork event per process (and exec and exit events on
+/// kernels before 6.6, which cannot filter), 76 bytes each.
+const CONNECTOR_BUFFER: usize = 16 << 20;
+/// How often the thread looks at the stop flag while no event comes.
+const POLL: Duration = Duration::from_millis(100);
+/// After reading, the thread lets events pile up this long before it reads
+/// again: one wake-up per batch instead of one per event (an exit storm
+/// sends four datagrams per process), well within the buffers' capacity.
+const BATCH: Duration = Duration::from_millis(50);
+
+/// Per-process accounting of one step, or why there is none.
+#[derive(Debug)]
+pub(crate) enum Session {
+    /// Listening.
+    Listening(Listener),
+    /// Taskstats is unavailable here: the reason.
+    Unavailable(String),
+}
+
+/// The running listener.
+#[derive(Debug)]
+pub(crate) struct Listener {
+    tracker: Arc<Mutex<Tracker>>,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Counters>,
+    family: u16,
+    delay_accounting: bool,
+    connector_reason: Option<String>,
+    running: Vec<Task>,
+    keep: Keep,
+}
+
+/// What the thread counted.
+#[derive(Debug, Default)]
+struct Counters {
+    /// `ENOBUFS` from recv on the taskstats socket.
+    overruns: u64,
+    /// Same on the connector socket.
+    connector_overruns: u64,
+    /// `/proc/net/netlink` Drops of the taskstats socket.
+    drops: Option<u64>,
+    /// Of the connector socket.
+    connector_drops: Option<u64>,
+}
+
+/// Whether delay accounting is on (`kernel.task_delayacct`, Linux 5.14+;
+/// before it, on unless booted with `nodelayacct`, which the file's absence
+/// cannot tell: then off, to claim nothing).
+fn delay_accounting() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/task_delayacct").is_ok_and(|v| v.trim() == "1")
+}
+
+/// Why the listener was refused, in words.
+fn refused(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => "taskstats listener refused: needs root (CAP_NET_ADMIN)".to_owned(),
+        Some(libc::EINVAL) => {
+            "taskstats listener refused: stepmon is not in the initial user and pid namespaces (a container)".to_owned()
+        }
+        _ => format!("taskstats listener refused: {e}"),
+    }
+}
+
+/// A generic netlink socket registered as the exit listener of every
+/// possible CPU: the socket, the family id and the CPU list; or why not.
+fn registered() -> Result<(OwnedFd, u16, String), String> {
+    let taskstats = socket::generic().map_err(|e| format!("no generic netlink socket: {e}"))?;
+    let family = socket::resolve_family(&taskstats).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) => "the kernel has no taskstats (CONFIG_TASKSTATS off)".to_owned(),
+        _ => format!("cannot resolve the TASKSTATS netlink family: {e}"),
+    })?;
+    socket::enlarge_buffer(&taskstats, TASKSTATS_BUFFER);
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible")
+        .map_err(|e| format!("cannot read the possible CPUs: {e}"))?;
+    let cpus = cpus.trim().to_owned();
+    socket::register_cpumask(&taskstats, family, &cpus).map_err(|e| refused(&e))?;
+    Ok((taskstats, family, cpus))
+}
+
+impl Session {
+    /// Starts listening (before the step is spawned).
+    pub(crate) fn start(keep: Keep) -> Session {
+        match Listener::start(keep) {
+            Ok(listener) => Session::Listening(listener),
+            Err(reason) => Session::Unavailable(reason),
+        }
+    }
+
+    /// The step's main process was spawned with this pid.
+    pub(crate) fn set_root(&self, pid: i32) {
+        if let Session::Listening(l) = self {
+            l.tracker.lock().unwrap_or_else(PoisonError::into_inner).set_root(pid.unsigned_abs(), Instant::now());
+        }
+    }
+
+    /// Reads the step's processes that are still running (before the kill).
+    pub(crate) fn query_running(&mut self) {
+        if let Session::Listening(l) = self {
+            l.query_running();
+        }
+    }
+
+    /// Stops listening (after the step's processes are reaped) and builds the document.
+    pub(crate) fn finish(self) -> Processes {
+        match self {
+            Session::Listening(l) => l.finish(),
+            Session::Unavailable(reason) => Processes::unavailable(reason),
+        }
+    }
+}
+
+impl Listener {
+    fn start(keep: Keep) -> Result<Listener, String> {
+        let (taskstats, family, _) = registered()?;
+        let (connector, connector_reason) = match socket::connector() {
+            Ok(fd) => {
+                socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
+                (Some(fd), None)
+            }
+            Err(e) => (
+                None,
+                Some(format!(
+                    "no proc connector ({e}): processes are the step's by their parent at exit only, a process whose parent exited first is missed"
+                )),
+            ),
+        };
+        let tracker = Arc::new(Mutex::new(Tracker::new(std::process::id())));
+        let stop = Arc::new(AtomicBool::new(false));
+        let delay_accounting = delay_accounting();
+        let thread = {
+            let (tracker, stop) = (Arc::clone(&tracker), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("stepmon-taskstats".to_owned())
+                .spawn(move || listen(&taskstats, connector.as_ref(), &tracker, &stop, delay_accounting))
+                .map_err(|e| format!("cannot start the taskstats thread: {e}"))?
+        };
+        Ok(Listener { tracker, stop, thread, family, delay_accounting, connector_reason, running: Vec::new(), keep })
+    }
+
+    fn query_running(&mut self) {
+        let live = self.tracker.lock().unwrap_or_else(PoisonError::into_inner).live();
+        let Ok(fd) = socket::generic() else { return };
+        for (seq, pid) in (100u32..).zip(live) {
+            // ESRCH: it exited meanwhile, and its exit record tells.
+            let Ok(reply) = socket::query_pid(&fd, self.family, pid, seq) else { continue };
+            for m in Messages::new(&reply).flatten() {
+                if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
+                    self.running.push(convert::task(&stats, false, self.delay_accounting));
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> Processes {
+        self.stop.store(true, Ordering::SeqCst);
+        let counters = self.thread.join().unwrap_or_default();
+        let tracker = Arc::try_unwrap(self.tracker)
+            .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .unwrap_or_default();
+        let (processes, records) = tracker.finish(Instant::now(), self.running);
+        let lost = counters.drops.unwrap_or(0).max(counters.overruns);
+        let mut doc = Processes::build(processes, self.keep, records, lost);
+        doc.delay_accounting = self.delay_accounting;
+        if !self.delay_accounting {
+            doc.missing.push(
+                "block IO, swap-in and reclaim delays: delay accounting is off (kernel.task_delayacct=0); \
+                 turn it on with `sysctl kernel.task_delayacct=1` or boot with `delayacct`"
+                    .to_owned(),
+            );
+        }
+        doc.missing.extend(self.connector_reason);
+        let fork_losses = counters.connector_drops.unwrap_or(0).max(counters.connector_overruns);
+        if fork_losses > 0 {
+            doc.partial = true;
+            doc.missing.push(format!(
+                "{fork_losses} proc connector events lost: processes whose parent exited first may be missed"
+            ));
+        }
+        doc
+    }
+}
+
+/// The thread: reads both sockets until told to stop, then what is queued.
+fn listen(
+    taskstats: &OwnedFd,
+    connector: Option<&OwnedFd>,
+    tracker: &Mutex<Tracker>,
+    stop: &AtomicBool,
+    delay_accounting: bool,
+) -> Counters {
+    let mut counters = Counters::default();
+    let mut buf = vec![0u8; socket::DATAGRAM];
+    let timeout = Timespec { tv_sec: 0, tv_nsec: i64::from(POLL.subsec_nanos()) };
+    loop {
+        let stopping = stop.load(Ordering::SeqCst);
+        if !stopping {
+            let mut fds = vec![PollFd::new(taskstats, PollFlags::IN)];
+            if let Some(c) = connector {
+                fds.push(PollFd::new(c, PollFlags::IN));
+            }
+            let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        }
+        // Fork events first: they decide which of the records are the step's.
+        let mut read = 0;
+        if let Some(c) = connector {
+            read += drain(
+                c,
+                &mut buf,
+                &mut counters.connector_overruns,
+                |bytes, now, t| {
+                    for m in Messages::new(bytes).flatten() {
+                        if let Ok(ProcEvent {
+                            kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. }, ..
+                        }) = ProcEvent::parse(m.payload)
+                            && child_pid == child_tgid
+                        {
+                            t.fork(parent_tgid, child_tgid, now);
+                        }
+                    }
+                },
+                tracker,
+            );
+        }
+        read += drain(
+            taskstats,
+            &mut buf,
+            &mut counters.overruns,
+            |bytes, now, t| {
+                for m in Messages::new(bytes).flatten() {
+                    if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
+                        t.record(convert::task(&stats, true, delay_accounting), now);
+                    }
+                }
+            },
+            tracker,
+        );
+        if stopping && read == 0 {
+            break;
+        }
+        if read > 0 && !stopping {
+            std::thread::sleep(BATCH);
+        }
+    }
+    counters.drops = drops::of(taskstats.as_fd());
+    counters.connector_drops = connector.and_then(|c| drops::of(c.as_fd()));
+    counters
+}
+
+/// Reads what is queued on `fd` without blocking, handing each datagram to
+/// `each` under the tracker's lock; counts `ENOBUFS`. Returns the datagrams read.
+fn drain(
+    fd: &OwnedFd,
+    buf: &mut [u8],
+    overruns: &mut u64,
+    mut each: impl FnMut(&[u8], Instant, &mut Tracker),
+    tracker: &Mutex<Tracker>,
+) -> usize {
+    let mut n = 0;
+    loop {
+        match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
+            Ok((len, _)) => {
+                n += 1;
+                let mut t = tracker.lock().unwrap_or_else(PoisonError::into_inner);
+                each(&buf[..len], Instant::now(), &mut t);
+            }
+            Err(e) if socket::is_overrun(&e.into()) => *overruns += 1,
+            Err(_) => return n,
+        }
+    }
+}

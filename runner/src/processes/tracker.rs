@@ -1,0 +1,300 @@
+//! Which tasks are the step's, from the two event streams: a process is
+//! the step's when it descends from the step's main process (fork events of
+//! the proc connector), or, when its fork event was missed, when its parent
+//! at exit (`ac_ppid`) is one of the step's or this process (the child
+//! subreaper, see `crate::tree`). Taskstats exit records carry no cgroup,
+//! and a listener cannot filter by one.
+//!
+//! Pids are reused (`pid_max` is often 32768): a process is keyed by its
+//! tgid while it lives and by (tgid, start) once its leader's record came;
+//! a fork event of a reused pid starts a new process. The sockets are not
+//! ordered with each other, so a record whose membership is not known yet
+//! waits (a few seconds at most) for the fork event that would decide it.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use stepmon_report::processes::ProcessRecord;
+
+use super::convert::Task;
+
+/// How long a record of a task not (yet) known as the step's waits for
+/// its fork event before it is taken as another process's.
+const UNDECIDED_FOR: Duration = Duration::from_secs(3);
+
+/// The step's processes as the events came.
+#[derive(Debug, Default)]
+pub(super) struct Tracker {
+    /// The step's main process, once spawned.
+    root: Option<u32>,
+    /// This process: orphans of the step are reparented to it.
+    subreaper: u32,
+    /// Live processes (tgids) of the step.
+    members: HashSet<u32>,
+    /// Forks seen before the root was known: (parent tgid, child tgid).
+    early_forks: Vec<(u32, u32)>,
+    /// Records not decided yet, with when they came (oldest first).
+    undecided: VecDeque<(Instant, Task)>,
+    /// How many undecided records name each pid as their tgid or parent:
+    /// a new member is only worth a retry when it is among them (the
+    /// machine's other processes fill `undecided` under load).
+    undecided_ids: HashMap<u32, u32>,
+    /// Threads of a live process whose leader's record has not come.
+    open: HashMap<u32, ProcessRecord>,
+    /// Processes whose leader's record came: index in `done` by tgid (for
+    /// threads that outlive their leader).
+    closed: HashMap<u32, usize>,
+    /// Finished processes.
+    done: Vec<ProcessRecord>,
+    /// Records of the step's tasks that arrived.
+    pub(super) records: u64,
+}
+
+impl Tracker {
+    pub(super) fn new(subreaper: u32) -> Tracker {
+        Tracker { subreaper, ..Tracker::default() }
+    }
+
+    /// The step's main process was spawned.
+    pub(super) fn set_root(&mut self, root: u32, now: Instant) {
+        self.root = Some(root);
+        self.members.insert(root);
+        for (parent, child) in std::mem::take(&mut self.early_forks) {
+            self.fork(parent, child, now);
+        }
+        self.retry(now, false);
+    }
+
+    /// A new process `child` of `parent` (threads are not forks here).
+    pub(super) fn fork(&mut self, parent: u32, child: u32, now: Instant) {
+        if self.root.is_none() {
+            self.early_forks.push((parent, child));
+            return;
+        }
+        // A reused pid: whatever had it before is over.
+        self.closed.remove(&child);
+        if self.members.contains(&parent) {
+            self.members.insert(child);
+            if self.undecided_ids.contains_key(&child) {
+                self.retry(now, false);
+            }
+        }
+    }
+
+    /// Processes of the step still alive, as far as the records tell.
+    pub(super) fn live(&self) -> Vec<u32> {
+        self.members.iter().copied().collect()
+    }
+
+    /// An exit record.
+    pub(super) fn record(&mut self, task: Task, now: Instant) {
+        let decides = task.tgid;
+        if self.take(task.clone()) {
+            // It may be the parent of records that came before it.
+            if self.undecided_ids.contains_key(&decides) {
+                self.retry(now, false);
+            }
+        } else {
+            *self.undecided_ids.entry(task.tgid).or_default() += 1;
+            *self.undecided_ids.entry(task.ppid).or_default() += 1;
+            self.undecided.push_back((now, task));
+        }
+        while self.undecided.front().is_some_and(|(at, _)| now.duration_since(*at) > UNDECIDED_FOR) {
+            if let Some((_, old)) = self.undecided.pop_front() {
+                self.forget(&old);
+            }
+        }
+    }
+
+    /// Removes an undecided record from the id counts.
+    fn forget(&mut self, task: &Task) {
+        for id in [task.tgid, task.ppid] {
+            if let Some(n) = self.undecided_ids.get_mut(&id) {
+                *n -= 1;
+                if *n == 0 {
+                    self.undecided_ids.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Whether `task` is the step's; if so it is accounted.
+    fn take(&mut self, task: Task) -> bool {
+        if self.root.is_none() {
+            return false;
+        }
+        let leader = task.pid == task.tgid;
+        let parent_is_the_steps = self.members.contains(&task.ppid)
+            || self.closed.contains_key(&task.ppid)
+            || (task.ppid == self.subreaper && task.ppid != 0);
+        let member = self.members.contains(&task.tgid) || (leader && parent_is_the_steps);
+        if member {
+            self.records += 1;
+            if leader {
+                let mut process = task.record;
+                if let Some(threads) = self.open.remove(&task.tgid) {
+                    process.add_thread(&threads);
+                }
+                self.members.remove(&task.tgid);
+                self.closed.insert(task.tgid, self.done.len());
+                self.done.push(process);
+            } else {
+                match self.open.get_mut(&task.tgid) {
+                    Some(p) => p.add_thread(&task.record),
+                    None => {
+                        self.open.insert(task.tgid, task.record);
+                    }
+                }
+            }
+            return true;
+        }
+        // A thread that outlived its leader.
+        if !leader && let Some(&at) = self.closed.get(&task.tgid) {
+            self.records += 1;
+            if let Some(p) = self.done.get_mut(at) {
+                p.add_thread(&task.record);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Retries the undecided records; with `all` (or once they are too old)
+    /// drops those still not the step's.
+    pub(super) fn retry(&mut self, now: Instant, all: bool) {
+        let mut keep = VecDeque::with_capacity(self.undecided.len());
+        while let Some((at, task)) = self.undecided.pop_front() {
+            let old = all || now.duration_since(at) > UNDECIDED_FOR;
+            if self.take(task.clone()) || old {
+                self.forget(&task);
+            } else {
+                keep.push_back((at, task));
+            }
+        }
+        self.undecided = keep;
+    }
+
+    /// The processes: finished ones, then threads whose leader's record
+    /// never came (lost), then `running` (queried before the kill) for
+    /// processes without an exit record.
+    pub(super) fn finish(mut self, now: Instant, running: Vec<Task>) -> (Vec<ProcessRecord>, u64) {
+        self.retry(now, true);
+        let mut out = self.done;
+        out.extend(self.open.into_values());
+        for task in running {
+            let exited =
+                out.iter().any(|p| p.pid == task.tgid && p.start_unix_seconds == task.record.start_unix_seconds);
+            if !exited {
+                out.push(task.record);
+            }
+        }
+        (out, self.records)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: u32, tgid: u32, ppid: u32, cpu: f64) -> Task {
+        let mut record = ProcessRecord::default();
+        record.pid = tgid;
+        record.ppid = ppid;
+        record.threads = 1;
+        record.cpu_seconds = cpu;
+        Task { pid, tgid, ppid, record }
+    }
+
+    #[test]
+    fn descendants_are_kept_and_others_are_not() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.fork(1, 100, now); // the spawn, before the root is known
+        t.set_root(100, now);
+        t.fork(100, 101, now);
+        t.fork(101, 102, now);
+        t.fork(555, 556, now); // someone else's
+        t.record(task(102, 102, 101, 1.0), now);
+        t.record(task(556, 556, 555, 9.0), now);
+        t.record(task(101, 101, 100, 1.0), now);
+        t.record(task(100, 100, 1, 1.0), now);
+        let (done, records) = t.finish(now, Vec::new());
+        assert_eq!(records, 3);
+        assert_eq!(done.iter().map(|p| p.pid).collect::<Vec<_>>(), [102, 101, 100]);
+    }
+
+    #[test]
+    fn a_record_before_its_fork_event_waits_for_it() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, now);
+        // 201's parent 200 is not known yet either: both wait.
+        t.record(task(201, 201, 200, 1.0), now);
+        t.fork(100, 200, now);
+        assert_eq!(t.records, 1, "decided by its parent");
+        let (done, _) = t.finish(now, Vec::new());
+        assert_eq!(done.len(), 1);
+    }
+
+    #[test]
+    fn a_reused_pid_outside_the_step_is_not_counted() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, now);
+        t.fork(100, 300, now);
+        t.record(task(300, 300, 100, 1.0), now);
+        // pid 300 reused by an unrelated process.
+        t.fork(700, 300, now);
+        t.record(task(300, 300, 700, 5.0), now);
+        let (done, records) = t.finish(now + UNDECIDED_FOR * 2, Vec::new());
+        assert_eq!((done.len(), records), (1, 1));
+        assert_eq!(done[0].cpu_seconds, 1.0);
+    }
+
+    #[test]
+    fn threads_fold_into_their_process_before_and_after_the_leader() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, now);
+        t.record(task(101, 100, 1, 2.0), now); // a thread
+        t.record(task(100, 100, 1, 1.0), now); // the leader
+        t.record(task(102, 100, 1, 4.0), now); // a thread outliving it
+        let (done, records) = t.finish(now, Vec::new());
+        assert_eq!((done.len(), records), (1, 3));
+        assert_eq!((done[0].threads, done[0].cpu_seconds), (3, 7.0));
+    }
+
+    #[test]
+    fn without_fork_events_records_are_decided_by_their_parents() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, now);
+        // 102's parent 101 was the root's child; 102's record comes first.
+        t.record(task(102, 102, 101, 1.0), now);
+        t.record(task(101, 101, 100, 1.0), now);
+        assert_eq!(t.records, 2);
+    }
+
+    #[test]
+    fn orphans_reparented_to_the_subreaper_are_the_steps() {
+        let now = Instant::now();
+        let mut t = Tracker::new(42);
+        t.set_root(100, now);
+        t.record(task(900, 900, 42, 1.0), now);
+        assert_eq!(t.records, 1);
+    }
+
+    #[test]
+    fn a_running_process_counts_once() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, now);
+        t.fork(100, 101, now);
+        let mut running = task(101, 101, 100, 0.5);
+        running.record.running_at_end = true;
+        t.record(task(100, 100, 1, 1.0), now);
+        let (done, _) = t.finish(now, vec![running.clone(), task(100, 100, 1, 1.0)]);
+        assert_eq!(done.len(), 2, "the exited root once, the running child from its query");
+        assert!(done.iter().any(|p| p.pid == 101 && p.running_at_end));
+    }
+}
