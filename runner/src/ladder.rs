@@ -4,7 +4,7 @@
 //!
 //! | group | best first |
 //! |---|---|
-//! | cpu | step cgroup › process tree |
+//! | cpu | step cgroup (or the step's systemd scope) › process tree |
 //! | memory | step cgroup › enclosing cgroup (peak exact or a lower bound) |
 //! | io | step cgroup › process tree (task IO accounting) |
 //! | pids | step cgroup › enclosing cgroup |
@@ -37,6 +37,8 @@ pub(crate) struct Evidence<'a> {
     pub tree: &'a ProcessTree,
     /// Whether the step had a network namespace of its own.
     pub own_network: bool,
+    /// The transient systemd scope whose cgroup `leaf` is, if it is one.
+    pub scope: Option<&'a str>,
 }
 
 fn has(samples: &[StepSample], group: Group) -> bool {
@@ -109,7 +111,13 @@ fn own_source(evidence: &Evidence<'_>, group: Group) -> Option<Source> {
     };
     let in_v2 = evidence.leaf.filter(|_| v2.is_none_or(|c| evidence.v2_controllers.iter().any(|e| e == c)));
     if let Some(leaf) = in_v2 {
-        return Some(Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())));
+        return Some(match evidence.scope {
+            Some(unit) => Source::exact(
+                Rung::SystemdScope,
+                format!("the step's own transient systemd scope {unit} (cgroup {})", leaf.display()),
+            ),
+            None => Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())),
+        });
     }
     let dir = evidence.v1.iter().find(|(c, _)| v1.contains(&c.as_str()))?;
     Some(Source::exact(Rung::CgroupV1, format!("the step's own cgroup v1 {}", dir.1)))

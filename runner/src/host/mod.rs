@@ -28,6 +28,7 @@ use stepmon_sysusage::probe::SysProbe;
 use crate::cgroup::placement::{CONTROLLERS, RUN_PREFIX, start_time};
 
 pub mod rungs;
+pub mod shape;
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
