@@ -371,6 +371,9 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             }
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+            if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
+                notices.push(notice);
+            }
             match RunCgroups::create(&base, &run_name, delegated) {
                 Ok(created) => (Some(Owned(Some(created))), None),
                 Err(e) if options.cgroup_parent.is_some() => {
@@ -382,6 +385,11 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         Err(e) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
         Err(e) => (None, Some(e.to_string())),
     };
+    if let (Some(c), Ok(loc)) = (&cgroups, &location)
+        && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
+    {
+        notices.push(notice);
+    }
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
@@ -490,6 +498,46 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         enclosing_recorder,
         scope,
         notices,
+    })
+}
+
+/// The notice for a step cgroup that got no controller because this
+/// process's cgroup holds other processes (the no-internal-process rule):
+/// the shape, what measures the step instead, what would do better.
+fn shape_notice(cgroups: &RunCgroups, location: &discover::Cgroup2, parent: bool) -> Option<String> {
+    let lacking = cgroups.not_enabled.iter().any(|n| !n.reason.contains("cgroup v1"));
+    if parent || !lacking || !cgroups.enabled.is_empty() {
+        return None;
+    }
+    let euid = rustix::process::geteuid().as_raw();
+    let shape = shape::detect(location, euid);
+    let (rung, _) = shape.follows(euid, false);
+    Some(format!(
+        "notice: stepmon runs in {} ({}), whose children can get no controller: the step's cgroup {} has CPU time \
+         and stall only; memory and pids come from the enclosing cgroup, IO from the process tree (rung {}), \
+         each number labelled; --cgroup-parent DIR at an ancestor whose cgroup.subtree_control lists the \
+         controllers gives the step all of them",
+        shape.words(),
+        location.own_dir.display(),
+        cgroups.leaf.display(),
+        rung.as_str()
+    ))
+}
+
+/// The notice for a `--cgroup-parent` outside this process's cgroup: the
+/// step escapes what that cgroup imposes.
+fn outside_notice(parent: Option<&Path>, own: &Path) -> Option<String> {
+    let parent = parent?;
+    let own: PathBuf = own.components().collect();
+    let parent: PathBuf = parent.components().collect();
+    (!parent.starts_with(&own)).then(|| {
+        format!(
+            "notice: the step's cgroup goes under --cgroup-parent {}, outside stepmon's own cgroup {}: that cgroup's \
+             limits do not cover the step, and stopping what manages it (a cancelled job) does not stop the step \
+             (stepmon still kills it when it ends)",
+            parent.display(),
+            own.display()
+        )
     })
 }
 

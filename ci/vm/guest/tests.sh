@@ -142,6 +142,7 @@ container_step() {
 TESTS_PASSED=0
 run_test_binaries
 run_rounds container_step
+. /guest/tests-parent.sh
 
 echo
 echo "==> leftovers"

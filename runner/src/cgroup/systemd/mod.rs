@@ -118,11 +118,11 @@ impl Scope {
 /// Stops the scopes of dead stepmon runs (`stepmon-run.*.scope` whose
 /// owner is gone); returns their names. Connects only where systemd is the
 /// init system; elsewhere there is nothing to collect.
-pub fn collect_garbage(euid: u32, dry_run: bool) -> Result<Vec<String>, String> {
+pub fn collect_garbage(dry_run: bool) -> Result<Vec<String>, String> {
     if !booted() {
         return Ok(Vec::new());
     }
-    let bus = Bus::connect(euid)?;
+    let bus = Bus::connect(rustix::process::geteuid().as_raw())?;
     let units = bus.units("stepmon-run.*.scope").map_err(|e| format!("listing stepmon's scopes: {e}"))?;
     let mut stopped = Vec::new();
     for (unit, _state) in units {
