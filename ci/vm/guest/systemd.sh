@@ -34,6 +34,20 @@ WORKLOAD='dd if=/dev/zero bs=64M count=1 2>/dev/null | sleep 3
     dd if=/dev/zero of=/mnt/scratch/direct8 bs=1M count=8 oflag=direct 2>/dev/null
     sleep 1 & sleep 1 & wait'
 
+# beside NAME COMMAND: writes /tmp/NAME.sh, which runs COMMAND (sh) beside
+# another process, logs to /tmp/NAME.log and exits with COMMAND's status.
+# A file, not `sh -c`: systemd expands $VAR in a unit's command line.
+beside() {
+    cat >"/tmp/$1.sh" <<SCRIPT
+sleep 300 &
+other=\$!
+$2 >>/tmp/$1.log 2>&1
+rc=\$?
+kill \$other
+exit \$rc
+SCRIPT
+}
+
 # no_scope_left NAME: no stepmon-run.*.scope unit is loaded and no such
 # cgroup exists.
 no_scope_left() {
@@ -69,9 +83,8 @@ scope_checks() {
 name=service64
 echo
 echo "==> step $name: stepmon run in ci-runner.service (ci.slice) beside another process"
-systemd-run --quiet --wait --unit=ci-runner --slice=ci.slice -p Type=exec \
-    -p StandardOutput=file:/tmp/$name.log -p StandardError=file:/tmp/$name.log \
-    /bin/sh -c "sleep 300 & other=\$!; stepmon run -o /tmp/$name.json -- sh -c '$WORKLOAD'; rc=\$?; kill \$other; exit \$rc"
+beside $name "stepmon run -o /tmp/$name.json -- sh -c '$WORKLOAD'"
+systemd-run --quiet --wait --unit=ci-runner --slice=ci.slice -p Type=exec /bin/sh /tmp/$name.sh
 rc=$?
 cat "/tmp/$name.log"
 if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc"; fi
@@ -87,8 +100,8 @@ no_scope_left $name
 name=scope64
 echo
 echo "==> step $name: stepmon run in a scope (systemd-run --scope) beside another process"
-systemd-run --quiet --scope --unit=session-sim /bin/sh -c \
-    "sleep 300 & other=\$!; stepmon run -o /tmp/$name.json -- sh -c '$WORKLOAD' >/tmp/$name.log 2>&1; rc=\$?; kill \$other; exit \$rc"
+beside $name "stepmon run -o /tmp/$name.json -- sh -c '$WORKLOAD'"
+systemd-run --quiet --scope --unit=session-sim /bin/sh /tmp/$name.sh
 rc=$?
 cat "/tmp/$name.log"
 if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc"; fi
@@ -99,9 +112,8 @@ no_scope_left $name
 name=cancel
 echo
 echo "==> step $name: systemctl stop of the caller's service while the step runs"
-systemd-run --quiet --unit=ci-cancel --slice=ci.slice -p Type=exec \
-    -p StandardOutput=file:/tmp/$name.log -p StandardError=file:/tmp/$name.log \
-    /bin/sh -c "stepmon run -o /tmp/$name.json -- sleep 600"
+beside $name "stepmon run -o /tmp/$name.json -- sleep 600"
+systemd-run --quiet --unit=ci-cancel --slice=ci.slice -p Type=exec /bin/sh /tmp/$name.sh
 step_pid=
 i=0
 while [ -z "$step_pid" ] && [ $i -lt 300 ]; do
@@ -132,11 +144,9 @@ no_scope_left $name
 name=hidden64
 echo
 echo "==> step $name: stepmon run in ci-hidden.service with /run/systemd and /run/dbus hidden"
-systemd-run --quiet --wait --unit=ci-hidden --slice=ci.slice -p Type=exec \
-    -p StandardOutput=file:/tmp/$name.log -p StandardError=file:/tmp/$name.log \
-    /bin/sh -c "sleep 300 & other=\$!; unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run/systemd &&
-        mount -t tmpfs tmpfs /run/dbus && exec stepmon run -o /tmp/$name.json -- sh -c \"dd if=/dev/zero bs=64M count=1 2>/dev/null | sleep 3\"';
-        rc=\$?; kill \$other; exit \$rc"
+beside $name "unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run/systemd &&
+    mount -t tmpfs tmpfs /run/dbus && exec stepmon run -o /tmp/$name.json -- sh -c \"dd if=/dev/zero bs=64M count=1 2>/dev/null | sleep 3\"'"
+systemd-run --quiet --wait --unit=ci-hidden --slice=ci.slice -p Type=exec /bin/sh /tmp/$name.sh
 rc=$?
 cat "/tmp/$name.log"
 if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc"; fi
