@@ -129,3 +129,42 @@ fn bounded(bound: Bound, e: &EnclosingCgroup, sampled: &str) -> Source {
         _ => Source::lower_bound(Rung::EnclosingCgroup, format!("{}; the largest of {sampled}", e.covers())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use jiff::Timestamp;
+    use stepmon_report::source::{Group, ProcessTree, Rung};
+    use stepmon_sampler::model::StepSample;
+
+    use super::{Evidence, choose};
+
+    #[test]
+    fn a_step_in_its_systemd_scope_is_labelled_so() {
+        let mut sample = StepSample::empty(Timestamp::UNIX_EPOCH);
+        sample.stepmon.memory_current = Some(64 << 20);
+        sample.pids_stat.current = Some(3);
+        let samples = [sample];
+        let controllers = ["cpu", "memory", "io", "pids"].map(str::to_owned);
+        let tree = ProcessTree::default();
+        let leaf = Path::new("/sys/fs/cgroup/ci.slice/stepmon-run.1.2.scope");
+        let evidence = |scope| Evidence {
+            step: Some(&samples),
+            leaf: Some(leaf),
+            v2_controllers: &controllers,
+            v1: &[],
+            enclosing: None,
+            tree: &tree,
+            own_network: false,
+            scope,
+        };
+        let sources = choose(&evidence(Some("stepmon-run.1.2.scope")));
+        for group in [Group::Memory, Group::Pids] {
+            assert_eq!(sources.rung(group), Some(Rung::SystemdScope), "{group:?}");
+        }
+        assert!(sources.get(Group::Memory).unwrap().covers.contains("stepmon-run.1.2.scope"));
+        // The same cgroup made by stepmon itself is the plain v2 rung.
+        assert_eq!(choose(&evidence(None)).rung(Group::Memory), Some(Rung::CgroupV2));
+    }
+}
