@@ -48,6 +48,29 @@ exit \$rc
 SCRIPT
 }
 
+# run_caller NAME SYSTEMD-RUN-ARGS...: systemd-run (at most 240 s), then its
+# log; on a timeout, what stepmon was doing (for the FAIL's diagnosis).
+run_caller() {
+    n=$1
+    shift
+    timeout 240 systemd-run --quiet "$@" /bin/sh "/tmp/$n.sh"
+    rc=$?
+    if [ "$rc" -eq 124 ]; then
+        echo "guest: $n timed out; processes (pid, cgroup, command; stepmon's threads with their wchan):"
+        for p in /proc/[0-9]*; do
+            cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | head -c 120)
+            [ -n "$cmd" ] || continue
+            echo "  ${p#/proc/} $(cut -d: -f3 "$p/cgroup" 2>/dev/null) $cmd"
+            if [ "$(cat "$p/comm" 2>/dev/null)" = stepmon ]; then
+                for t in "$p"/task/*; do echo "    thread ${t##*/} $(cat "$t/comm") $(cat "$t/wchan")"; done
+            fi
+        done
+        systemctl list-units --all --plain --no-legend 'stepmon-run.*' 'ci-*'
+    fi
+    cat "/tmp/$n.log"
+    return "$rc"
+}
+
 # no_scope_left NAME: no stepmon-run.*.scope unit is loaded and no such
 # cgroup exists.
 no_scope_left() {
@@ -84,9 +107,8 @@ name=service64
 echo
 echo "==> step $name: stepmon run in ci-runner.service (ci.slice) beside another process"
 beside $name "stepmon run -o /tmp/$name.json -- sh -c '$WORKLOAD'"
-systemd-run --quiet --wait --unit=ci-runner --slice=ci.slice -p Type=exec /bin/sh /tmp/$name.sh
+run_caller $name --wait --unit=ci-runner --slice=ci.slice -p Type=exec
 rc=$?
-cat "/tmp/$name.log"
 if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc"; fi
 if grep -q 'transient scope stepmon-run' "/tmp/$name.log"; then
     pass "$name: the notice names the shape and the scope"
@@ -101,9 +123,8 @@ name=scope64
 echo
 echo "==> step $name: stepmon run in a scope (systemd-run --scope) beside another process"
 beside $name "stepmon run -o /tmp/$name.json -- sh -c '$WORKLOAD'"
-systemd-run --quiet --scope --unit=session-sim /bin/sh /tmp/$name.sh
+run_caller $name --scope --unit=session-sim
 rc=$?
-cat "/tmp/$name.log"
 if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc"; fi
 scope_checks $name system.slice
 no_scope_left $name
@@ -146,9 +167,8 @@ echo
 echo "==> step $name: stepmon run in ci-hidden.service with /run/systemd and /run/dbus hidden"
 beside $name "unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run/systemd &&
     mount -t tmpfs tmpfs /run/dbus && exec stepmon run -o /tmp/$name.json -- sh -c \"dd if=/dev/zero bs=64M count=1 2>/dev/null | sleep 3\"'"
-systemd-run --quiet --wait --unit=ci-hidden --slice=ci.slice -p Type=exec /bin/sh /tmp/$name.sh
+run_caller $name --wait --unit=ci-hidden --slice=ci.slice -p Type=exec
 rc=$?
-cat "/tmp/$name.log"
 if [ "$rc" -eq 0 ]; then pass "$name: stepmon exited 0"; else fail "$name: stepmon exited $rc"; fi
 if grep -q 'systemd cannot be reached' "/tmp/$name.log" && grep -q '/run/systemd/private' "/tmp/$name.log"; then
     pass "$name: the notice says why there is no scope"

@@ -54,7 +54,7 @@ vm_boot() {
         -nographic -no-reboot -nic none \
         -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_WORK/initramfs.cpio" -append "$append" \
         -drive "file=$VM_WORK/scratch.img,if=virtio,format=raw,cache=unsafe" "${rootfs[@]}" \
-        </dev/null 2>&1 | tr -d '\r' | tee "$VM_CONSOLE"
+        </dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$VM_CONSOLE"
     VM_QEMU_RC=${PIPESTATUS[0]}
     set -e
 }

@@ -19,6 +19,9 @@ const SYSTEM_BUS: &str = "/run/dbus/system_bus_socket";
 const DESTINATION: &str = "org.freedesktop.systemd1";
 const PATH: &str = "/org/freedesktop/systemd1";
 const MANAGER: &str = "org.freedesktop.systemd1.Manager";
+/// How long a call may take: a manager that does not answer (busy, hung)
+/// makes the step fall back instead of waiting forever.
+const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// A connection to systemd.
 #[derive(Debug)]
@@ -39,14 +42,14 @@ impl Bus {
         let mut tried = Vec::new();
         if euid == 0 {
             match zbus::blocking::connection::Builder::address(format!("unix:path={PRIVATE}").as_str())
-                .map(|b| b.p2p().build())
+                .map(|b| b.p2p().method_timeout(CALL_TIMEOUT).build())
             {
                 Ok(Ok(connection)) => return Ok(Bus { connection, p2p: true, socket: PRIVATE }),
                 Ok(Err(e)) | Err(e) => tried.push(format!("{PRIVATE}: {e}")),
             }
         }
         if Path::new(SYSTEM_BUS).exists() {
-            match Connection::system() {
+            match zbus::blocking::connection::Builder::system().and_then(|b| b.method_timeout(CALL_TIMEOUT).build()) {
                 Ok(connection) => return Ok(Bus { connection, p2p: false, socket: SYSTEM_BUS }),
                 Err(e) => tried.push(format!("{SYSTEM_BUS}: {e}")),
             }
