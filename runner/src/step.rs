@@ -228,7 +228,7 @@ fn pending_scope(
     if !v1::hierarchies_in(Path::new("/proc/self")).is_empty() {
         return None;
     }
-    match Bus::connect(euid) {
+    match Bus::connect() {
         Ok(bus) => Some(PendingScope {
             bus,
             run_name: run_name.to_owned(),

@@ -359,7 +359,7 @@ fn shape_check(shape: &shape::Shape, facts: &Facts, layout: &str, checks: &mut V
         ));
         return None;
     }
-    match crate::cgroup::systemd::Bus::connect(facts.euid) {
+    match crate::cgroup::systemd::Bus::connect() {
         Ok(bus) => {
             checks.push(Check::ok(
                 "systemd",

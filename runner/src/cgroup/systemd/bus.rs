@@ -1,8 +1,14 @@
 //! The few calls stepmon makes to systemd's manager
-//! (`org.freedesktop.systemd1.Manager`), over `/run/systemd/private` (root
-//! only; systemd speaks D-Bus peer to peer there, no bus daemon needed) or
-//! the system bus. Only made when the host shape says systemd manages this
-//! process's cgroup: other hosts never open a socket.
+//! (`org.freedesktop.systemd1.Manager`), over the system bus. Only made
+//! when the host shape says systemd manages this process's cgroup: other
+//! hosts never open a socket.
+//!
+//! Not over `/run/systemd/private` (systemd's peer-to-peer socket for
+//! root, which needs no bus daemon): systemd sends its messages there with
+//! the sender `org.freedesktop.systemd1`, a well-known name where the D-Bus
+//! spec has a unique one, and zbus 5.19's reader rejects them with a panic
+//! in its executor thread (seen in the VM tier's systemd boot: the call
+//! then times out). A host without a bus daemon falls back, and says so.
 
 use std::path::Path;
 
@@ -11,7 +17,7 @@ use zbus::zvariant::{OwnedObjectPath, Value as DbusValue};
 
 use super::properties::Value;
 
-/// systemd's private socket (`systemctl` as root uses it).
+/// systemd's private socket, named in the fallback's reason.
 const PRIVATE: &str = "/run/systemd/private";
 /// The system bus (dbus-daemon or dbus-broker).
 const SYSTEM_BUS: &str = "/run/dbus/system_bus_socket";
@@ -27,8 +33,6 @@ const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 #[derive(Debug)]
 pub struct Bus {
     connection: Connection,
-    /// Whether this is the private socket (no destination in calls).
-    p2p: bool,
     /// Which socket, for messages.
     pub socket: &'static str,
 }
@@ -37,24 +41,21 @@ pub struct Bus {
 pub type ConnectError = String;
 
 impl Bus {
-    /// Connects: the private socket first as root, then the system bus.
-    pub fn connect(euid: u32) -> Result<Bus, ConnectError> {
+    /// Connects to the system bus.
+    pub fn connect() -> Result<Bus, ConnectError> {
         let mut tried = Vec::new();
-        if euid == 0 {
-            match zbus::blocking::connection::Builder::address(format!("unix:path={PRIVATE}").as_str())
-                .map(|b| b.p2p().method_timeout(CALL_TIMEOUT).build())
-            {
-                Ok(Ok(connection)) => return Ok(Bus { connection, p2p: true, socket: PRIVATE }),
-                Ok(Err(e)) | Err(e) => tried.push(format!("{PRIVATE}: {e}")),
-            }
-        }
         if Path::new(SYSTEM_BUS).exists() {
             match zbus::blocking::connection::Builder::system().and_then(|b| b.method_timeout(CALL_TIMEOUT).build()) {
-                Ok(connection) => return Ok(Bus { connection, p2p: false, socket: SYSTEM_BUS }),
+                Ok(connection) => return Ok(Bus { connection, socket: SYSTEM_BUS }),
                 Err(e) => tried.push(format!("{SYSTEM_BUS}: {e}")),
             }
         } else {
             tried.push(format!("{SYSTEM_BUS}: no such socket"));
+        }
+        if Path::new(PRIVATE).exists() {
+            tried.push(format!("{PRIVATE}: not used (zbus rejects the sender name systemd gives its messages there)"));
+        } else {
+            tried.push(format!("{PRIVATE}: no such socket"));
         }
         Err(tried.join("; "))
     }
@@ -63,8 +64,7 @@ impl Bus {
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
-        let destination = (!self.p2p).then_some(DESTINATION);
-        self.connection.call_method(destination, PATH, Some(MANAGER), method, body)
+        self.connection.call_method(Some(DESTINATION), PATH, Some(MANAGER), method, body)
     }
 
     /// `StartTransientUnit(name, "fail", properties, [])`: the job's path.

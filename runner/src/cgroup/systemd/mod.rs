@@ -122,7 +122,7 @@ pub fn collect_garbage(dry_run: bool) -> Result<Vec<String>, String> {
     if !booted() {
         return Ok(Vec::new());
     }
-    let bus = Bus::connect(rustix::process::geteuid().as_raw())?;
+    let bus = Bus::connect()?;
     let units = bus.units("stepmon-run.*.scope").map_err(|e| format!("listing stepmon's scopes: {e}"))?;
     let mut stopped = Vec::new();
     for (unit, _state) in units {
