@@ -801,8 +801,29 @@ impl Prepared {
         if leaf.is_none() && v1_dirs.is_empty() {
             usage.resource_usage.samples.clear();
         }
+        // systemd collects an empty scope (and removes its cgroup) as soon
+        // as the step's last process is gone, which can beat the final
+        // sample: then the last sample read nothing, and the last real one
+        // stands (counters at most one interval early: a lower bound).
+        let scope_collected = scope_unit.is_some() && leaf.as_deref().is_some_and(|l| !l.exists()) && {
+            let samples = &mut usage.resource_usage.samples;
+            let before = samples.len();
+            while samples.len() > 1
+                && samples.last().is_some_and(|s| s.cpu_stat.is_none_or(|c| c.usage_nanos.is_none()))
+            {
+                samples.pop();
+            }
+            samples.len() < before
+        };
+        if scope_collected {
+            messages.push(
+                "notice: systemd removed the step's scope before the final sample; the numbers are the last \
+                 sample's (CPU time and IO as lower bounds)"
+                    .to_owned(),
+            );
+        }
         let tree = reaper.tree();
-        let sources = ladder::choose(&Evidence {
+        let mut sources = ladder::choose(&Evidence {
             step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
             leaf: leaf.as_deref(),
             v2_controllers: &enabled,
@@ -812,6 +833,14 @@ impl Prepared {
             own_network: self.namespace.is_some(),
             scope: scope_unit.as_deref(),
         });
+        if scope_collected {
+            for group in [Group::Cpu, Group::Io] {
+                if let Some(s) = sources.get(group).filter(|s| s.rung == Rung::SystemdScope) {
+                    let covers = format!("{}; the last sample before systemd removed the scope", s.covers);
+                    sources.set(group, Some(stepmon_report::source::Source::lower_bound(Rung::SystemdScope, covers)));
+                }
+            }
+        }
         let (cpu_seconds, max_rss_bytes) = crate::own::own_usage();
         let mut collector = Collector::default();
         collector.cpu_seconds = cpu_seconds;
