@@ -128,6 +128,14 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
     for dir in &removed {
         eprintln!("stepmon: {verb} {}", dir.display());
     }
+    // And the transient scopes of dead runs, where systemd is the init system.
+    let scopes = stepmon_runner::cgroup::systemd::collect_garbage(args.dry_run).unwrap_or_else(|e| {
+        eprintln!("stepmon: warning: cannot look for leftover stepmon scopes: {e}");
+        Vec::new()
+    });
+    for unit in &scopes {
+        eprintln!("stepmon: {} the scope {unit}", if args.dry_run { "would stop" } else { "stopped" });
+    }
     // The steps of killed stepmons in their job records: those whose run
     // directories were just removed, and those another stepmon's start
     // removed meanwhile (every run collects on start).
@@ -139,7 +147,7 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
             }
         }
     }
-    if removed.is_empty() {
+    if removed.is_empty() && scopes.is_empty() {
         let under = base.as_ref().map_or_else(|| "the cgroup v1 hierarchies".to_owned(), |b| b.display().to_string());
         eprintln!("stepmon: nothing to clean up under {under}");
     }

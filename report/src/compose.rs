@@ -17,7 +17,7 @@ pub fn summary(document: &RunDocument, wall_seconds: f64) -> UsageSummary {
     let sources = &run.sources;
     let enclosing = run.enclosing_cgroup.as_ref();
     let around = enclosing.map(|e| UsageSummary::with_baseline(&e.usage(), wall_seconds, Baseline::FirstSample));
-    let own = |group| matches!(sources.rung(group), Some(Rung::CgroupV2 | Rung::CgroupV1));
+    let own = |group| matches!(sources.rung(group), Some(Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope));
 
     if !own(Group::Cpu) {
         let mut cpu = CpuSummary::default();

@@ -24,6 +24,10 @@ pub enum Rung {
     CgroupV2,
     /// The step's own cgroup v1 hierarchies (hybrid and v1-only hosts).
     CgroupV1,
+    /// The step's own cgroup v2 as a transient systemd scope, asked of
+    /// systemd where it manages stepmon's cgroup (a service or session
+    /// scope holding other processes): exact, the step alone.
+    SystemdScope,
     /// The step's processes, reaped by stepmon as child subreaper: the sum
     /// of their `wait4` rusage (what GNU time reports, for the whole tree).
     ProcessTree,
@@ -43,6 +47,7 @@ impl Rung {
         match self {
             Rung::CgroupV2 => "cgroupV2",
             Rung::CgroupV1 => "cgroupV1",
+            Rung::SystemdScope => "systemdScope",
             Rung::ProcessTree => "processTree",
             Rung::EnclosingCgroup => "enclosingCgroup",
             Rung::Machine => "machine",
@@ -56,6 +61,7 @@ impl Rung {
         match self {
             Rung::CgroupV2 => "step cgroup",
             Rung::CgroupV1 => "step cgroup v1",
+            Rung::SystemdScope => "step's systemd scope",
             Rung::ProcessTree => "process tree",
             Rung::EnclosingCgroup => "enclosing cgroup",
             Rung::Machine => "whole machine",
@@ -109,7 +115,8 @@ impl Source {
     /// processes) and exact.
     #[must_use]
     pub fn is_exact_for_step(&self) -> bool {
-        self.bound == Bound::Exact && matches!(self.rung, Rung::CgroupV2 | Rung::CgroupV1 | Rung::ProcessTree)
+        self.bound == Bound::Exact
+            && matches!(self.rung, Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope | Rung::ProcessTree)
     }
 
     /// `process tree`, `enclosing cgroup, lower bound`.

@@ -4,7 +4,7 @@
 //!
 //! | group | best first |
 //! |---|---|
-//! | cpu | step cgroup › process tree |
+//! | cpu | step cgroup (or the step's systemd scope) › process tree |
 //! | memory | step cgroup › enclosing cgroup (peak exact or a lower bound) |
 //! | io | step cgroup › process tree (task IO accounting) |
 //! | pids | step cgroup › enclosing cgroup |
@@ -37,6 +37,8 @@ pub(crate) struct Evidence<'a> {
     pub tree: &'a ProcessTree,
     /// Whether the step had a network namespace of its own.
     pub own_network: bool,
+    /// The transient systemd scope whose cgroup `leaf` is, if it is one.
+    pub scope: Option<&'a str>,
 }
 
 fn has(samples: &[StepSample], group: Group) -> bool {
@@ -109,7 +111,13 @@ fn own_source(evidence: &Evidence<'_>, group: Group) -> Option<Source> {
     };
     let in_v2 = evidence.leaf.filter(|_| v2.is_none_or(|c| evidence.v2_controllers.iter().any(|e| e == c)));
     if let Some(leaf) = in_v2 {
-        return Some(Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())));
+        return Some(match evidence.scope {
+            Some(unit) => Source::exact(
+                Rung::SystemdScope,
+                format!("the step's own transient systemd scope {unit} (cgroup {})", leaf.display()),
+            ),
+            None => Source::exact(Rung::CgroupV2, format!("the step's own cgroup {}", leaf.display())),
+        });
     }
     let dir = evidence.v1.iter().find(|(c, _)| v1.contains(&c.as_str()))?;
     Some(Source::exact(Rung::CgroupV1, format!("the step's own cgroup v1 {}", dir.1)))
@@ -119,5 +127,44 @@ fn bounded(bound: Bound, e: &EnclosingCgroup, sampled: &str) -> Source {
     match bound {
         Bound::Exact => Source::exact(Rung::EnclosingCgroup, e.covers()),
         _ => Source::lower_bound(Rung::EnclosingCgroup, format!("{}; the largest of {sampled}", e.covers())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use jiff::Timestamp;
+    use stepmon_report::source::{Group, ProcessTree, Rung};
+    use stepmon_sampler::model::StepSample;
+
+    use super::{Evidence, choose};
+
+    #[test]
+    fn a_step_in_its_systemd_scope_is_labelled_so() {
+        let mut sample = StepSample::empty(Timestamp::UNIX_EPOCH);
+        sample.stepmon.memory_current = Some(64 << 20);
+        sample.pids_stat.current = Some(3);
+        let samples = [sample];
+        let controllers = ["cpu", "memory", "io", "pids"].map(str::to_owned);
+        let tree = ProcessTree::default();
+        let leaf = Path::new("/sys/fs/cgroup/ci.slice/stepmon-run.1.2.scope");
+        let evidence = |scope| Evidence {
+            step: Some(&samples),
+            leaf: Some(leaf),
+            v2_controllers: &controllers,
+            v1: &[],
+            enclosing: None,
+            tree: &tree,
+            own_network: false,
+            scope,
+        };
+        let sources = choose(&evidence(Some("stepmon-run.1.2.scope")));
+        for group in [Group::Memory, Group::Pids] {
+            assert_eq!(sources.rung(group), Some(Rung::SystemdScope), "{group:?}");
+        }
+        assert!(sources.get(Group::Memory).unwrap().covers.contains("stepmon-run.1.2.scope"));
+        // The same cgroup made by stepmon itself is the plain v2 rung.
+        assert_eq!(choose(&evidence(None)).rung(Group::Memory), Some(Rung::CgroupV2));
     }
 }

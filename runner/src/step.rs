@@ -16,8 +16,10 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource, Recorder};
 
 use crate::cgroup::enclosing::Enclosing;
 use crate::cgroup::placement::{self, RunCgroups};
+use crate::cgroup::systemd::{self, Bus};
 use crate::cgroup::v1::{self, V1Cgroups};
 use crate::error::{INTERNAL_ERROR, RunError};
+use crate::host::shape::{self, Shape};
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
 use crate::options::{CgroupMode, Limits, NetMode, SampleOf, StepOptions};
@@ -60,7 +62,10 @@ impl Created for RunCgroups {
         RunCgroups::remove(self)
     }
     fn what(&self) -> String {
-        self.parent.display().to_string()
+        match &self.scope {
+            Some(scope) => format!("the systemd scope {}", scope.unit),
+            None => self.parent.display().to_string(),
+        }
     }
 }
 
@@ -187,7 +192,58 @@ pub struct Prepared {
     monitor: Monitor,
     step_recorder: Option<Recorder>,
     enclosing_recorder: Option<Recorder>,
+    /// The systemd scope the step gets once it exists (held before exec).
+    scope: Option<PendingScope>,
     notices: Vec<String>,
+}
+
+/// What a transient scope is made with, once the step's PID is known.
+#[derive(Debug)]
+struct PendingScope {
+    bus: Bus,
+    run_name: String,
+    unit: String,
+    slice: Option<String>,
+    mount: PathBuf,
+}
+
+/// A transient systemd scope for the step, where systemd manages this
+/// process's cgroup (as root, on a pure cgroup v2 host, no --cgroup-parent):
+/// the bus is connected now, the scope made once the step's PID exists.
+/// `None` elsewhere; a notice says why when systemd is there but cannot be
+/// reached.
+fn pending_scope(
+    options: &StepOptions,
+    location: &discover::Cgroup2,
+    run_name: &str,
+    notices: &mut Vec<String>,
+) -> Option<PendingScope> {
+    let euid = rustix::process::geteuid().as_raw();
+    if options.cgroup == CgroupMode::Never || options.cgroup_parent.is_some() || euid != 0 {
+        return None;
+    }
+    let Shape::SystemdUnit { unit, slice } = shape::detect(location, euid) else { return None };
+    // A hybrid host's systemd accounts on the v1 hierarchies; its scopes'
+    // cgroup v2 directories get no controller.
+    if !v1::hierarchies_in(Path::new("/proc/self")).is_empty() {
+        return None;
+    }
+    match Bus::connect() {
+        Ok(bus) => Some(PendingScope {
+            bus,
+            run_name: run_name.to_owned(),
+            unit,
+            slice,
+            mount: location.mount_point.components().collect(),
+        }),
+        Err(why) => {
+            notices.push(format!(
+                "notice: this process runs in the systemd unit {unit}, whose cgroup holds other processes, but \
+                 systemd cannot be reached for a scope of the step's own ({why})"
+            ));
+            None
+        }
+    }
 }
 
 /// Finds `program` like `execvp` would, to report "not found" before any
@@ -302,8 +358,10 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     // other failure moves the step down the ladder (the v1 hierarchies, the
     // process tree, the enclosing cgroup), checked against --require-cgroup
     // and the limits below.
+    let scope = location.as_ref().ok().and_then(|loc| pending_scope(&options, loc, &run_name, &mut notices));
     let (cgroups, no_cgroup) = match &location {
         Ok(_) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
+        Ok(_) if scope.is_some() => (None, None),
         Ok(location) => {
             let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
             if let Err(e) = placement::collect_garbage(&base, false)
@@ -314,6 +372,9 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             }
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+            if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
+                notices.push(notice);
+            }
             match RunCgroups::create(&base, &run_name, delegated) {
                 Ok(created) => (Some(Owned(Some(created))), None),
                 Err(e) if options.cgroup_parent.is_some() => {
@@ -325,22 +386,32 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         Err(e) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
         Err(e) => (None, Some(e.to_string())),
     };
+    if let (Some(c), Ok(loc)) = (&cgroups, &location)
+        && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
+    {
+        notices.push(notice);
+    }
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
         place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
     };
     let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
-    if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
+    if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 && scope.is_none() {
         return Err(RunError::new(format!("{} (--require-cgroup)", no_cgroup.as_deref().unwrap_or("no cgroup")))
             .hint("a cgroup of the step's own needs root or a delegated subtree, and a writable cgroupfs"));
     }
-    apply_limits(
-        &options.limits,
-        cgroups.as_ref().map(OwnedCgroups::get),
-        v1.as_ref().map(OwnedV1::get),
-        no_cgroup.as_deref(),
-    )?;
+    // A scope gets the limits as unit properties.
+    if scope.is_none() {
+        apply_limits(
+            &options.limits,
+            cgroups.as_ref().map(OwnedCgroups::get),
+            v1.as_ref().map(OwnedV1::get),
+            no_cgroup.as_deref(),
+        )?;
+    } else if options.limits.cpus.is_some_and(|c| !(c > 0.0 && c.is_finite())) {
+        return Err(RunError::new(format!("--cpus must be a positive number, got {:?}", options.limits.cpus)));
+    }
     let location = location.ok();
     let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
 
@@ -404,6 +475,16 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
              each number labelled with its source (--require-cgroup refuses instead)"
         ));
     }
+    if let Some(pending) = &scope {
+        notices.push(format!(
+            "notice: stepmon runs in the systemd unit {unit}, whose cgroup holds other processes: the step gets a \
+             transient scope {scope} from systemd (asked over {socket}; rung systemdScope), bound to {unit} so that \
+             stopping {unit} stops the step; it runs outside {unit}'s cgroup, so {unit}'s own limits do not cover it",
+            unit = pending.unit,
+            scope = systemd::properties::unit_name(&pending.run_name),
+            socket = pending.bus.socket,
+        ));
+    }
     Ok(Prepared {
         options,
         caught,
@@ -416,7 +497,48 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         monitor,
         step_recorder,
         enclosing_recorder,
+        scope,
         notices,
+    })
+}
+
+/// The notice for a step cgroup that got no controller because this
+/// process's cgroup holds other processes (the no-internal-process rule):
+/// the shape, what measures the step instead, what would do better.
+fn shape_notice(cgroups: &RunCgroups, location: &discover::Cgroup2, parent: bool) -> Option<String> {
+    let lacking = cgroups.not_enabled.iter().any(|n| !n.reason.contains("cgroup v1"));
+    if parent || !lacking || !cgroups.enabled.is_empty() {
+        return None;
+    }
+    let euid = rustix::process::geteuid().as_raw();
+    let shape = shape::detect(location, euid);
+    let (rung, _) = shape.follows(euid, false);
+    Some(format!(
+        "notice: stepmon runs in {} ({}), whose children can get no controller: the step's cgroup {} has CPU time \
+         and stall only; memory and pids come from the enclosing cgroup, IO from the process tree (rung {}), \
+         each number labelled; --cgroup-parent DIR at an ancestor whose cgroup.subtree_control lists the \
+         controllers gives the step all of them",
+        shape.words(),
+        location.own_dir.display(),
+        cgroups.leaf.display(),
+        rung.as_str()
+    ))
+}
+
+/// The notice for a `--cgroup-parent` outside this process's cgroup: the
+/// step escapes what that cgroup imposes.
+fn outside_notice(parent: Option<&Path>, own: &Path) -> Option<String> {
+    let parent = parent?;
+    let own: PathBuf = own.components().collect();
+    let parent: PathBuf = parent.components().collect();
+    (!parent.starts_with(&own)).then(|| {
+        format!(
+            "notice: the step's cgroup goes under --cgroup-parent {}, outside stepmon's own cgroup {}: that cgroup's \
+             limits do not cover the step, and stopping what manages it (a cancelled job) does not stop the step \
+             (stepmon still kills it when it ends)",
+            parent.display(),
+            own.display()
+        )
     })
 }
 
@@ -478,7 +600,52 @@ impl Prepared {
     /// Whether the step has a cgroup of its own.
     #[must_use]
     pub fn has_own_cgroup(&self) -> bool {
-        self.cgroups.is_some()
+        self.cgroups.is_some() || self.scope.is_some()
+    }
+
+    /// Asks systemd for the step's scope holding `pid` (held before exec)
+    /// and samples the scope's cgroup. When systemd fails, the step stays in
+    /// this process's cgroup and the enclosing cgroup measures it (an error
+    /// instead when a cgroup was required or a limit asked for).
+    fn place_in_scope(&mut self, pending: PendingScope, pid: u32, messages: &mut Vec<String>) -> Result<(), RunError> {
+        let (caller, slice) = (Some(pending.unit.as_str()), pending.slice.as_deref());
+        let request = systemd::Request { run_name: &pending.run_name, pid, caller, slice, limits: self.options.limits };
+        let why = match systemd::place(pending.bus, &request, &pending.mount) {
+            Ok(scope) => match RunCgroups::in_scope(scope) {
+                Ok(cgroups) => {
+                    let recorder = self.monitor.record(&cgroups.leaf, &self.network());
+                    self.cgroups = Some(Owned(Some(cgroups)));
+                    match recorder {
+                        Ok(recorder) => {
+                            // The step's own cgroup measures it: no enclosing one.
+                            self.step_recorder = Some(recorder);
+                            if let Some(recorder) = self.enclosing_recorder.take() {
+                                drop(recorder.close_blocking());
+                            }
+                            self.enclosing = None;
+                            return Ok(());
+                        }
+                        Err(e) => format!("cannot sample the step's scope: {e}"),
+                    }
+                }
+                Err(e) => format!("cannot read the scope's controllers: {e}"),
+            },
+            Err((_, why)) => why,
+        };
+        if self.options.cgroup == CgroupMode::Require || self.options.limits.any() {
+            return Err(RunError::new(format!("{why} (--require-cgroup, or a limit that needs a cgroup)")));
+        }
+        messages.push(format!("notice: the step runs in stepmon's own cgroup instead: {why}"));
+        self.no_cgroup = Some(why);
+        Ok(())
+    }
+
+    /// The step's network as its recorder reads it.
+    fn network(&self) -> NetworkSource {
+        match &self.namespace {
+            None => NetworkSource::SharedNamespace,
+            Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: self.options.include_loopback },
+        }
     }
 
     /// Runs the step to its end, kills (or with `wait_all` waits for) what it
@@ -498,20 +665,42 @@ impl Prepared {
             }
             None => Vec::new(),
         };
+        let hold = match &self.scope {
+            Some(_) => Some(spawn::Hold::new().map_err(|e| RunError::io("cannot make the step's hold pipe", &e))?),
+            None => None,
+        };
         let target = Target {
             v1_tasks: &v1_tasks,
             cgroup: self.cgroups.as_ref().map(|c| c.get().leaf.as_path()),
             netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
             netns_path: netns_path.as_deref(),
+            hold: hold.as_ref(),
         };
+        // Listening before the spawn: the step's first fork is seen.
+        let mut processes = crate::processes::Session::start(self.options.processes);
+        let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
+            .map_err(|e| RunError::new(e.to_string()))?;
+        if let (Some(pending), Spawned::Running(step)) = (self.scope.take(), &spawned) {
+            let pid = step.pid.as_raw_nonzero().get().unsigned_abs();
+            if !step.held {
+                messages.push("notice: started with fork, the step ran before systemd moved it into its scope".into());
+            }
+            if let Err(e) = self.place_in_scope(pending, pid, &mut messages) {
+                // Never exec'd: it dies held.
+                let _ = rustix::process::kill_process(step.pid, rustix::process::Signal::KILL);
+                drop(hold);
+                reaper.set_main(step.pid);
+                let _ = reaper.wait_main();
+                return Err(e);
+            }
+        }
+        // The step goes on (a no-op without a scope).
+        drop(hold);
         let live = self.options.live.take().and_then(|tx| match (&self.step_recorder, &self.enclosing_recorder) {
             (Some(recorder), _) => crate::live::forward(recorder, SampleOf::Step, tx),
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
-        let mut processes = crate::processes::Session::start(self.options.processes);
-        let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
-            .map_err(|e| RunError::new(e.to_string()))?;
         let (exit, signal, code) = match spawned {
             Spawned::NotStarted(not) => {
                 if self.options.spawn_mode != spawn::Mode::Auto {
@@ -571,6 +760,7 @@ impl Prepared {
         }
         let cgroups = self.cgroups.take();
         let leaf = cgroups.as_ref().map(|c| c.get().leaf.clone());
+        let scope_unit = cgroups.as_ref().and_then(|c| c.get().scope.as_ref().map(|s| s.unit.clone()));
         let (enabled, not_enabled) = cgroups.as_ref().map_or((Vec::new(), Vec::new()), |c| {
             (
                 c.get().enabled.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(),
@@ -617,8 +807,29 @@ impl Prepared {
         if leaf.is_none() && v1_dirs.is_empty() {
             usage.resource_usage.samples.clear();
         }
+        // systemd collects an empty scope (and removes its cgroup) as soon
+        // as the step's last process is gone, which can beat the final
+        // sample: then the last sample read nothing, and the last real one
+        // stands (counters at most one interval early: a lower bound).
+        let scope_collected = scope_unit.is_some() && leaf.as_deref().is_some_and(|l| !l.exists()) && {
+            let samples = &mut usage.resource_usage.samples;
+            let before = samples.len();
+            while samples.len() > 1
+                && samples.last().is_some_and(|s| s.cpu_stat.is_none_or(|c| c.usage_nanos.is_none()))
+            {
+                samples.pop();
+            }
+            samples.len() < before
+        };
+        if scope_collected {
+            messages.push(
+                "notice: systemd removed the step's scope before the final sample; the numbers are the last \
+                 sample's (CPU time and IO as lower bounds)"
+                    .to_owned(),
+            );
+        }
         let tree = reaper.tree();
-        let sources = ladder::choose(&Evidence {
+        let mut sources = ladder::choose(&Evidence {
             step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
             leaf: leaf.as_deref(),
             v2_controllers: &enabled,
@@ -626,7 +837,16 @@ impl Prepared {
             enclosing: enclosing.as_ref(),
             tree: &tree,
             own_network: self.namespace.is_some(),
+            scope: scope_unit.as_deref(),
         });
+        if scope_collected {
+            for group in [Group::Cpu, Group::Io] {
+                if let Some(s) = sources.get(group).filter(|s| s.rung == Rung::SystemdScope) {
+                    let covers = format!("{}; the last sample before systemd removed the scope", s.covers);
+                    sources.set(group, Some(stepmon_report::source::Source::lower_bound(Rung::SystemdScope, covers)));
+                }
+            }
+        }
         let (cpu_seconds, max_rss_bytes) = crate::own::own_usage();
         let mut collector = Collector::default();
         collector.cpu_seconds = cpu_seconds;
@@ -659,6 +879,11 @@ impl Prepared {
         info.host = host(self.location.as_ref());
         info.collector = collector;
         info.placement = match (&leaf, &self.no_cgroup) {
+            (Some(leaf), _) if scope_unit.is_some() => format!(
+                "its own transient systemd scope {} (cgroup {})",
+                scope_unit.as_deref().unwrap_or_default(),
+                leaf.display()
+            ),
             (Some(leaf), _) => format!("its own cgroup {}", leaf.display()),
             (None, Some(reason)) if !v1_dirs.is_empty() => {
                 format!("its own cgroups in the v1 hierarchies, no cgroup v2 ({reason})")

@@ -143,6 +143,7 @@ TESTS_PASSED=0
 run_test_binaries
 run_rounds container_step
 . /guest/tests-processes.sh
+. /guest/tests-parent.sh
 
 echo
 echo "==> leftovers"

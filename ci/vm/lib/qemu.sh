@@ -34,8 +34,15 @@ vm_boot() {
         # swapaccount=1 (the memory root lists memory.memsw.*; the guest has
         # no swap anyway).
         v1) ;;
-        *) vm_die "unknown cgroup boot $cgroup (v2 or v1)" ;;
+        # systemd as PID 1 on the Debian root filesystem (/init hands over),
+        # pure cgroup v2 as systemd sets it up.
+        systemd) append="$append cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 init=/lib/systemd/systemd" ;;
+        *) vm_die "unknown cgroup boot $cgroup (v2, v1 or systemd)" ;;
     esac
+    # The systemd boot's root filesystem, the second disk (/dev/vdb):
+    # snapshot=on keeps the cached image as it is.
+    local rootfs=()
+    [[ $cgroup == systemd ]] && rootfs=(-drive "file=$VM_ROOTFS,if=virtio,format=raw,snapshot=on")
     # STEPMON_VM_ROUNDS=N runs the stepmon workloads N times in one boot (a
     # hunt for a check that fails once in many runs; CI runs one round).
     append="$append stepmon.rounds=${STEPMON_VM_ROUNDS:-1}"
@@ -46,8 +53,8 @@ vm_boot() {
         -accel tcg -machine pc -smp 2 -m 1024 \
         -nographic -no-reboot -nic none \
         -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_WORK/initramfs.cpio" -append "$append" \
-        -drive "file=$VM_WORK/scratch.img,if=virtio,format=raw,cache=unsafe" \
-        </dev/null 2>&1 | tr -d '\r' | tee "$VM_CONSOLE"
+        -drive "file=$VM_WORK/scratch.img,if=virtio,format=raw,cache=unsafe" "${rootfs[@]}" \
+        </dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$VM_CONSOLE"
     VM_QEMU_RC=${PIPESTATUS[0]}
     set -e
 }

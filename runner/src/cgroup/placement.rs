@@ -39,6 +39,9 @@ pub struct RunCgroups {
     pub enabled: Vec<&'static str>,
     /// Controllers that are not, with the reason.
     pub not_enabled: Vec<NotEnabled>,
+    /// The transient systemd scope whose cgroup `leaf` is (then `parent`
+    /// is `leaf`, and removing means stopping the scope).
+    pub scope: Option<crate::cgroup::systemd::Scope>,
 }
 
 /// This process's start time in clock ticks since boot (field 22 of
@@ -118,7 +121,8 @@ impl RunCgroups {
         }
         let parent = base.join(name);
         fs::create_dir(&parent)?;
-        let mut run = RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new() };
+        let mut run =
+            RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new(), scope: None };
         let available = controllers(&run.parent)?;
         let on_v1 = stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc"));
         for controller in CONTROLLERS {
@@ -146,6 +150,28 @@ impl RunCgroups {
         Ok(run)
     }
 
+    /// The step's cgroups as the transient `scope` systemd made: its cgroup
+    /// is the leaf, with the controllers its slices enable for it.
+    pub fn in_scope(scope: crate::cgroup::systemd::Scope) -> io::Result<RunCgroups> {
+        let available = controllers(&scope.cgroup)?;
+        let (mut enabled, mut not_enabled) = (Vec::new(), Vec::new());
+        for controller in CONTROLLERS {
+            if available.iter().any(|a| a == controller) {
+                enabled.push(controller);
+            } else {
+                let reason = format!("systemd did not enable it for {} (accounting was asked for)", scope.unit);
+                not_enabled.push(NotEnabled { controller, reason });
+            }
+        }
+        Ok(RunCgroups {
+            parent: scope.cgroup.clone(),
+            leaf: scope.cgroup.clone(),
+            enabled,
+            not_enabled,
+            scope: Some(scope),
+        })
+    }
+
     /// Kills everything left in the leaf (`cgroup.kill`, Linux 5.14+; older
     /// kernels: SIGKILL to each member until empty) and waits until it is
     /// unpopulated, at most `timeout`.
@@ -156,6 +182,10 @@ impl RunCgroups {
     /// Removes the leaf and the parent: two `rmdir`s, or a depth-first walk
     /// when the step created cgroups of its own below the leaf.
     pub fn remove(&self) -> io::Result<()> {
+        if let Some(scope) = &self.scope {
+            // Short: `Owned::release` retries removal.
+            return scope.stop(Duration::from_millis(100));
+        }
         match fs::remove_dir(&self.leaf).and_then(|()| fs::remove_dir(&self.parent)) {
             Ok(()) => Ok(()),
             Err(_) => remove_tree(&self.parent),

@@ -26,8 +26,10 @@ use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::probe::SysProbe;
 
 use crate::cgroup::placement::{CONTROLLERS, RUN_PREFIX, start_time};
+use stepmon_report::source::Rung;
 
 pub mod rungs;
+pub mod shape;
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,6 +122,9 @@ pub struct Report {
     /// cgroup can be created). Without one `stepmon run` still runs and
     /// measures the step, from the rungs below.
     pub step_cgroup: bool,
+    /// The shape of this process's cgroup ([`shape::Shape`]), which decides
+    /// the rung; `None` without cgroup v2.
+    pub shape: Option<shape::Shape>,
     /// Per resource, the rung of the measurement ladder a step gets here.
     pub rungs: Vec<rungs::ResourceRung>,
     /// One entry per check.
@@ -309,6 +314,21 @@ pub fn examine() -> Report {
     if let Some(mount) = &mount {
         checks.push(favordynmods_check(&facts, mount, &cgroup_features));
     }
+    let shape = facts.location.as_ref().ok().map(|loc| shape::detect(loc, facts.euid));
+    let mut rungs = rungs::predict(&rungs::Inputs {
+        location: facts.location.as_ref().ok(),
+        step_cgroup,
+        subtree_control: &facts.controllers.own_subtree_control,
+        v1: &facts.controllers.cgroup_v1,
+        euid: facts.euid,
+        v1_writable: &v1_writable(),
+    });
+    if let Some(shape) = &shape {
+        let scope = shape_check(shape, &facts, layout, &mut checks);
+        if let Some(unit) = scope {
+            rungs::systemd_scope(&mut rungs, &unit);
+        }
+    }
     Report {
         kernel: facts.kernel.clone(),
         layout,
@@ -319,15 +339,52 @@ pub fn examine() -> Report {
         delegate_files,
         cgroup_features,
         step_cgroup,
-        rungs: rungs::predict(&rungs::Inputs {
-            location: facts.location.as_ref().ok(),
-            step_cgroup,
-            subtree_control: &facts.controllers.own_subtree_control,
-            v1: &facts.controllers.cgroup_v1,
-            euid: facts.euid,
-            v1_writable: &v1_writable(),
-        }),
+        shape,
+        rungs,
         checks,
+    }
+}
+
+/// The `host shape` check (and the `systemd` one where systemd manages
+/// this cgroup); returns the caller's unit when a step gets a transient
+/// scope here (root, pure cgroup v2, systemd reachable).
+fn shape_check(shape: &shape::Shape, facts: &Facts, layout: &str, checks: &mut Vec<Check>) -> Option<String> {
+    let (rung, how) = shape.follows(facts.euid, false);
+    let escape = "a step placed outside this cgroup (--cgroup-parent elsewhere, or a scope of its own) escapes \
+                  this cgroup's limits and whatever stops it (a cancelled job)";
+    checks.push(Check::ok("host shape", format!("{}: rung {}, {how}; {escape}", shape.words(), rung.as_str())));
+    let shape::Shape::SystemdUnit { unit, .. } = shape else { return None };
+    if rung != Rung::SystemdScope {
+        return None;
+    }
+    if layout != "unified" {
+        checks.push(Check::not(
+            Status::Missing,
+            "systemd",
+            format!(
+                "{layout} layout: systemd accounts on the cgroup v1 hierarchies, a scope's cgroup v2 gets no controller"
+            ),
+            Some("boot with systemd.unified_cgroup_hierarchy=1".to_owned()),
+        ));
+        return None;
+    }
+    match crate::cgroup::systemd::Bus::connect() {
+        Ok(bus) => {
+            checks.push(Check::ok(
+                "systemd",
+                format!("reachable over {}: each step gets a transient scope bound to {unit}", bus.socket),
+            ));
+            Some(unit.clone())
+        }
+        Err(why) => {
+            checks.push(Check::not(
+                Status::Missing,
+                "systemd",
+                format!("manages {unit}, but cannot be reached ({why})"),
+                Some("run stepmon where /run/systemd/private or the system bus is visible".to_owned()),
+            ));
+            None
+        }
     }
 }
 

@@ -178,6 +178,17 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     rungs
 }
 
+/// The rungs where each step gets a transient systemd scope bound to
+/// `unit`: every cgroup group from the scope (network stays as it is).
+pub fn systemd_scope(rungs: &mut [ResourceRung], unit: &str) {
+    // Pressure only where PSI is on at all.
+    for r in rungs.iter_mut().filter(|r| r.resource != "network" && (r.resource != "pressure" || r.rung.is_some())) {
+        r.rung = Some(Rung::SystemdScope);
+        r.why = format!("the step's own transient systemd scope (bound to {unit}, every controller accounted)");
+        r.to_improve = None;
+    }
+}
+
 fn display(dir: &Option<PathBuf>) -> String {
     dir.as_deref().map_or_else(String::new, |d| d.display().to_string())
 }

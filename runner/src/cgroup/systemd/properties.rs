@@ -1,0 +1,161 @@
+//! The transient scope's name and unit properties, as data: what
+//! `StartTransientUnit` is asked for, built without a bus so that it can be
+//! tested. Property names and types: systemd.resource-control(5),
+//! systemd.scope(5), and the D-Bus API
+//! (<https://www.freedesktop.org/software/systemd/man/latest/org.freedesktop.systemd1.html>).
+
+use crate::cgroup::placement::RUN_PREFIX;
+use crate::options::Limits;
+
+/// A property value, in the D-Bus types systemd expects.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `b`.
+    Bool(bool),
+    /// `t`.
+    U64(u64),
+    /// `s`.
+    Str(String),
+    /// `as`.
+    Strs(Vec<String>),
+    /// `au` (`PIDs`).
+    U32s(Vec<u32>),
+}
+
+/// What the scope is made for.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The run's name ([`crate::cgroup::placement::run_name`]).
+    pub run_name: &'a str,
+    /// The step's first process, held before exec.
+    pub pid: u32,
+    /// The caller's unit (a `.service` or `.scope`), from its cgroup.
+    pub caller: Option<&'a str>,
+    /// The caller's slice, where the scope goes too.
+    pub slice: Option<&'a str>,
+    /// `--memory-max`, `--cpus`, `--pids-max`.
+    pub limits: Limits,
+}
+
+/// `stepmon-run.<pid>.<start>[.<n>].scope`: `gc` finds leftovers by the
+/// prefix and tells a dead owner by the name (as for run cgroups).
+#[must_use]
+pub fn unit_name(run_name: &str) -> String {
+    format!("{run_name}.scope")
+}
+
+/// The run name in a scope's unit name, if it is one of stepmon's.
+#[must_use]
+pub fn run_name_of(unit: &str) -> Option<&str> {
+    unit.strip_suffix(".scope").filter(|name| name.starts_with(RUN_PREFIX))
+}
+
+/// The caller's unit and slice from its cgroup path (`/system.slice/
+/// actions.runner.x.service` → unit `actions.runner.x.service`, slice
+/// `system.slice`). A unit is only one systemd manages as a service or a
+/// scope; `init.scope` (PID 1's) is none a step should be bound to.
+#[must_use]
+pub fn caller_of(cgroup: &str) -> (Option<&str>, Option<&str>) {
+    let mut parts = cgroup.trim_end_matches('/').rsplit('/');
+    let last = parts.next().filter(|u| (u.ends_with(".service") || u.ends_with(".scope")) && *u != "init.scope");
+    let slice = parts.next().filter(|s| s.ends_with(".slice"));
+    (last, slice.filter(|_| last.is_some()))
+}
+
+/// `CPUQuotaPerSecUSec` for `cores`: µs of CPU time per second of wall time.
+fn quota(cores: f64) -> Option<u64> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    (cores > 0.0 && cores.is_finite()).then(|| (cores * 1_000_000.0).round().max(10_000.0) as u64)
+}
+
+impl Request<'_> {
+    /// The properties, in the order they are sent.
+    #[must_use]
+    pub fn properties(&self) -> Vec<(&'static str, Value)> {
+        let mut props = vec![
+            ("Description", Value::Str(format!("stepmon step {}", self.run_name))),
+            ("PIDs", Value::U32s(vec![self.pid])),
+            // Accounting on: systemd then enables the controllers down to
+            // the scope (cgroup.subtree_control of every slice above it).
+            ("CPUAccounting", Value::Bool(true)),
+            ("MemoryAccounting", Value::Bool(true)),
+            ("IOAccounting", Value::Bool(true)),
+            ("TasksAccounting", Value::Bool(true)),
+            // A step that makes cgroups of its own (a container runtime, a
+            // nested stepmon) keeps them inside its scope, counted.
+            ("Delegate", Value::Bool(true)),
+            // Gone when it ends, also when the step failed.
+            ("CollectMode", Value::Str("inactive-or-failed".to_owned())),
+        ];
+        if let Some(slice) = self.slice {
+            props.push(("Slice", Value::Str(slice.to_owned())));
+        }
+        if let Some(caller) = self.caller {
+            // Stopping the caller (a cancelled CI job stops the runner's
+            // service) stops the step's scope too.
+            props.push(("BindsTo", Value::Strs(vec![caller.to_owned()])));
+            props.push(("PartOf", Value::Strs(vec![caller.to_owned()])));
+        }
+        if let Some(bytes) = self.limits.memory_max {
+            props.push(("MemoryMax", Value::U64(bytes)));
+        }
+        if let Some(n) = self.limits.pids_max {
+            props.push(("TasksMax", Value::U64(n)));
+        }
+        if let Some(usec) = self.limits.cpus.and_then(quota) {
+            props.push(("CPUQuotaPerSecUSec", Value::U64(usec)));
+        }
+        props
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_caller_is_the_service_or_scope_of_the_cgroup_path() {
+        assert_eq!(
+            caller_of("/system.slice/actions.runner.org.service"),
+            (Some("actions.runner.org.service"), Some("system.slice"))
+        );
+        assert_eq!(
+            caller_of("/user.slice/user-1000.slice/session-2.scope"),
+            (Some("session-2.scope"), Some("user-1000.slice"))
+        );
+        assert_eq!(caller_of("/init.scope"), (None, None));
+        assert_eq!(caller_of("/"), (None, None));
+        assert_eq!(caller_of("/svc.slice/runner.service/"), (Some("runner.service"), Some("svc.slice")));
+        assert_eq!(caller_of("/docker/abc"), (None, None));
+    }
+
+    #[test]
+    fn scope_names_carry_the_run_name() {
+        let name = unit_name("stepmon-run.12.34");
+        assert_eq!(name, "stepmon-run.12.34.scope");
+        assert_eq!(run_name_of(&name), Some("stepmon-run.12.34"));
+        assert_eq!(run_name_of("session-2.scope"), None);
+        assert_eq!(run_name_of("stepmon-run.12.34.service"), None);
+    }
+
+    #[test]
+    fn limits_become_unit_properties_and_the_scope_is_bound_to_the_caller() {
+        let limits = Limits { memory_max: Some(64 << 20), pids_max: Some(50), cpus: Some(1.5) };
+        let request =
+            Request { run_name: "stepmon-run.1.2", pid: 42, caller: Some("r.service"), slice: Some("s.slice"), limits };
+        let props = request.properties();
+        let get = |name: &str| props.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+        assert_eq!(get("PIDs"), Some(Value::U32s(vec![42])));
+        assert_eq!(get("MemoryMax"), Some(Value::U64(64 << 20)));
+        assert_eq!(get("TasksMax"), Some(Value::U64(50)));
+        assert_eq!(get("CPUQuotaPerSecUSec"), Some(Value::U64(1_500_000)));
+        assert_eq!(get("BindsTo"), Some(Value::Strs(vec!["r.service".into()])));
+        assert_eq!(get("Slice"), Some(Value::Str("s.slice".into())));
+        for accounting in ["CPUAccounting", "MemoryAccounting", "IOAccounting", "TasksAccounting"] {
+            assert_eq!(get(accounting), Some(Value::Bool(true)), "{accounting}");
+        }
+        let bare = Request { caller: None, slice: None, limits: Limits::default(), ..request };
+        let props = bare.properties();
+        assert!(!props.iter().any(|(n, _)| ["BindsTo", "PartOf", "Slice", "MemoryMax", "TasksMax"].contains(n)));
+    }
+}
