@@ -20,6 +20,8 @@ mod error;
 #[cfg(target_os = "linux")]
 mod fleet;
 #[cfg(target_os = "linux")]
+mod history;
+#[cfg(target_os = "linux")]
 mod job;
 #[cfg(target_os = "linux")]
 mod job_read;

@@ -53,6 +53,8 @@ pub enum StepStatus {
         /// Why.
         error: String,
     },
+    /// Its result came from a cache: it did not run (a BuildKit step).
+    Cached,
     /// The record has no end for it: stepmon was killed (or its host went
     /// away, or the disk filled) while it ran.
     Interrupted {

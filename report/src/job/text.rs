@@ -22,6 +22,9 @@ pub struct Entry {
     pub status: StepStatus,
     /// The file it was read from.
     pub from: String,
+    /// The group it belongs to (a BuildKit build's platform): one track
+    /// per group in the views that draw tracks.
+    pub group: Option<String>,
 }
 
 impl Entry {
@@ -30,13 +33,19 @@ impl Entry {
     #[must_use]
     pub fn of_run(step: Step, from: String) -> Entry {
         let exit_code = step.run.as_ref().and_then(|r| r.exit_code.or(r.signal.map(|s| 128 + s))).unwrap_or(0);
-        Entry { step, status: StepStatus::Ended { exit_code }, from }
+        Entry { step, status: StepStatus::Ended { exit_code }, from, group: None }
+    }
+
+    /// The entry in `group`.
+    #[must_use]
+    pub fn in_group(self, group: String) -> Entry {
+        Entry { group: Some(group), ..self }
     }
 
     /// A step of a job record.
     #[must_use]
     pub fn of_job(step: &JobStep, from: String) -> Entry {
-        Entry { step: step.to_step(), status: step.status(), from }
+        Entry { step: step.to_step(), status: step.status(), from, group: None }
     }
 }
 
@@ -46,7 +55,7 @@ impl Entry {
 struct Row {
     name: String,
     from: String,
-    /// `ended`, `notRun` or `interrupted`.
+    /// `ended`, `notRun`, `interrupted` or `cached`.
     status: &'static str,
     exit_code: Option<i32>,
     error: Option<String>,
@@ -86,6 +95,7 @@ fn verdict(step: &Step, status: &StepStatus) -> String {
     match status {
         StepStatus::Interrupted { .. } => return "INTERRUPTED".to_owned(),
         StepStatus::NotRun { .. } => return "not run".to_owned(),
+        StepStatus::Cached => return "cached".to_owned(),
         StepStatus::Ended { .. } => {}
     }
     let mut out = match step.verdicts().bottleneck.class {
@@ -108,6 +118,7 @@ fn row(entry: &Entry, origin: Option<Timestamp>) -> Row {
         StepStatus::Ended { exit_code } => ("ended", Some(*exit_code), None, None),
         StepStatus::NotRun { exit_code, error } => ("notRun", Some(*exit_code), Some(error.clone()), None),
         StepStatus::Interrupted { record_ends } => ("interrupted", None, None, *record_ends),
+        StepStatus::Cached => ("cached", None, None, None),
     };
     let start = step.time_origin();
     Row {
