@@ -96,6 +96,14 @@ pub struct RecordBlobs<'a> {
     pub layers: Vec<(Descriptor, &'a [u8])>,
 }
 
+fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    sha2::Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 fn bad(what: impl Into<String>) -> HistoryError {
     HistoryError::Bundle(what.into())
 }
@@ -156,7 +164,7 @@ impl Layout {
         }
     }
 
-    fn from_tar(reader: impl std::io::Read, what: &str) -> Result<Layout, HistoryError> {
+    fn from_tar<R: std::io::Read>(reader: R, what: &str) -> Result<Layout, HistoryError> {
         let mut layout = Layout::default();
         let mut archive = tar::Archive::new(reader);
         let entries = archive.entries().map_err(|e| bad(format!("not a {what}: {e}")))?;
@@ -174,10 +182,41 @@ impl Layout {
             entry.take(declared).read_to_end(&mut data).map_err(|e| bad(format!("corrupt {what}: {path}: {e}")))?;
             layout.add(&path, data)?;
         }
+        // Read to the end: a gzip stream is only whole with its trailer
+        // (RFC 1952 CRC32 and size), which comes after the tar's end marker.
+        let mut rest = archive.into_inner().take(MAX_LAYOUT_BYTES);
+        std::io::copy(&mut rest, &mut std::io::sink()).map_err(|e| bad(format!("corrupt {what}: {e}")))?;
         if layout.files.is_empty() {
             return Err(bad(format!("an empty {what}")));
         }
         Ok(layout)
+    }
+
+    /// Adds `bytes` as a blob; returns its digest (`sha256:<hex>`). For
+    /// writing bundles (tests, benches, fuzz seeds) the way buildx does.
+    ///
+    /// # Errors
+    /// As [`Layout::add`].
+    pub fn put_blob(&mut self, bytes: Vec<u8>) -> Result<String, HistoryError> {
+        let hex = sha256_hex(&bytes);
+        self.add(&format!("blobs/sha256/{hex}"), bytes)?;
+        Ok(format!("sha256:{hex}"))
+    }
+
+    /// The layout as a gzip'd tar, as `docker buildx history export` writes it.
+    #[must_use]
+    pub fn to_archive(&self) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        for (path, bytes) in &self.files {
+            let mut header = tar::Header::new_ustar();
+            header.set_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+            header.set_mode(0o444);
+            header.set_cksum();
+            // Writing to memory cannot fail.
+            let _ = tar.append_data(&mut header, path, bytes.as_slice());
+        }
+        tar.into_inner().and_then(flate2::write::GzEncoder::finish).unwrap_or_default()
     }
 
     /// The file at `path`.
@@ -205,8 +244,7 @@ impl Layout {
         if i64::try_from(actual).ok() != Some(descriptor.size) {
             return Err(bad(format!("{path} has {actual} bytes, its descriptor says {}", descriptor.size)));
         }
-        let sum = sha2::Sha256::digest(bytes);
-        let sum: String = sum.iter().map(|b| format!("{b:02x}")).collect();
+        let sum = sha256_hex(bytes);
         if !sum.eq_ignore_ascii_case(hex) {
             return Err(bad(format!("{path} does not match its digest (its sha256 is {sum})")));
         }

@@ -45,8 +45,11 @@ fn machine_words(m: &MachineWindow) -> String {
     parts.join(", ")
 }
 
+/// A "top steps" list: its title, the steps with their values, how a value prints.
+type TopList<'a> = (&'static str, Vec<(&'a BuildStep, f64)>, fn(f64) -> String);
+
 /// Steps sorted by `key`, largest first, those without a value left out.
-fn top<'a>(build: &'a Build, key: impl Fn(&BuildStep) -> Option<f64>) -> Vec<(&'a BuildStep, f64)> {
+fn top(build: &Build, key: impl Fn(&BuildStep) -> Option<f64>) -> Vec<(&BuildStep, f64)> {
     let mut v: Vec<(&BuildStep, f64)> = build.steps.iter().filter_map(|s| Some((s, key(s)?))).collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1));
     v.truncate(TOP);
@@ -140,7 +143,7 @@ fn render_one(out: &mut String, b: &Build) {
             let _ = writeln!(out, "    {:>8}  {}", dash(executed_wall(s).map(seconds)), label(s));
         }
     }
-    let lists: [(&str, Vec<(&BuildStep, f64)>, fn(f64) -> String); 3] = [
+    let lists: [TopList<'_>; 3] = [
         ("wall", top(b, executed_wall), seconds),
         ("CPU", top(b, cpu_seconds), seconds),
         (
