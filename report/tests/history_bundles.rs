@@ -605,3 +605,17 @@ fn provenance_alone_single_sample_step_has_no_live_gauges() {
     assert!(text.contains("pids     unknown"), "{text}");
     assert!(!text.contains("largest sample"), "{text}");
 }
+
+#[test]
+fn tar_errors_quoting_names_with_newlines_stay_one_line() {
+    // Found by the history_bundle fuzz target (fuzz/regressions/history_bundle/):
+    // the tar reader's message quotes the entry's name, which may hold a newline.
+    let mut header = tar::Header::new_ustar();
+    header.as_mut_bytes()[..12].copy_from_slice(b"index\n.json\0");
+    header.set_size(4);
+    header.as_mut_bytes()[148..156].copy_from_slice(b"zzzzzzz\0");
+    let mut archive = header.as_bytes().to_vec();
+    archive.extend_from_slice(&[0u8; 1536]);
+    let e = error_of(&archive);
+    assert!(e.contains("index\\n.json"), "{e}");
+}

@@ -105,7 +105,13 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 fn bad(what: impl Into<String>) -> HistoryError {
-    HistoryError::Bundle(what.into())
+    HistoryError::Bundle(one_line(&what.into()))
+}
+
+/// `text` with control characters escaped: the tar reader's messages quote
+/// names and fields of the archive, which may hold newlines.
+pub(super) fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Whether `bytes` start like a gzip stream (RFC 1952 magic).

@@ -72,7 +72,7 @@ pub fn read_layout(layout: &Layout) -> Result<Vec<Build>, HistoryError> {
 
 fn build_of(blobs: &bundle::RecordBlobs<'_>) -> Result<Build, HistoryError> {
     let record: record::HistoryRecord =
-        serde_json::from_slice(blobs.record).map_err(|e| HistoryError::Record(e.to_string()))?;
+        serde_json::from_slice(blobs.record).map_err(|e| HistoryError::Record(bundle::one_line(&e.to_string())))?;
     let dockerfile = record.dockerfile();
     let mut sources = vec![format!("history record {}", record.reference)];
     let mut status = None;

@@ -140,7 +140,7 @@ pub fn read(bytes: &[u8], dockerfile: &str) -> Result<Option<Provenance>, Histor
     out.usage = match read_value(&value) {
         Ok(import) => import.steps,
         Err(ImportError::NoUsage { .. } | ImportError::NoSamples { .. }) => Vec::new(),
-        Err(e) => return Err(HistoryError::Provenance(e.to_string())),
+        Err(e) => return Err(HistoryError::Provenance(super::bundle::one_line(&e.to_string()))),
     };
     Ok(Some(out))
 }
