@@ -13,6 +13,8 @@ mod error;
 #[cfg(target_os = "linux")]
 mod fleet;
 #[cfg(target_os = "linux")]
+mod history;
+#[cfg(target_os = "linux")]
 mod job;
 mod job_read;
 #[cfg(target_os = "linux")]

@@ -15,7 +15,8 @@ use crate::error::CliError;
 pub struct ReportArgs {
     /// A `stepmon run --output` file, a BuildKit provenance attestation (SLSA
     /// v1 or v0.2; in-toto statement or bare predicate) or a buildx metadata
-    /// file; `-` reads stdin. A job record (`stepmon run --job`), a
+    /// file, or a `docker buildx history export` bundle (`.dockerbuild`, or
+    /// its unpacked directory); `-` reads stdin. A job record (`stepmon run --job`), a
     /// directory of such files (its *.json and *.jsonl) or several files
     /// are read as one job: a table of its steps.
     #[arg(value_name = "FILE", required = true, num_args = 1..)]
@@ -75,6 +76,9 @@ pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
 
 /// `stepmon report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    if let Some(builds) = crate::history::load(&args.files)? {
+        return crate::history::report(args, &builds);
+    }
     if let [path] = args.files.as_slice()
         && !path.is_dir()
     {

@@ -36,9 +36,21 @@ pub enum WallSource {
     /// Estimated from sample timestamps (BuildKit records no start or end:
     /// its first periodic sample comes about 2 s into the step).
     EstimatedFromSamples,
+    /// From the BuildKit vertex the step belongs to (`started` to
+    /// `completed` in the build's status stream).
+    Vertex,
     /// Not known (e.g. a BuildKit step with only its final sample).
     Unknown,
 }
+
+/// Why a BuildKit step with a single sample has no pids or memory-split
+/// numbers: BuildKit takes its final sample after the step's container
+/// exited (moby/buildkit `executor/resources` `monitor.Close`), when the
+/// cumulative counters (CPU, IO, stall time, `memory.peak`) are final but
+/// the live gauges (`pids.current`, `memory.stat` anon/file) read an empty
+/// cgroup.
+pub const POST_EXIT_SAMPLE: &str =
+    "BuildKit's only sample was taken after the step's container exited: live gauges read an empty cgroup";
 
 /// One recorded step and what is known about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +130,7 @@ impl Step {
             }
             _ => None,
         };
-        let summary = UsageSummary::with_baseline(&usage, wall_seconds.unwrap_or(0.0), Baseline::Zero);
+        let summary = buildkit_summary(&usage, wall_seconds);
         Step {
             name,
             origin: Origin::BuildKit { step_id, digest },
@@ -131,6 +143,22 @@ impl Step {
             run: None,
             sources: Sources::default(),
         }
+    }
+
+    /// The step with its start and end from the BuildKit vertex it belongs
+    /// to: the wall time, the shares and the verdicts become known; the
+    /// trace draws it where it ran. Either end missing leaves the step as
+    /// it was.
+    #[must_use]
+    pub fn with_vertex_timing(mut self, started: Option<Timestamp>, completed: Option<Timestamp>) -> Step {
+        let (Some(start), Some(end)) = (started, completed) else { return self };
+        let wall = end.duration_since(start).as_secs_f64().max(0.0);
+        self.start = Some(start);
+        self.end = Some(end);
+        self.wall_seconds = Some(wall);
+        self.wall_source = WallSource::Vertex;
+        self.summary = buildkit_summary(&self.usage, Some(wall));
+        self
     }
 
     /// What the numbers mean.
@@ -155,6 +183,18 @@ impl Step {
 /// BuildKit's minimum sampling interval: its first periodic sample comes this
 /// long after the step started (`buildkit-usage-model.md` §4).
 pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
+
+/// The summary of a BuildKit step; a single (post-exit) sample gives no
+/// pids peak and no anon/file split ([`POST_EXIT_SAMPLE`]), not zeros.
+fn buildkit_summary(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummary {
+    let mut summary = UsageSummary::with_baseline(usage, wall_seconds.unwrap_or(0.0), Baseline::Zero);
+    if usage.resource_usage.samples.len() == 1 {
+        summary.pids_peak = None;
+        summary.memory.anon_at_peak_bytes = None;
+        summary.memory.file_at_peak_bytes = None;
+    }
+    summary
+}
 
 fn estimate_wall(usage: &StepUsage, baseline: Baseline) -> (Option<f64>, WallSource) {
     let samples = &usage.resource_usage.samples;

@@ -61,7 +61,7 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
         None => String::new(),
     };
     let wall = match (step.wall_seconds, step.wall_source) {
-        (Some(w), WallSource::Measured) => format!(" after {}", seconds(w)),
+        (Some(w), WallSource::Measured | WallSource::Vertex) => format!(" after {}", seconds(w)),
         (Some(w), _) => format!(" after about {}", seconds(w)),
         (None, _) => String::new(),
     };
@@ -102,6 +102,12 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
     if let Some(peak) = summary.pids_peak {
         let at_least = if crate::source::is_lower_bound(step, Group::Pids) { "≥ " } else { "" };
         let _ = writeln!(out, "  pids     peak {at_least}{peak}{}", from(step, Group::Pids));
+    }
+    if summary.pids_peak.is_none()
+        && matches!(step.origin, crate::step::Origin::BuildKit { .. })
+        && step.usage.resource_usage.samples.len() == 1
+    {
+        let _ = writeln!(out, "  pids     unknown: {}", crate::step::POST_EXIT_SAMPLE);
     }
     let stalls: Vec<String> =
         [("cpu", &summary.cpu_stall), ("memory", &summary.memory_stall), ("io", &summary.io_stall)]

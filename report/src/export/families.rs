@@ -151,6 +151,7 @@ fn wall_source_name(source: WallSource) -> &'static str {
     match source {
         WallSource::Measured => "measured",
         WallSource::EstimatedFromSamples => "estimatedFromSamples",
+        WallSource::Vertex => "vertex",
         WallSource::Unknown => "unknown",
     }
 }

@@ -71,7 +71,7 @@ impl std::str::FromStr for Format {
 /// One step in the JSON format.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct StepJson<'a> {
+pub(crate) struct StepJson<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     labels: &'a [crate::labels::Label],
@@ -84,26 +84,30 @@ struct StepJson<'a> {
     verdicts: Verdicts,
 }
 
+impl<'a> StepJson<'a> {
+    /// The JSON of one step (also a BuildKit build's per-step usage).
+    pub(crate) fn of(s: &'a Step) -> StepJson<'a> {
+        StepJson {
+            name: &s.name,
+            labels: s.run.as_ref().map_or(&[], |r| r.labels.as_slice()),
+            origin: &s.origin,
+            start: s.start,
+            end: s.end,
+            wall_seconds: s.wall_seconds,
+            wall_source: s.wall_source,
+            summary: &s.summary,
+            verdicts: s.verdicts(),
+        }
+    }
+}
+
 /// Renders `steps` in `format`.
 #[must_use]
 pub fn render(format: Format, steps: &[Step]) -> String {
     match format {
         Format::Text => steps.iter().map(|s| crate::text::render(s, &s.verdicts())).collect::<Vec<_>>().join("\n"),
         Format::Json => {
-            let steps: Vec<StepJson<'_>> = steps
-                .iter()
-                .map(|s| StepJson {
-                    name: &s.name,
-                    labels: s.run.as_ref().map_or(&[], |r| r.labels.as_slice()),
-                    origin: &s.origin,
-                    start: s.start,
-                    end: s.end,
-                    wall_seconds: s.wall_seconds,
-                    wall_source: s.wall_source,
-                    summary: &s.summary,
-                    verdicts: s.verdicts(),
-                })
-                .collect();
+            let steps: Vec<StepJson<'_>> = steps.iter().map(StepJson::of).collect();
             #[derive(Serialize)]
             struct Steps<'a> {
                 steps: Vec<StepJson<'a>>,

@@ -56,6 +56,7 @@
 
 mod buildkit;
 mod detect;
+pub mod history;
 
 use serde::Serialize;
 

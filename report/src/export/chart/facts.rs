@@ -50,7 +50,7 @@ pub(crate) fn status(step: &Step) -> String {
         None => "ran".to_owned(),
     };
     match (step.wall_seconds, step.wall_source) {
-        (Some(w), WallSource::Measured) => format!("{ended} after {}", seconds(w)),
+        (Some(w), WallSource::Measured | WallSource::Vertex) => format!("{ended} after {}", seconds(w)),
         (Some(w), _) => format!("{ended} after about {} (estimated from samples)", seconds(w)),
         (None, _) => format!("{ended}; wall time unknown"),
     }
@@ -61,7 +61,7 @@ pub(crate) fn facts(step: &Step) -> Vec<Fact> {
     let s = &step.summary;
     let (c, m) = (&s.cpu, &s.memory);
     let wall = match (step.wall_seconds, step.wall_source) {
-        (Some(w), WallSource::Measured) => seconds(w),
+        (Some(w), WallSource::Measured | WallSource::Vertex) => seconds(w),
         (Some(w), _) => format!("about {} (estimated from samples)", seconds(w)),
         (None, _) => "unknown".to_owned(),
     };

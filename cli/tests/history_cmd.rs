@@ -1,0 +1,81 @@
+//! `stepmon report` of `docker buildx history export` bundles with the real
+//! binary: the two real bundles in report/tests/data/buildkit-history/, one
+//! of them unpacked, and a cut-short one.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{run_stepmon, scratch};
+use serde_json::Value;
+
+fn bundle(name: &str) -> String {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../report/tests/data/buildkit-history", name].iter().collect();
+    path.to_str().unwrap().to_owned()
+}
+
+const TWO_PLATFORM: &str = "docker~build-push-action~2778G2.dockerbuild";
+const FAILED: &str = "docker~test-docker-action~go-error~BGI5SX.dockerbuild";
+
+#[test]
+fn report_reads_a_history_export_bundle() {
+    let run = run_stepmon(&["report", &bundle(TWO_PLATFORM)]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let text = &run.stdout;
+    assert!(
+        text.starts_with("build 2778g26vsxllhulx6klicjibt (./test/Dockerfile) for linux/amd64, linux/arm64"),
+        "{text}"
+    );
+    assert!(text.contains("[linux/arm64] [2/2] RUN echo \"Hello world!\" (Dockerfile:3)"), "{text}");
+    assert!(text.contains("pids     unknown"), "{text}");
+}
+
+#[test]
+fn report_of_a_failed_build_is_a_report_not_an_error() {
+    let run = run_stepmon(&["report", &bundle(FAILED), "--format", "json"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let failed: Vec<&Value> = json[0]["steps"].as_array().unwrap().iter().filter(|s| s["state"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{}", run.stdout);
+    assert_eq!(failed[0]["location"], "Dockerfile:12");
+    assert!(json[0]["notice"].as_str().unwrap().contains("no provenance attestation"));
+}
+
+#[test]
+fn report_draws_a_bundle_as_a_trace_at_real_times() {
+    let run = run_stepmon(&["report", &bundle(TWO_PLATFORM), "--format", "trace"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["otherData"]["steps"], 10);
+}
+
+#[test]
+fn report_reads_an_unpacked_bundle_directory() {
+    let dir = scratch("history-unpacked");
+    let status = std::process::Command::new("tar").arg("xzf").arg(bundle(TWO_PLATFORM)).arg("-C").arg(&*dir).status();
+    match status {
+        Ok(s) if s.success() => {}
+        other => {
+            println!("SKIPPED report_reads_an_unpacked_bundle_directory: `tar xzf` failed: {other:?}");
+            return;
+        }
+    }
+    let run = run_stepmon(&["report", dir.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(run.stdout.starts_with("build 2778g26vsxllhulx6klicjibt"), "{}", run.stdout);
+}
+
+#[test]
+fn a_cut_short_bundle_is_a_one_line_error() {
+    let dir = scratch("history-cut");
+    let bytes = std::fs::read(bundle(TWO_PLATFORM)).unwrap();
+    let cut = dir.join("cut.dockerbuild");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let run = run_stepmon(&["report", cut.to_str().unwrap()]);
+    assert!(!run.status.success());
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].contains("build history bundle: corrupt gzip'd tar"), "{}", run.stderr);
+}
