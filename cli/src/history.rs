@@ -6,7 +6,7 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use stepmon_report::export::{self, Format};
+use stepmon_report::export::Format;
 use stepmon_report::import::history::{self, Build, Layout};
 use stepmon_report::job;
 
@@ -81,10 +81,13 @@ pub(crate) fn report(args: &ReportArgs, builds: &[Build]) -> Result<(), CliError
     let text = match args.format {
         Format::Text => history::render(builds),
         Format::Json => history::to_json(builds),
+        // The job views: a BuildKit build is a job of BuildKit steps, each
+        // platform a group (one process track in the trace).
         format => {
             let entries: Vec<job::Entry> = builds.iter().flat_map(history::entries).collect();
-            let steps: Vec<stepmon_report::Step> = entries.into_iter().map(|e| e.step).collect();
-            export::render(format, &steps)
+            let notes: Vec<String> =
+                builds.iter().filter_map(|b| b.notice.as_ref().map(|n| format!("{}: {n}", b.reference))).collect();
+            job::views::render(format, &entries, &notes)
         }
     };
     write(args.output.as_deref(), &text)

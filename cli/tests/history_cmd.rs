@@ -49,6 +49,28 @@ fn report_draws_a_bundle_as_a_trace_at_real_times() {
     assert!(run.status.success(), "{}", run.stderr);
     let json: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json["otherData"]["steps"], 10);
+    // One process track per platform (the job view's groups), beside the
+    // ungrouped steps and the machine's counters.
+    let processes: Vec<&str> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    for platform in ["linux/amd64", "linux/arm64"] {
+        assert!(processes.iter().any(|p| p.ends_with(platform)), "{processes:?}");
+    }
+    let mut runs: Vec<(f64, String)> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.contains("RUN echo")))
+        .map(|e| (e["ts"].as_f64().unwrap(), e["pid"].to_string()))
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_ne!(runs[0].1, runs[1].1, "each platform's RUN on its own track: {runs:?}");
 }
 
 #[test]

@@ -619,3 +619,25 @@ fn tar_errors_quoting_names_with_newlines_stay_one_line() {
     let e = error_of(&archive);
     assert!(e.contains("index\\n.json"), "{e}");
 }
+
+/// The two platforms' RUN steps share a name: the job views tell them
+/// apart by platform (the heaviest is arm64's, 45.0 ms, not amd64's first
+/// row of the same name, 26.3 ms).
+#[test]
+fn two_platform_job_views_name_the_heaviest_step_with_its_platform() {
+    let build = one(&data(TWO_PLATFORM));
+    let entries = history::entries(&build);
+    let json: Value = serde_json::from_str(&stepmon_report::job::to_json(&entries, &[])).unwrap();
+    let heaviest = json["heaviest"].as_str().unwrap();
+    let rows = json["steps"].as_array().unwrap();
+    let max = rows
+        .iter()
+        .filter_map(|r| Some((r["cpuSeconds"].as_f64()?, r)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, r)| format!("{} [{}]", r["name"].as_str().unwrap(), r["group"].as_str().unwrap()))
+        .unwrap();
+    assert_eq!(heaviest, max);
+    assert!(heaviest.ends_with("[linux/arm64]"), "{heaviest}");
+    let text = stepmon_report::job::render(&entries, &[]);
+    assert!(text.contains(&format!("heaviest: {heaviest} (45.0 ms CPU)")), "{text}");
+}

@@ -141,7 +141,7 @@ pub(crate) fn job(entries: &[Entry], notes: &[String]) -> Job {
             .iter()
             .filter_map(|r| key(r).map(|k| (k, r)))
             .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, r)| r.name.clone())
+            .map(|(_, r)| r.shown_name())
     };
     Job {
         origin,
@@ -167,17 +167,24 @@ pub(crate) fn dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
 pub(crate) const HEADER: [&str; 11] =
     ["#", "step", "start", "wall", "CPU", "cores", "mem peak", "IO read/write", "stall cpu/mem/io", "verdict", "exit"];
 
+impl Row {
+    /// Its name with its group: steps of a multi-platform build share
+    /// names and differ by platform.
+    pub(crate) fn shown_name(&self) -> String {
+        match &self.group {
+            Some(group) => format!("{} [{group}]", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
 /// The cells of row number `i` (from 0) under [`HEADER`]: what the step
 /// lacks is a dash.
 pub(crate) fn cells(i: usize, r: &Row) -> Vec<String> {
     let share = |s: Option<f64>| dash(s, percent);
-    let name = match &r.group {
-        Some(group) => format!("{} [{group}]", r.name),
-        None => r.name.clone(),
-    };
     vec![
         (i + 1).to_string(),
-        name,
+        r.shown_name(),
         dash(r.start_offset_seconds, |s| format!("+{}", seconds(s))),
         dash(r.wall_seconds, seconds),
         dash(r.cpu_seconds, seconds),
@@ -241,8 +248,8 @@ pub(crate) fn headline(job: &Job) -> String {
 pub(crate) fn extremes(job: &Job) -> Option<String> {
     let pick = |name: &Option<String>, value: fn(&Row) -> Option<f64>, unit: &str| {
         name.as_ref()
-            .and_then(|n| job.steps.iter().find(|r| r.name == *n))
-            .map(|r| format!("{} ({}{unit})", r.name, dash(value(r), seconds)))
+            .and_then(|n| job.steps.iter().find(|r| r.shown_name() == *n))
+            .map(|r| format!("{} ({}{unit})", r.shown_name(), dash(value(r), seconds)))
     };
     let longest = pick(&job.longest, |r| r.wall_seconds, "")?;
     let heaviest = pick(&job.heaviest, |r| r.cpu_seconds, " CPU").unwrap_or_else(|| "—".to_owned());
