@@ -163,3 +163,15 @@ fn the_markdown_has_a_table_of_the_top_commands() {
     assert_eq!(table[2][0], "ld");
     assert_eq!(table[2][6], "1.0 MiB");
 }
+
+#[test]
+fn a_sampled_document_says_so_and_is_partial() {
+    let p =
+        Processes::sampled(vec![process("sleep", 5, 0.0, 1 << 20, 0)], Keep::default(), "taskstats listener refused");
+    assert_eq!(p.source, Some(ProcessSource::Sampled));
+    assert!(p.partial, "processes shorter than the interval are missing");
+    assert_eq!(p.missing, [SAMPLED, "taskstats listener refused"]);
+    assert_eq!(p.peak().map(|r| r.pid), Some(5));
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["source"], "sampled");
+}
