@@ -48,49 +48,43 @@ impl<'a> ProcStat<'a> {
         let open = input.iter().position(|&b| b == b'(').ok_or(err(ErrorKind::MissingField, 0))?;
         let close =
             input.iter().rposition(|&b| b == b')').filter(|&c| c > open).ok_or(err(ErrorKind::MissingField, open))?;
-        let pid_text = input[..open].strip_suffix(b" ").ok_or(err(ErrorKind::MissingSeparator, open))?;
+        let head = input.get(..open).unwrap_or_default();
+        let pid_text = head.strip_suffix(b" ").ok_or(err(ErrorKind::MissingSeparator, open))?;
         let pid = parse_u64(pid_text).map_err(|k| err(k, 0))?;
-        let comm = &input[open + 1..close];
-        let rest = &input[close + 1..];
+        let comm = input.get(open.saturating_add(1)..close).unwrap_or_default();
+        let rest = input.get(close.saturating_add(1)..).unwrap_or_default();
         let rest = rest.strip_suffix(b"\n").unwrap_or(rest);
-        // Fields 3.. after the command; index 0 is field 3.
-        let mut values = [0u64; 20];
-        let wanted = [4usize, 10, 12, 14, 15, 20, 22];
-        let mut seen = 0;
-        let mut offset = close + 1;
-        for (i, token) in rest.split(|&b| b == b' ').enumerate() {
-            let field = if i == 0 {
-                if !token.is_empty() {
-                    return Err(err(ErrorKind::MissingSeparator, offset));
+        let rest = rest.strip_prefix(b" ").ok_or(err(ErrorKind::MissingSeparator, close.saturating_add(1)))?;
+        let mut stat =
+            ProcStat { pid, comm, ppid: 0, minflt: 0, majflt: 0, utime: 0, stime: 0, threads: 0, start_ticks: 0 };
+        let mut offset = close.saturating_add(2);
+        let mut last = 0;
+        // Fields 3.. after the command.
+        for (field, token) in (3usize..).zip(rest.split(|&b| b == b' ')) {
+            let slot = match field {
+                4 => &mut stat.ppid,
+                10 => &mut stat.minflt,
+                12 => &mut stat.majflt,
+                14 => &mut stat.utime,
+                15 => &mut stat.stime,
+                20 => &mut stat.threads,
+                22 => &mut stat.start_ticks,
+                _ => {
+                    offset = offset.saturating_add(token.len()).saturating_add(1);
+                    continue;
                 }
-                offset += 1;
-                continue;
-            } else {
-                i + 2
             };
-            if wanted.contains(&field) {
-                values[field - 3] = parse_u64(token).map_err(|k| err(k, offset))?;
-                seen += 1;
-            }
-            offset += token.len() + 1;
+            *slot = parse_u64(token).map_err(|k| err(k, offset))?;
+            offset = offset.saturating_add(token.len()).saturating_add(1);
+            last = field;
             if field == 22 {
                 break;
             }
         }
-        if seen < wanted.len() {
+        if last < 22 {
             return Err(err(ErrorKind::MissingField, input.len()));
         }
-        Ok(ProcStat {
-            pid,
-            comm,
-            ppid: values[1],
-            minflt: values[7],
-            majflt: values[9],
-            utime: values[11],
-            stime: values[12],
-            threads: values[17],
-            start_ticks: values[19],
-        })
+        Ok(stat)
     }
 }
 
