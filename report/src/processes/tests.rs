@@ -175,3 +175,39 @@ fn a_sampled_document_says_so_and_is_partial() {
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["source"], "sampled");
 }
+
+#[test]
+fn the_trace_has_a_track_per_top_process_with_its_lifetime_and_peak() {
+    let start: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+    let mut cc = process("cc1plus", 8841, 1.0, 150 << 20, 0);
+    (cc.start_unix_seconds, cc.elapsed_seconds) = (u64::try_from(start.as_second()).unwrap() + 1, 0.5);
+    let mut ld = process("ld", 9, 0.2, 20 << 20, 4096);
+    (ld.start_unix_seconds, ld.elapsed_seconds) = (u64::try_from(start.as_second()).unwrap(), 1.5);
+    let step = run_with(Some(Processes::build(vec![cc, ld], Keep::default(), 2, 0)));
+    let trace: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[step])).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let slices: Vec<_> = events.iter().filter(|e| e["cat"] == "process").collect();
+    assert_eq!(slices.len(), 2, "each process once though it is in several top lists: {slices:#?}");
+    let (ld, cc) = (slices[0], slices[1]);
+    assert_eq!(
+        (ld["name"].as_str(), ld["ph"].as_str(), ld["pid"].as_u64(), ld["tid"].as_u64()),
+        (Some("ld"), Some("X"), Some(2), Some(9))
+    );
+    assert_eq!(
+        (ld["ts"].as_f64(), ld["dur"].as_f64(), ld["args"]["writeBytes"].as_u64()),
+        (Some(0.0), Some(1.5e6), Some(4096))
+    );
+    assert_eq!((cc["name"].as_str(), cc["ts"].as_f64(), cc["dur"].as_f64()), (Some("cc1plus"), Some(1e6), Some(0.5e6)));
+    assert_eq!(cc["args"]["peakRssBytes"].as_u64(), Some(150 << 20));
+    let named = |name: &str, tid: u64| {
+        events
+            .iter()
+            .find(|e| e["ph"] == "M" && e["name"] == name && e["pid"] == 2 && e["tid"] == tid)
+            .map(|e| e["args"].clone())
+    };
+    assert_eq!(named("process_name", 0).unwrap()["name"], "1: make processes");
+    assert_eq!(named("thread_name", 8841).unwrap()["name"], "cc1plus 8841");
+    // Without processes, no such track.
+    let bare: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[run_with(None)])).unwrap();
+    assert!(!bare["traceEvents"].as_array().unwrap().iter().any(|e| e["pid"] == 2));
+}
