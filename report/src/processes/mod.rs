@@ -11,9 +11,11 @@
 //! and marks the aggregates partial.
 
 mod aggregate;
+mod html;
 mod markdown;
 mod record;
 mod summary;
+mod table;
 
 pub use aggregate::CommandAggregate;
 pub use record::{CpuTime, Delays, ProcessRecord};

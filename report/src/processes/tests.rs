@@ -211,3 +211,29 @@ fn the_trace_has_a_track_per_top_process_with_its_lifetime_and_peak() {
     let bare: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[run_with(None)])).unwrap();
     assert!(!bare["traceEvents"].as_array().unwrap().iter().any(|e| e["pid"] == 2));
 }
+
+#[test]
+fn the_html_has_a_table_of_the_top_commands() {
+    let p = Processes::build(
+        vec![process("cc1<plus>", 8841, 0.75, 150 << 20, 0), process("ld", 9, 0.25, 20 << 20, 1 << 20)],
+        Keep::default(),
+        2,
+        0,
+    );
+    let html = crate::export::html::render(&[run_with(Some(p))]);
+    // The table is well-formed XML: read it back with an XML parser, cell by cell.
+    let start = html.find("<table class=\"processes\">").unwrap_or_else(|| panic!("no processes table: {html}"));
+    let end = start + html[start..].find("</table>").unwrap() + "</table>".len();
+    let doc = roxmltree::Document::parse(&html[start..end]).unwrap();
+    let rows: Vec<Vec<String>> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("tr"))
+        .map(|tr| tr.children().filter(|c| c.is_element()).map(|c| c.text().unwrap_or("").to_owned()).collect())
+        .collect();
+    assert_eq!(rows[0][0], "Command");
+    assert_eq!(rows[1], ["cc1<plus>", "1", "750.0 ms", "50.0%", "150.0 MiB (pid 8841)", "0 B", "0 B"], "{html}");
+    assert_eq!((rows[2][0].as_str(), rows[2][6].as_str()), ("ld", "1.0 MiB"));
+    let caption = doc.descendants().find(|n| n.has_tag_name("caption")).and_then(|n| n.text());
+    assert_eq!(caption, Some("2 processes, none lost"));
+    assert!(!crate::export::html::render(&[run_with(None)]).contains("class=\"processes\""));
+}
