@@ -237,3 +237,29 @@ fn the_html_has_a_table_of_the_top_commands() {
     assert_eq!(caption, Some("2 processes, none lost"));
     assert!(!crate::export::html::render(&[run_with(None)]).contains("class=\"processes\""));
 }
+
+#[test]
+fn diff_flags_a_command_whose_cpu_changed_beyond_the_noise() {
+    let run = |cc_cpu: f64| {
+        let p = Processes::build(
+            vec![process("cc1", 10, cc_cpu, 100 << 20, 0), process("ld", 11, 0.5, 50 << 20, 0)],
+            Keep::default(),
+            2,
+            0,
+        );
+        run_with(Some(p))
+    };
+    let diff = crate::diff::StepDiff::between(&run(1.0), &run(3.0));
+    let cc1 = diff.commands.iter().find(|c| c.command == "cc1").unwrap();
+    assert!(cc1.cpu.significant, "{cc1:#?}");
+    assert_eq!(cc1.cpu.direction, crate::diff::Direction::Up);
+    assert!(!cc1.peak_rss.significant, "same peak");
+    let ld = diff.commands.iter().find(|c| c.command == "ld").unwrap();
+    assert!(!ld.cpu.significant && !ld.peak_rss.significant, "{ld:#?}");
+    let text = diff.render_text();
+    assert!(text.lines().any(|l| l.starts_with("* command  cc1: CPU ") && l.contains(" → ")), "{text}");
+    assert!(!text.contains("command  ld"), "{text}");
+    let json = serde_json::to_value(&diff).unwrap();
+    assert_eq!(json["commands"][0]["command"], "cc1");
+    assert!(crate::diff::StepDiff::between(&run_with(None), &run_with(None)).commands.is_empty());
+}
