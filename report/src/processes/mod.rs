@@ -171,6 +171,19 @@ impl Processes {
         doc
     }
 
+    /// What the records miss, in words: `none lost`, `up to 412 process
+    /// records lost: totals are partial`, `processes shorter than the
+    /// interval are missing` (sampled).
+    #[must_use]
+    pub fn losses(&self) -> String {
+        match (self.source, self.lost_at_most, self.partial) {
+            (Some(ProcessSource::Sampled), ..) => "processes shorter than the interval are missing".to_owned(),
+            (_, 0, false) => "none lost".to_owned(),
+            (_, 0, true) => "partial: events lost".to_owned(),
+            (_, n, _) => format!("up to {n} process records lost: totals are partial"),
+        }
+    }
+
     /// Sum of every command's CPU, s.
     #[must_use]
     pub fn cpu_seconds(&self) -> f64 {

@@ -13,7 +13,7 @@ pub(crate) const HEADERS: [&str; 7] =
 
 /// The table's caption and its rows as text, unescaped.
 pub(crate) struct Table {
-    /// "Top commands (N processes, none lost)".
+    /// "N processes, none lost".
     pub(crate) caption: String,
     /// One row per command, most CPU first, [`HEADERS`] in order.
     pub(crate) rows: Vec<[String; 7]>,
@@ -26,11 +26,7 @@ impl Processes {
         if self.source.is_none() || self.commands.is_empty() {
             return None;
         }
-        let lost = match self.lost_at_most {
-            0 => "none lost".to_owned(),
-            n => format!("up to {n} records lost, totals partial"),
-        };
-        let caption = format!("{} processes, {lost}", self.processes);
+        let caption = format!("{} processes, {}", self.processes, self.losses());
         let total = step_cpu_seconds.filter(|c| *c > 0.0).unwrap_or_else(|| self.cpu_seconds());
         let rows = self
             .commands

@@ -174,6 +174,8 @@ fn a_sampled_document_says_so_and_is_partial() {
     assert_eq!(p.peak().map(|r| r.pid), Some(5));
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["source"], "sampled");
+    let procs = p.summary_lines(None).remove(0);
+    assert_eq!(procs, "procs    1 processes (sampled), processes shorter than the interval are missing");
 }
 
 #[test]
