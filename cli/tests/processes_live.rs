@@ -3,7 +3,7 @@
 //! allocator named as the peak (its peak RSS within 10% of GNU time's max
 //! RSS for the same program), the fsync writer's bytes, an exit storm of
 //! 20,000 processes counted (none lost), and the fallback when stepmon may not listen
-//! (an unprivileged user, a pid namespace). Prints `SKIPPED <name>: <why>`
+//! (an unprivileged user, a pid or user namespace): procfs read at each sample. Prints `SKIPPED <name>: <why>`
 //! without root or without the tools a test needs.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -130,9 +130,10 @@ fn an_exit_storm_is_counted_with_none_lost() {
     assert!(doc["stepmon"]["collector"]["cpuSeconds"].as_f64().is_some());
 }
 
-/// Runs `sh -c true` under `prefix` (as a user or in a namespace where the
-/// kernel refuses a taskstats listener) and checks the run says why it has
-/// nothing per process.
+/// Runs a step with a 1 s `sleep` under `prefix` (as a user or in a
+/// namespace where the kernel refuses a taskstats listener) and checks the
+/// run says why taskstats is unavailable and falls back to reading procfs at
+/// each sample: the `sleep` is there, with its peak RSS, labelled sampled.
 fn falls_back(name: &str, prefix: &[&str], expected: &str) {
     if !root(name) || !tool(name, prefix[0]) {
         return;
@@ -140,11 +141,16 @@ fn falls_back(name: &str, prefix: &[&str], expected: &str) {
     let dir = scratch(name);
     // Writable for an unprivileged stepmon too.
     std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let (p, _) = run(&dir.join("run.json"), prefix, &["--", "sh", "-c", "true"], Duration::from_secs(60));
-    assert!(p.get("source").is_none(), "{p:#}");
-    assert_eq!(p["processes"], 0);
-    let reason = p["missing"][0].as_str().unwrap();
+    let (p, _) = run(&dir.join("run.json"), prefix, &["--", "sh", "-c", "sleep 1; true"], Duration::from_secs(60));
+    assert_eq!(p["source"], "sampled", "{p:#}");
+    assert_eq!(p["partial"], true, "processes shorter than the interval are missing: {p:#}");
+    assert_eq!(p["missing"][0], "sampled: processes shorter than the interval are missing");
+    let reason = p["missing"][1].as_str().unwrap();
     assert!(reason.contains(expected), "{reason}");
+    let sleep = command(&p, "sleep");
+    assert_eq!(sleep["count"], 1, "{sleep:#}");
+    assert!(sleep["maxPeakRssBytes"].as_u64().unwrap() > 0, "{sleep:#}");
+    assert_eq!(p["cpuTime"], "tickSampled");
 }
 
 #[test]

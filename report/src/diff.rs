@@ -62,6 +62,8 @@
 //! println!("{}", diff.render_text());
 //! ```
 
+mod commands;
+
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -70,6 +72,8 @@ use crate::source::{Group, Rung};
 use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Origin, Step, WallSource};
 use crate::units;
 use crate::verdict::{MachineLoad, MachineVerdict, Thresholds};
+
+pub use commands::CommandDiff;
 
 /// Relative tolerance of CPU time (user, system, total, throttled).
 pub const CPU_TIME_RELATIVE: f64 = 0.05;
@@ -346,6 +350,10 @@ pub struct StepDiff {
     pub warnings: Vec<String>,
     /// The verdict in one sentence.
     pub reason: String,
+    /// Each command's CPU and largest peak RSS compared (from the runs'
+    /// per-process records; empty when neither has them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandDiff>,
 }
 
 /// Which field, how to read it from a step.
@@ -677,7 +685,18 @@ impl StepDiff {
             }
         }
         let (verdict, drivers, reason) = verdict_of(&fields, busy);
-        StepDiff { before: sides.0, after: sides.1, busy_share: busy, fields, verdict, drivers, warnings, reason }
+        let commands = commands::between(before, after, busy);
+        StepDiff {
+            before: sides.0,
+            after: sides.1,
+            busy_share: busy,
+            fields,
+            verdict,
+            drivers,
+            warnings,
+            reason,
+            commands,
+        }
     }
 
     /// The fields whose change is beyond the noise.
@@ -696,6 +715,7 @@ impl StepDiff {
             let _ = writeln!(out, "  warning  {w}");
         }
         field_lines(&mut out, &self.fields);
+        commands::lines(&mut out, &self.commands);
         out
     }
 }

@@ -106,5 +106,8 @@ pub(crate) fn section(out: &mut String, step: &Step, status: &str) {
         }
         out.push_str("</ul>\n");
     }
+    if let Some(p) = step.run.as_ref().and_then(|r| r.processes.as_ref()) {
+        out.push_str(&p.html_table(step.summary.cpu.usage_seconds));
+    }
     let _ = write!(out, "<figure class=\"chart\">\n{}\n</figure>\n</section>\n", super::svg::chart(step));
 }

@@ -19,6 +19,8 @@
 //!   both viewers, so each is named `<n>: <series>` (`1: cpu`, `2: cpu`) to
 //!   keep one step's track from merging into another's; each event has one
 //!   arg, whose key is the unit (`cores`, `bytes`, `share`, ...).
+//! * A trace process per step with a track per top process, its lifetime
+//!   and peak RSS (`trace_processes`).
 //! * The metadata events come first, then every other event in time order.
 //!
 //! Time: `ts` and `dur` are microseconds (fractions down to nanoseconds)
@@ -173,13 +175,15 @@ pub(crate) const MACHINE_TRACKS: [&str; 2] = ["machine cpu busy", "machine cpu s
 
 /// The events of step number `n` (1-based; its `tid`), whose times count
 /// from `offset` seconds after the trace's origin, each with its `ts`.
-fn step_events(step: &Step, n: u64, offset: f64, events: &mut Vec<(f64, Value)>) {
-    track_events(step, Track { pid: PID, tid: n, n, machine: true }, offset, events);
+fn step_events(step: &Step, n: u64, offset: f64, meta: &mut Vec<Value>, events: &mut Vec<(f64, Value)>) {
+    let duration = track_events(step, Track { pid: PID, tid: n, n, machine: true }, offset, events);
+    super::trace_processes::events(step, n, offset, duration, meta, events);
 }
 
 /// The events of `step` on `at`, whose times count from `offset` seconds
 /// after the trace's origin, each with its `ts`; the slice comes first.
-pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec<(f64, Value)>) {
+/// Returns the slice's length, s.
+pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec<(f64, Value)>) -> f64 {
     let Track { pid, tid, n, machine } = at;
     let series = StepSeries::of(step);
     let mut tracks = tracks(&series).to_vec();
@@ -215,6 +219,7 @@ pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec
             ));
         }
     }
+    duration
 }
 
 fn metadata(name: &str, tid: u64, args: Value) -> Value {
@@ -238,7 +243,8 @@ pub fn render(steps: &[Step]) -> String {
         events.push(metadata("thread_sort_index", n, json!({ "sort_index": n })));
         match (origin, step.time_origin()) {
             (Some(origin), Some(start)) => {
-                step_events(step, n, start.duration_since(origin).as_secs_f64(), &mut timed);
+                let offset = start.duration_since(origin).as_secs_f64();
+                step_events(step, n, offset, &mut events, &mut timed);
             }
             // No start and no sample: nowhere to draw it.
             _ => untimed.push(step.name.clone()),

@@ -11,9 +11,11 @@
 //! and marks the aggregates partial.
 
 mod aggregate;
+mod html;
 mod markdown;
 mod record;
 mod summary;
+mod table;
 
 pub use aggregate::CommandAggregate;
 pub use record::{CpuTime, Delays, ProcessRecord};
@@ -23,6 +25,9 @@ use serde::{Deserialize, Serialize};
 /// How many processes of each top list the document keeps by default.
 pub const DEFAULT_TOP: usize = 20;
 
+/// The label of a [`ProcessSource::Sampled`] document, first in its `missing`.
+pub const SAMPLED: &str = "sampled: processes shorter than the interval are missing";
+
 /// Where the per-process numbers came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,6 +36,10 @@ pub enum ProcessSource {
     /// Taskstats exit records (and queries by pid for processes still
     /// running at the end): every process, even a 1 ms one.
     Taskstats,
+    /// `/proc/PID/{stat,status,io}` of the step's processes read at each
+    /// sample where taskstats is unavailable: a process that lived between
+    /// two samples is missing, and CPU is counted in clock ticks.
+    Sampled,
     /// Nothing per process (taskstats unavailable): the reason is in `missing`.
     None,
 }
@@ -146,6 +155,32 @@ impl Processes {
             top_by_peak_rss: top(|p| p.peak_rss_bytes.map_or(-1.0, |b| b as f64)),
             top_by_io: top(|p| p.io_bytes() as f64),
             all: if keep == Keep::All { processes } else { Vec::new() },
+        }
+    }
+
+    /// The document of processes read at each sample ([`ProcessSource::Sampled`]),
+    /// with why taskstats was unavailable: partial, since a process shorter
+    /// than the sampling interval is missing.
+    #[must_use]
+    pub fn sampled(processes: Vec<ProcessRecord>, keep: Keep, why_not_taskstats: impl Into<String>) -> Processes {
+        let seen = processes.len() as u64;
+        let mut doc = Processes::build(processes, keep, seen, 0);
+        doc.source = Some(ProcessSource::Sampled);
+        doc.partial = true;
+        doc.missing = vec![SAMPLED.to_owned(), why_not_taskstats.into()];
+        doc
+    }
+
+    /// What the records miss, in words: `none lost`, `up to 412 process
+    /// records lost: totals are partial`, `processes shorter than the
+    /// interval are missing` (sampled).
+    #[must_use]
+    pub fn losses(&self) -> String {
+        match (self.source, self.lost_at_most, self.partial) {
+            (Some(ProcessSource::Sampled), ..) => "processes shorter than the interval are missing".to_owned(),
+            (_, 0, false) => "none lost".to_owned(),
+            (_, 0, true) => "partial: events lost".to_owned(),
+            (_, n, _) => format!("up to {n} process records lost: totals are partial"),
         }
     }
 

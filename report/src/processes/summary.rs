@@ -3,7 +3,7 @@
 //! largest of each ("cc1plus ×312: 71% of the step's CPU, largest 1.2 GiB
 //! (pid 8841)").
 
-use super::{CpuTime, Processes};
+use super::{CpuTime, ProcessSource, Processes};
 use crate::units::{bytes, percent, seconds};
 
 /// Commands named in the summary.
@@ -18,13 +18,9 @@ impl Processes {
         if self.source.is_none() {
             return self.missing.first().map(|m| format!("procs    none per process: {m}")).into_iter().collect();
         }
-        let lost = match (self.lost_at_most, self.partial) {
-            (0, false) => "none lost".to_owned(),
-            (0, true) => "partial: events lost".to_owned(),
-            (n, _) => format!("up to {n} process records lost: totals are partial"),
-        };
+        let source = if self.source == Some(ProcessSource::Sampled) { "sampled" } else { "taskstats" };
         let sampled = if self.cpu_time == Some(CpuTime::TickSampled) { ", CPU sampled at timer ticks" } else { "" };
-        let mut lines = vec![format!("procs    {} processes (taskstats), {lost}{sampled}", self.processes)];
+        let mut lines = vec![format!("procs    {} processes ({source}), {}{sampled}", self.processes, self.losses())];
         let total = step_cpu_seconds.filter(|c| *c > 0.0).unwrap_or_else(|| self.cpu_seconds());
         for c in self.commands.iter().take(TOP_COMMANDS) {
             let share = if total > 0.0 {

@@ -163,3 +163,105 @@ fn the_markdown_has_a_table_of_the_top_commands() {
     assert_eq!(table[2][0], "ld");
     assert_eq!(table[2][6], "1.0 MiB");
 }
+
+#[test]
+fn a_sampled_document_says_so_and_is_partial() {
+    let p =
+        Processes::sampled(vec![process("sleep", 5, 0.0, 1 << 20, 0)], Keep::default(), "taskstats listener refused");
+    assert_eq!(p.source, Some(ProcessSource::Sampled));
+    assert!(p.partial, "processes shorter than the interval are missing");
+    assert_eq!(p.missing, [SAMPLED, "taskstats listener refused"]);
+    assert_eq!(p.peak().map(|r| r.pid), Some(5));
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["source"], "sampled");
+    let procs = p.summary_lines(None).remove(0);
+    assert_eq!(procs, "procs    1 processes (sampled), processes shorter than the interval are missing");
+}
+
+#[test]
+fn the_trace_has_a_track_per_top_process_with_its_lifetime_and_peak() {
+    let start: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+    let mut cc = process("cc1plus", 8841, 1.0, 150 << 20, 0);
+    (cc.start_unix_seconds, cc.elapsed_seconds) = (u64::try_from(start.as_second()).unwrap() + 1, 0.5);
+    let mut ld = process("ld", 9, 0.2, 20 << 20, 4096);
+    (ld.start_unix_seconds, ld.elapsed_seconds) = (u64::try_from(start.as_second()).unwrap(), 1.5);
+    let step = run_with(Some(Processes::build(vec![cc, ld], Keep::default(), 2, 0)));
+    let trace: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[step])).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let slices: Vec<_> = events.iter().filter(|e| e["cat"] == "process").collect();
+    assert_eq!(slices.len(), 2, "each process once though it is in several top lists: {slices:#?}");
+    let (ld, cc) = (slices[0], slices[1]);
+    assert_eq!(
+        (ld["name"].as_str(), ld["ph"].as_str(), ld["pid"].as_u64(), ld["tid"].as_u64()),
+        (Some("ld"), Some("X"), Some(2), Some(9))
+    );
+    assert_eq!(
+        (ld["ts"].as_f64(), ld["dur"].as_f64(), ld["args"]["writeBytes"].as_u64()),
+        (Some(0.0), Some(1.5e6), Some(4096))
+    );
+    assert_eq!((cc["name"].as_str(), cc["ts"].as_f64(), cc["dur"].as_f64()), (Some("cc1plus"), Some(1e6), Some(0.5e6)));
+    assert_eq!(cc["args"]["peakRssBytes"].as_u64(), Some(150 << 20));
+    let named = |name: &str, tid: u64| {
+        events
+            .iter()
+            .find(|e| e["ph"] == "M" && e["name"] == name && e["pid"] == 2 && e["tid"] == tid)
+            .map(|e| e["args"].clone())
+    };
+    assert_eq!(named("process_name", 0).unwrap()["name"], "1: make processes");
+    assert_eq!(named("thread_name", 8841).unwrap()["name"], "cc1plus 8841");
+    // Without processes, no such track.
+    let bare: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[run_with(None)])).unwrap();
+    assert!(!bare["traceEvents"].as_array().unwrap().iter().any(|e| e["pid"] == 2));
+}
+
+#[test]
+fn the_html_has_a_table_of_the_top_commands() {
+    let p = Processes::build(
+        vec![process("cc1<plus>", 8841, 0.75, 150 << 20, 0), process("ld", 9, 0.25, 20 << 20, 1 << 20)],
+        Keep::default(),
+        2,
+        0,
+    );
+    let html = crate::export::html::render(&[run_with(Some(p))]);
+    // The table is well-formed XML: read it back with an XML parser, cell by cell.
+    let start = html.find("<table class=\"processes\">").unwrap_or_else(|| panic!("no processes table: {html}"));
+    let end = start + html[start..].find("</table>").unwrap() + "</table>".len();
+    let doc = roxmltree::Document::parse(&html[start..end]).unwrap();
+    let rows: Vec<Vec<String>> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("tr"))
+        .map(|tr| tr.children().filter(|c| c.is_element()).map(|c| c.text().unwrap_or("").to_owned()).collect())
+        .collect();
+    assert_eq!(rows[0][0], "Command");
+    assert_eq!(rows[1], ["cc1<plus>", "1", "750.0 ms", "50.0%", "150.0 MiB (pid 8841)", "0 B", "0 B"], "{html}");
+    assert_eq!((rows[2][0].as_str(), rows[2][6].as_str()), ("ld", "1.0 MiB"));
+    let caption = doc.descendants().find(|n| n.has_tag_name("caption")).and_then(|n| n.text());
+    assert_eq!(caption, Some("2 processes, none lost"));
+    assert!(!crate::export::html::render(&[run_with(None)]).contains("class=\"processes\""));
+}
+
+#[test]
+fn diff_flags_a_command_whose_cpu_changed_beyond_the_noise() {
+    let run = |cc_cpu: f64| {
+        let p = Processes::build(
+            vec![process("cc1", 10, cc_cpu, 100 << 20, 0), process("ld", 11, 0.5, 50 << 20, 0)],
+            Keep::default(),
+            2,
+            0,
+        );
+        run_with(Some(p))
+    };
+    let diff = crate::diff::StepDiff::between(&run(1.0), &run(3.0));
+    let cc1 = diff.commands.iter().find(|c| c.command == "cc1").unwrap();
+    assert!(cc1.cpu.significant, "{cc1:#?}");
+    assert_eq!(cc1.cpu.direction, crate::diff::Direction::Up);
+    assert!(!cc1.peak_rss.significant, "same peak");
+    let ld = diff.commands.iter().find(|c| c.command == "ld").unwrap();
+    assert!(!ld.cpu.significant && !ld.peak_rss.significant, "{ld:#?}");
+    let text = diff.render_text();
+    assert!(text.lines().any(|l| l.starts_with("* command  cc1: CPU ") && l.contains(" → ")), "{text}");
+    assert!(!text.contains("command  ld"), "{text}");
+    let json = serde_json::to_value(&diff).unwrap();
+    assert_eq!(json["commands"][0]["command"], "cc1");
+    assert!(crate::diff::StepDiff::between(&run_with(None), &run_with(None)).commands.is_empty());
+}

@@ -10,6 +10,10 @@ pub(crate) fn taskstats() -> Result<String, (String, Option<String>)> {
             Ok(format!("taskstats exit records of every process (listener on CPUs {cpus})"))
         }
         Err(reason) => {
+            let reason = format!(
+                "{reason}; falls back to /proc/PID/{{stat,status,io}} at each sample ({})",
+                stepmon_report::processes::SAMPLED
+            );
             let hint = (!rustix::process::geteuid().is_root())
                 .then(|| "run stepmon as root in the initial namespaces for per-process records".to_owned());
             Err((reason, hint))

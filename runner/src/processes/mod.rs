@@ -7,13 +7,15 @@
 //! The kernel accepts a listener only from a process with `CAP_NET_ADMIN`
 //! in the initial user and pid namespaces (kernel/taskstats.c,
 //! `add_del_listener`); elsewhere, or without `CONFIG_TASKSTATS`, the
-//! document says why there is nothing per process. Records dropped when
+//! step's processes are read from procfs at each sample instead
+//! ([`sampled`]) and the document says why and what that misses. Records dropped when
 //! the socket's buffer was full are counted from `/proc/net/netlink`
 //! ([`drops`]) and from `ENOBUFS`, never hidden.
 
 mod convert;
 pub(crate) mod doctor;
 mod drops;
+mod sampled;
 mod socket;
 mod tracker;
 
@@ -54,8 +56,9 @@ const BATCH: Duration = Duration::from_millis(50);
 pub(crate) enum Session {
     /// Listening.
     Listening(Listener),
-    /// Taskstats is unavailable here: the reason.
-    Unavailable(String),
+    /// Taskstats is unavailable here (the reason is in the document):
+    /// procfs read at each sample.
+    Sampled(sampled::Sampling),
 }
 
 /// The running listener.
@@ -123,7 +126,7 @@ impl Session {
     pub(crate) fn start(keep: Keep) -> Session {
         match Listener::start(keep) {
             Ok(listener) => Session::Listening(listener),
-            Err(reason) => Session::Unavailable(reason),
+            Err(reason) => Session::Sampled(sampled::Sampling::start(keep, reason)),
         }
     }
 
@@ -136,8 +139,9 @@ impl Session {
 
     /// Reads the step's processes that are still running (before the kill).
     pub(crate) fn query_running(&mut self) {
-        if let Session::Listening(l) = self {
-            l.query_running();
+        match self {
+            Session::Listening(l) => l.query_running(),
+            Session::Sampled(s) => s.query_running(),
         }
     }
 
@@ -145,7 +149,7 @@ impl Session {
     pub(crate) fn finish(self) -> Processes {
         match self {
             Session::Listening(l) => l.finish(),
-            Session::Unavailable(reason) => Processes::unavailable(reason),
+            Session::Sampled(s) => s.finish(),
         }
     }
 }

@@ -47,13 +47,13 @@ fn of(pid: i32) -> Vec<i32> {
 }
 
 /// The children of this process.
-pub(super) fn of_self() -> Vec<i32> {
+pub(crate) fn of_self() -> Vec<i32> {
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     from_task_files("self").unwrap_or_else(|| by_scanning(me))
 }
 
 /// `pid` and all its descendants, parents before children.
-pub(super) fn tree_of(pid: i32) -> Vec<i32> {
+pub(crate) fn tree_of(pid: i32) -> Vec<i32> {
     let mut out = vec![pid];
     let mut next = 0;
     // Bounded: a fork bomb must not keep this loop going forever.

@@ -20,7 +20,7 @@
 //! spawn it) is no descendant; children of a parent that ignores `SIGCHLD`
 //! are reaped by the kernel and their usage is lost (getrusage(2)).
 
-mod children;
+pub(crate) mod children;
 
 use std::collections::BTreeSet;
 use std::io;

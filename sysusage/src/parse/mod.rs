@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `/proc/stat` | [`KernelStat`] (+ [`CpuTimes`], [`PerCpu`], [`Softirqs`]) | <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat> |
 //! | `/proc/meminfo` | [`MemInfo`], [`MemInfoEntries`] | <https://docs.kernel.org/filesystems/proc.html#meminfo> |
+//! | `/proc/PID/{stat,status,io}` | [`ProcStat`], [`ProcStatus`], [`ProcIo`] | <https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories> |
 //! | `/proc/loadavg` | [`LoadAvg`] | <https://docs.kernel.org/filesystems/proc.html#kernel-data> |
 //! | `/proc/pressure/{cpu,memory,io,irq}` | [`stepmon_psi::Pressure`] | <https://docs.kernel.org/accounting/psi.html#pressure-interface> |
 //!
@@ -17,11 +18,13 @@ mod columns;
 mod cpu;
 mod loadavg;
 mod meminfo;
+mod process;
 mod stat;
 
 pub use cpu::{CpuTimes, PerCpuTimes};
 pub use loadavg::LoadAvg;
 pub use meminfo::{MemInfo, MemInfoEntries, MemInfoEntry, MemUnit};
+pub use process::{ProcIo, ProcStat, ProcStatus};
 pub use stat::{KernelStat, PerCpu, Softirqs, StatCounters};
 pub use stepmon_cgroupfs_parse::number::Hundredths;
 pub use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};

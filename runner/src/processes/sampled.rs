@@ -1,0 +1,201 @@
+//! Where taskstats is unavailable (no privilege, a container, a kernel
+//! without `CONFIG_TASKSTATS`): the step's processes read from
+//! `/proc/PID/{stat,status,io}` (<https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories>)
+//! on the step sampler's schedule ([`Policy::step`]: fast at first, then
+//! every `min_interval`) and once more before the kill. Each process is kept
+//! by (pid, start time) with its last values, since pids are reused. A
+//! process that lived between two readings is missing: the document says so.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use stepmon_report::processes::{CpuTime, Keep, ProcessRecord, Processes};
+use stepmon_sampler::Policy;
+use stepmon_sysusage::parse::{ProcIo, ProcStat, ProcStatus};
+
+use crate::tree::children;
+
+/// How often the thread looks at the stop flag between readings.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Processes seen, by (pid, start in clock ticks after boot).
+type Seen = BTreeMap<(u32, u64), ProcessRecord>;
+
+/// The sampling thread of one step.
+#[derive(Debug)]
+pub(crate) struct Sampling {
+    seen: Arc<Mutex<Seen>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// This process's children before the step: not the step's.
+    before: Arc<BTreeSet<i32>>,
+    why_not_taskstats: String,
+    keep: Keep,
+}
+
+/// The clock (`CLOCK_BOOTTIME`, which `/proc/PID/stat`'s start time counts
+/// from) and the wall clock now, s.
+fn clocks() -> (f64, f64) {
+    let boot = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+    #[allow(clippy::cast_precision_loss)]
+    let since_boot = boot.tv_sec as f64 + boot.tv_nsec as f64 / 1e9;
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    (since_boot, unix)
+}
+
+/// One process's reading, or `None` when it is gone (or unreadable).
+fn read(pid: i32, hz: f64, (since_boot, unix): (f64, f64)) -> Option<((u32, u64), ProcessRecord)> {
+    let stat_bytes = stepmon_fdread::read_path(format!("/proc/{pid}/stat")).ok()?;
+    let stat = ProcStat::parse(&stat_bytes).ok()?;
+    // A zombie has no VmHWM any more and an unreadable io (another user's
+    // process, ptrace access mode): those stay absent, not 0.
+    let status = stepmon_fdread::read_path(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|b| ProcStatus::parse(&b).ok())
+        .unwrap_or_default();
+    let io = stepmon_fdread::read_path(format!("/proc/{pid}/io")).ok().and_then(|b| ProcIo::parse(&b).ok());
+    #[allow(clippy::cast_precision_loss)] // tick counts far below 2^53
+    let ticks = |t: u64| t as f64 / hz;
+    let started = ticks(stat.start_ticks);
+    let mut r = ProcessRecord::default();
+    r.command = String::from_utf8_lossy(stat.comm).into_owned();
+    r.pid = u32::try_from(stat.pid).ok()?;
+    r.ppid = u32::try_from(stat.ppid).unwrap_or(0);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    {
+        r.start_unix_seconds = (unix - (since_boot - started)).max(0.0) as u64;
+    }
+    r.elapsed_seconds = (since_boot - started).max(0.0);
+    r.threads = u32::try_from(stat.threads).unwrap_or(u32::MAX).max(1);
+    r.user_seconds = ticks(stat.utime);
+    r.system_seconds = ticks(stat.stime);
+    r.cpu_seconds = r.user_seconds + r.system_seconds;
+    r.cpu_time = Some(CpuTime::TickSampled);
+    r.peak_rss_bytes = status.vm_hwm_kib.map(|k| k.saturating_mul(1024));
+    r.read_bytes = io.and_then(|io| io.read_bytes);
+    r.write_bytes = io.and_then(|io| io.write_bytes);
+    r.minor_faults = stat.minflt;
+    r.major_faults = stat.majflt;
+    Some(((r.pid, stat.start_ticks), r))
+}
+
+/// Folds a newer reading of a process into what was kept: the counters only
+/// grow, the peak is the larger, and what the newer reading lacks (a zombie's
+/// memory) keeps its last value.
+fn update(kept: &mut ProcessRecord, newer: ProcessRecord) {
+    let peak = kept.peak_rss_bytes.max(newer.peak_rss_bytes);
+    let (read, write) = (newer.read_bytes.or(kept.read_bytes), newer.write_bytes.or(kept.write_bytes));
+    *kept = newer;
+    kept.peak_rss_bytes = peak;
+    kept.read_bytes = read;
+    kept.write_bytes = write;
+}
+
+/// Reads every process of the step now: this process's new children (the
+/// step's root and the orphans reparented to it, the subreaper) and their descendants.
+fn sample(before: &BTreeSet<i32>, seen: &Mutex<Seen>, running_at_end: bool) {
+    let hz = rustix::param::clock_ticks_per_second() as f64;
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let now = clocks();
+    let pids: Vec<i32> = children::of_self()
+        .into_iter()
+        .filter(|pid| !before.contains(pid) && *pid != me)
+        .flat_map(children::tree_of)
+        .collect();
+    let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+    for pid in pids {
+        let Some((key, mut record)) = read(pid, hz, now) else { continue };
+        record.running_at_end = running_at_end;
+        match seen.get_mut(&key) {
+            Some(kept) => update(kept, record),
+            None => {
+                seen.insert(key, record);
+            }
+        }
+    }
+}
+
+impl Sampling {
+    /// Starts reading (before the step is spawned).
+    pub(crate) fn start(keep: Keep, why_not_taskstats: String) -> Sampling {
+        let before: Arc<BTreeSet<i32>> = Arc::new(children::of_self().into_iter().collect());
+        let seen = Arc::new(Mutex::new(Seen::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (before, seen, stop) = (Arc::clone(&before), Arc::clone(&seen), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("stepmon-procs".to_owned())
+                .spawn(move || {
+                    let policy = Policy::step();
+                    let started = Instant::now();
+                    let mut next = started;
+                    while !stop.load(Ordering::SeqCst) {
+                        if Instant::now() >= next {
+                            sample(&before, &seen, false);
+                            let fast = policy.fast_start.filter(|f| started.elapsed() < f.duration);
+                            next += fast.map_or(policy.min_interval, |f| f.interval);
+                        }
+                        std::thread::sleep(POLL);
+                    }
+                })
+                .ok()
+        };
+        Sampling { seen, stop, thread, before, why_not_taskstats, keep }
+    }
+
+    /// The last reading, before what is left is killed.
+    pub(crate) fn query_running(&mut self) {
+        sample(&self.before, &self.seen, true);
+    }
+
+    /// Stops reading and builds the document.
+    pub(crate) fn finish(mut self) -> Processes {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let seen = std::mem::take(&mut *self.seen.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut doc = Processes::sampled(seen.into_values().collect(), self.keep, self.why_not_taskstats);
+        if self.thread.is_none() && doc.processes == 0 {
+            doc.missing.push("the sampling thread could not start".to_owned());
+        }
+        doc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_is_read_with_its_peak_and_kept_by_pid_and_start() {
+        let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(PoisonError::into_inner);
+        let before: BTreeSet<i32> = children::of_self().into_iter().collect();
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let seen = Mutex::new(Seen::new());
+        sample(&before, &seen, false);
+        sample(&before, &seen, true);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let seen = seen.into_inner().unwrap();
+        let pid = child.id();
+        let sleep: Vec<_> = seen.iter().filter(|((p, _), _)| *p == pid).map(|(_, r)| r).collect();
+        assert_eq!(sleep.len(), 1, "two readings, one process: {seen:?}");
+        assert_eq!(sleep[0].command, "sleep");
+        assert!(sleep[0].peak_rss_bytes.is_some_and(|b| b > 0), "{:?}", sleep[0]);
+        assert!(sleep[0].running_at_end);
+    }
+
+    #[test]
+    fn a_zombie_keeps_its_last_peak() {
+        let mut kept = ProcessRecord::default();
+        (kept.peak_rss_bytes, kept.read_bytes) = (Some(4096), Some(1));
+        let mut zombie = ProcessRecord::default();
+        zombie.cpu_seconds = 2.0;
+        update(&mut kept, zombie);
+        assert_eq!((kept.peak_rss_bytes, kept.read_bytes, kept.cpu_seconds), (Some(4096), Some(1), 2.0));
+    }
+}
