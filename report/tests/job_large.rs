@@ -1,0 +1,58 @@
+//! A job of 200 steps of 10 samples (the `job_report` bench's) in every
+//! format, pinned by a digest of each output: restructuring the job's
+//! model or views for speed must not change a byte of what they print.
+//!
+//! An intended change of an output changes its digest: print the new ones
+//! with `STEPMON_PRINT_DIGESTS=1 cargo test -p stepmon-report --test
+//! job_large -- --nocapture`, check the outputs, and update the table.
+//! `STEPMON_WRITE_JOB=FILE` also writes the job record to `FILE` (the
+//! input of the `hyperfine` runs of `stepmon report` in benches/README.md).
+
+#[path = "large/job_record.rs"]
+mod large;
+
+use stepmon_report::export::Format;
+use stepmon_report::job::{self, Entry, views};
+
+/// FNV-1a, 64 bits (<http://www.isthe.com/chongo/tech/comp/fnv/>): a digest
+/// that is the same on every platform and toolchain, unlike `std`'s hasher.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Each format's output: its digest and length, bytes.
+const DIGESTS: [(&str, u64, usize); 9] = [
+    ("text", 0x8aac_9d0b_c779_8993, 32646),
+    ("json", 0x7329_0128_1880_23f0, 109_168),
+    ("trace", 0x6652_24a2_e9c7_b466, 2_113_889),
+    ("openmetrics", 0xfdd9_f35f_b24d_37da, 1_102_852),
+    ("prometheus", 0xa3ba_6d05_976d_0691, 1_102_037),
+    ("markdown", 0x9c32_8b86_825b_8987, 32980),
+    ("markdown-svg", 0x9c32_8b86_825b_8987, 32980),
+    ("html", 0x87e5_b7a2_877e_9dc5, 2_272_920),
+    ("svg", 0xcd49_44d4_45c6_0483, 1_758_631),
+];
+
+#[test]
+fn every_format_of_a_200_step_job_is_unchanged() {
+    let text = large::record(200, 10);
+    if let Some(path) = std::env::var_os("STEPMON_WRITE_JOB") {
+        std::fs::write(path, &text).expect("write the job record");
+    }
+    let record = job::read(&text);
+    assert_eq!(record.steps.len(), 200);
+    assert!(record.lost.is_empty() && record.unknown.is_empty());
+    let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+    let print = std::env::var("STEPMON_PRINT_DIGESTS").is_ok_and(|v| v == "1");
+    let mut seen = Vec::new();
+    for (name, format) in Format::ALL {
+        let out = views::render(format, &entries, &[]);
+        let (digest, len) = (fnv1a(out.as_bytes()), out.len());
+        if print {
+            println!("    (\"{name}\", 0x{digest:016x}, {len}),");
+        }
+        seen.push((name, digest, len));
+    }
+    let expected: Vec<(&str, u64, usize)> = DIGESTS.to_vec();
+    assert_eq!(seen, expected);
+}
