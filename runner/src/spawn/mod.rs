@@ -11,6 +11,9 @@
 //!   (a write of `0` to its `cgroup.procs`) and the namespace. Used when
 //!   clone3 fails (older kernels, seccomp filters that hide clone3).
 //!
+//! [`keeper`] forks the process that keeps a systemd scope populated
+//! until the step's final sample is taken ([`crate::cgroup::systemd`]).
+//!
 //! `STEPMON_SPAWN=clone3|fork` forces one way (no fallback) and names the
 //! way taken on stderr; for tests and diagnosis.
 
