@@ -192,12 +192,10 @@ pub struct Prepared {
     monitor: Monitor,
     step_recorder: Option<Recorder>,
     enclosing_recorder: Option<Recorder>,
-    /// The systemd scope the step gets once it exists (held before exec).
-    scope: Option<PendingScope>,
     notices: Vec<String>,
 }
 
-/// What a transient scope is made with, once the step's PID is known.
+/// What a transient scope is made with.
 #[derive(Debug)]
 struct PendingScope {
     bus: Bus,
@@ -209,7 +207,7 @@ struct PendingScope {
 
 /// A transient systemd scope for the step, where systemd manages this
 /// process's cgroup (as root, on a pure cgroup v2 host, no --cgroup-parent):
-/// the bus is connected now, the scope made once the step's PID exists.
+/// the bus connected, the scope made by [`scope_cgroups`].
 /// `None` elsewhere; a notice says why when systemd is there but cannot be
 /// reached.
 fn pending_scope(
@@ -241,6 +239,41 @@ fn pending_scope(
                 "notice: this process runs in the systemd unit {unit}, whose cgroup holds other processes, but \
                  systemd cannot be reached for a scope of the step's own ({why})"
             ));
+            None
+        }
+    }
+}
+
+/// The step's cgroups in a transient scope: a keeper process starts the
+/// scope ([`systemd::place`]), the step gets a leaf beside it. `None`, with
+/// a notice saying why, when that fails: the step then goes where it would
+/// without systemd.
+fn scope_cgroups(pending: PendingScope, notices: &mut Vec<String>) -> Option<RunCgroups> {
+    let scope = systemd::properties::unit_name(&pending.run_name);
+    let socket = pending.bus.socket;
+    let placed = spawn::keeper::Keeper::start()
+        .map_err(|e| format!("cannot fork the process that keeps the scope: {e}"))
+        .and_then(|keeper| {
+            let (caller, slice) = (Some(pending.unit.as_str()), pending.slice.as_deref());
+            let request = systemd::Request { run_name: &pending.run_name, pid: keeper.pid(), caller, slice };
+            systemd::place(pending.bus, &request, keeper, &pending.mount).map_err(|(_, why)| why)
+        })
+        .and_then(|scope| {
+            RunCgroups::in_scope(scope).map_err(|e| format!("cannot make the step's leaf in its scope: {e}"))
+        });
+    match placed {
+        Ok(cgroups) => {
+            notices.push(format!(
+                "notice: stepmon runs in the systemd unit {unit}, whose cgroup holds other processes: the step gets \
+                 a transient scope {scope} from systemd (asked over {socket}; rung systemdScope), bound to {unit} so \
+                 that stopping {unit} stops the step; it runs outside {unit}'s cgroup, so {unit}'s own limits do not \
+                 cover it",
+                unit = pending.unit,
+            ));
+            Some(cgroups)
+        }
+        Err(why) => {
+            notices.push(format!("notice: the step gets no systemd scope: {why}"));
             None
         }
     }
@@ -358,11 +391,15 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     // other failure moves the step down the ladder (the v1 hierarchies, the
     // process tree, the enclosing cgroup), checked against --require-cgroup
     // and the limits below.
-    let scope = location.as_ref().ok().and_then(|loc| pending_scope(&options, loc, &run_name, &mut notices));
-    let (cgroups, no_cgroup) = match &location {
-        Ok(_) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
-        Ok(_) if scope.is_some() => (None, None),
-        Ok(location) => {
+    let scoped = location
+        .as_ref()
+        .ok()
+        .and_then(|loc| pending_scope(&options, loc, &run_name, &mut notices))
+        .and_then(|pending| scope_cgroups(pending, &mut notices));
+    let (cgroups, no_cgroup) = match (&location, scoped) {
+        (Ok(_), _) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
+        (Ok(_), Some(scoped)) => (Some(Owned(Some(scoped))), None),
+        (Ok(location), None) => {
             let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
             if let Err(e) = placement::collect_garbage(&base, false)
                 && e.kind() != std::io::ErrorKind::PermissionDenied
@@ -383,8 +420,8 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
                 Err(e) => (None, Some(format!("cannot create a cgroup under {}: {e}", base.display()))),
             }
         }
-        Err(e) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
-        Err(e) => (None, Some(e.to_string())),
+        (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
+        (Err(e), _) => (None, Some(e.to_string())),
     };
     if let (Some(c), Ok(loc)) = (&cgroups, &location)
         && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
@@ -397,21 +434,19 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
     };
     let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
-    if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 && scope.is_none() {
+    if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
         return Err(RunError::new(format!("{} (--require-cgroup)", no_cgroup.as_deref().unwrap_or("no cgroup")))
             .hint("a cgroup of the step's own needs root or a delegated subtree, and a writable cgroupfs"));
     }
-    // A scope gets the limits as unit properties.
-    if scope.is_none() {
-        apply_limits(
-            &options.limits,
-            cgroups.as_ref().map(OwnedCgroups::get),
-            v1.as_ref().map(OwnedV1::get),
-            no_cgroup.as_deref(),
-        )?;
-    } else if options.limits.cpus.is_some_and(|c| !(c > 0.0 && c.is_finite())) {
-        return Err(RunError::new(format!("--cpus must be a positive number, got {:?}", options.limits.cpus)));
-    }
+    // In a systemd scope too the limits go on the step's leaf: the scope
+    // holds the keeper as well, which TasksMax would count, and the leaf's
+    // files are those of any cgroup v2 run (same code, same errors).
+    apply_limits(
+        &options.limits,
+        cgroups.as_ref().map(OwnedCgroups::get),
+        v1.as_ref().map(OwnedV1::get),
+        no_cgroup.as_deref(),
+    )?;
     let location = location.ok();
     let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
 
@@ -475,16 +510,6 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
              each number labelled with its source (--require-cgroup refuses instead)"
         ));
     }
-    if let Some(pending) = &scope {
-        notices.push(format!(
-            "notice: stepmon runs in the systemd unit {unit}, whose cgroup holds other processes: the step gets a \
-             transient scope {scope} from systemd (asked over {socket}; rung systemdScope), bound to {unit} so that \
-             stopping {unit} stops the step; it runs outside {unit}'s cgroup, so {unit}'s own limits do not cover it",
-            unit = pending.unit,
-            scope = systemd::properties::unit_name(&pending.run_name),
-            socket = pending.bus.socket,
-        ));
-    }
     Ok(Prepared {
         options,
         caught,
@@ -497,7 +522,6 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         monitor,
         step_recorder,
         enclosing_recorder,
-        scope,
         notices,
     })
 }
@@ -600,52 +624,7 @@ impl Prepared {
     /// Whether the step has a cgroup of its own.
     #[must_use]
     pub fn has_own_cgroup(&self) -> bool {
-        self.cgroups.is_some() || self.scope.is_some()
-    }
-
-    /// Asks systemd for the step's scope holding `pid` (held before exec)
-    /// and samples the scope's cgroup. When systemd fails, the step stays in
-    /// this process's cgroup and the enclosing cgroup measures it (an error
-    /// instead when a cgroup was required or a limit asked for).
-    fn place_in_scope(&mut self, pending: PendingScope, pid: u32, messages: &mut Vec<String>) -> Result<(), RunError> {
-        let (caller, slice) = (Some(pending.unit.as_str()), pending.slice.as_deref());
-        let request = systemd::Request { run_name: &pending.run_name, pid, caller, slice, limits: self.options.limits };
-        let why = match systemd::place(pending.bus, &request, &pending.mount) {
-            Ok(scope) => match RunCgroups::in_scope(scope) {
-                Ok(cgroups) => {
-                    let recorder = self.monitor.record(&cgroups.leaf, &self.network());
-                    self.cgroups = Some(Owned(Some(cgroups)));
-                    match recorder {
-                        Ok(recorder) => {
-                            // The step's own cgroup measures it: no enclosing one.
-                            self.step_recorder = Some(recorder);
-                            if let Some(recorder) = self.enclosing_recorder.take() {
-                                drop(recorder.close_blocking());
-                            }
-                            self.enclosing = None;
-                            return Ok(());
-                        }
-                        Err(e) => format!("cannot sample the step's scope: {e}"),
-                    }
-                }
-                Err(e) => format!("cannot read the scope's controllers: {e}"),
-            },
-            Err((_, why)) => why,
-        };
-        if self.options.cgroup == CgroupMode::Require || self.options.limits.any() {
-            return Err(RunError::new(format!("{why} (--require-cgroup, or a limit that needs a cgroup)")));
-        }
-        messages.push(format!("notice: the step runs in stepmon's own cgroup instead: {why}"));
-        self.no_cgroup = Some(why);
-        Ok(())
-    }
-
-    /// The step's network as its recorder reads it.
-    fn network(&self) -> NetworkSource {
-        match &self.namespace {
-            None => NetworkSource::SharedNamespace,
-            Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: self.options.include_loopback },
-        }
+        self.cgroups.is_some()
     }
 
     /// Runs the step to its end, kills (or with `wait_all` waits for) what it
@@ -665,37 +644,16 @@ impl Prepared {
             }
             None => Vec::new(),
         };
-        let hold = match &self.scope {
-            Some(_) => Some(spawn::Hold::new().map_err(|e| RunError::io("cannot make the step's hold pipe", &e))?),
-            None => None,
-        };
         let target = Target {
             v1_tasks: &v1_tasks,
             cgroup: self.cgroups.as_ref().map(|c| c.get().leaf.as_path()),
             netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
             netns_path: netns_path.as_deref(),
-            hold: hold.as_ref(),
         };
         // Listening before the spawn: the step's first fork is seen.
         let mut processes = crate::processes::Session::start(self.options.processes);
         let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
-        if let (Some(pending), Spawned::Running(step)) = (self.scope.take(), &spawned) {
-            let pid = step.pid.as_raw_nonzero().get().unsigned_abs();
-            if !step.held {
-                messages.push("notice: started with fork, the step ran before systemd moved it into its scope".into());
-            }
-            if let Err(e) = self.place_in_scope(pending, pid, &mut messages) {
-                // Never exec'd: it dies held.
-                let _ = rustix::process::kill_process(step.pid, rustix::process::Signal::KILL);
-                drop(hold);
-                reaper.set_main(step.pid);
-                let _ = reaper.wait_main();
-                return Err(e);
-            }
-        }
-        // The step goes on (a no-op without a scope).
-        drop(hold);
         let live = self.options.live.take().and_then(|tx| match (&self.step_recorder, &self.enclosing_recorder) {
             (Some(recorder), _) => crate::live::forward(recorder, SampleOf::Step, tx),
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
@@ -807,29 +765,8 @@ impl Prepared {
         if leaf.is_none() && v1_dirs.is_empty() {
             usage.resource_usage.samples.clear();
         }
-        // systemd collects an empty scope (and removes its cgroup) as soon
-        // as the step's last process is gone, which can beat the final
-        // sample: then the last sample read nothing, and the last real one
-        // stands (counters at most one interval early: a lower bound).
-        let scope_collected = scope_unit.is_some() && leaf.as_deref().is_some_and(|l| !l.exists()) && {
-            let samples = &mut usage.resource_usage.samples;
-            let before = samples.len();
-            while samples.len() > 1
-                && samples.last().is_some_and(|s| s.cpu_stat.is_none_or(|c| c.usage_nanos.is_none()))
-            {
-                samples.pop();
-            }
-            samples.len() < before
-        };
-        if scope_collected {
-            messages.push(
-                "notice: systemd removed the step's scope before the final sample; the numbers are the last \
-                 sample's (CPU time and IO as lower bounds)"
-                    .to_owned(),
-            );
-        }
         let tree = reaper.tree();
-        let mut sources = ladder::choose(&Evidence {
+        let sources = ladder::choose(&Evidence {
             step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
             leaf: leaf.as_deref(),
             v2_controllers: &enabled,
@@ -839,14 +776,6 @@ impl Prepared {
             own_network: self.namespace.is_some(),
             scope: scope_unit.as_deref(),
         });
-        if scope_collected {
-            for group in [Group::Cpu, Group::Io] {
-                if let Some(s) = sources.get(group).filter(|s| s.rung == Rung::SystemdScope) {
-                    let covers = format!("{}; the last sample before systemd removed the scope", s.covers);
-                    sources.set(group, Some(stepmon_report::source::Source::lower_bound(Rung::SystemdScope, covers)));
-                }
-            }
-        }
         let (cpu_seconds, max_rss_bytes) = crate::own::own_usage();
         let mut collector = Collector::default();
         collector.cpu_seconds = cpu_seconds;

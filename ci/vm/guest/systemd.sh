@@ -6,7 +6,10 @@
 # no-internal-process rule can enable no controller for a cgroup below it:
 #  1. in a service (a CI runner's shape: /ci.slice/ci-runner.service with
 #     another process in it): the step gets a transient scope from systemd,
-#     with memory, IO and pids measured; the scope is gone afterwards;
+#     with memory, IO and pids measured in the step's leaf <scope>/step
+#     (a keeper process holds the scope in <scope>/keeper until the final
+#     sample is taken: CPU and IO exact, the last sample's IO bytes all of
+#     the 8 MiB written); the scope is gone afterwards;
 #  2. in a session-like scope (systemd-run --scope): the same;
 #  3. stopping the caller's service while the step runs stops the step;
 #  4. with the bus socket and /run/systemd/private hidden (a private mount
@@ -91,11 +94,17 @@ scope_checks() {
         check "$1" ".stepmon.sources.$group.rung" '== "systemdScope"'
     done
     check "$1" '.stepmon.controllers | sort' '== ["cpu", "io", "memory", "pids"]'
-    check "$1" '.stepmon.cgroup' "| test(\"^/sys/fs/cgroup/$2/stepmon-run\\\\.[0-9.]+\\\\.scope$\")"
+    check "$1" '.stepmon.cgroup' "| test(\"^/sys/fs/cgroup/$2/stepmon-run\\\\.[0-9.]+\\\\.scope/step$\")"
     check "$1" '.stepmon.placement' '| startswith("its own transient systemd scope stepmon-run.")'
     check "$1" '.stepmon.summary.memory.peakBytes' ">= 64 * $MIB"
     check "$1" "[.resourceUsage.samples[].memoryStat.peak] | max" ">= 64 * $MIB"
+    # The final sample is the step's last (systemd has not removed the
+    # scope before it): IO written in full, no source a lower bound.
     check "$1" "$LAST.ioStat.writeBytes" ">= 8 * $MIB"
+    check "$1" "$LAST.cpuStat.usageNanos" '> 0'
+    for group in cpu io; do
+        check "$1" ".stepmon.sources.$group.bound" '== "exact"'
+    done
     check "$1" '.stepmon.summary.io.writeBytes' ">= 8 * $MIB"
     check "$1" '.stepmon.summary.pidsPeak' '>= 3'
     check "$1" '.stepmon.enclosingCgroup == null' '== true'
@@ -138,7 +147,7 @@ systemd-run --quiet --unit=ci-cancel --slice=ci.slice -p Type=exec /bin/sh /tmp/
 step_pid=
 i=0
 while [ -z "$step_pid" ] && [ $i -lt 300 ]; do
-    step_pid=$(cat /sys/fs/cgroup/ci.slice/stepmon-run.*.scope/cgroup.procs 2>/dev/null | head -n 1)
+    step_pid=$(cat /sys/fs/cgroup/ci.slice/stepmon-run.*.scope/step/cgroup.procs 2>/dev/null | head -n 1)
     sleep 0.1
     i=$((i + 1))
 done

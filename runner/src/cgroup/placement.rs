@@ -39,8 +39,9 @@ pub struct RunCgroups {
     pub enabled: Vec<&'static str>,
     /// Controllers that are not, with the reason.
     pub not_enabled: Vec<NotEnabled>,
-    /// The transient systemd scope whose cgroup `leaf` is (then `parent`
-    /// is `leaf`, and removing means stopping the scope).
+    /// The transient systemd scope whose cgroup `parent` is (then `leaf`
+    /// is `<scope>/step`, and removing means removing the leaf, then
+    /// stopping the scope).
     pub scope: Option<crate::cgroup::systemd::Scope>,
 }
 
@@ -150,26 +151,29 @@ impl RunCgroups {
         Ok(run)
     }
 
-    /// The step's cgroups as the transient `scope` systemd made: its cgroup
-    /// is the leaf, with the controllers its slices enable for it.
+    /// The step's cgroups in the transient `scope` systemd made and
+    /// delegated (its keeper already in a sub-cgroup of its own): enables
+    /// in the scope's `cgroup.subtree_control` every controller of
+    /// [`CONTROLLERS`] its `cgroup.controllers` lists (its slices enable
+    /// them for accounting), and makes the leaf `<scope>/step`. Removing
+    /// the leaf then stops the scope.
     pub fn in_scope(scope: crate::cgroup::systemd::Scope) -> io::Result<RunCgroups> {
         let available = controllers(&scope.cgroup)?;
         let (mut enabled, mut not_enabled) = (Vec::new(), Vec::new());
         for controller in CONTROLLERS {
-            if available.iter().any(|a| a == controller) {
-                enabled.push(controller);
-            } else {
+            if !available.iter().any(|a| a == controller) {
                 let reason = format!("systemd did not enable it for {} (accounting was asked for)", scope.unit);
                 not_enabled.push(NotEnabled { controller, reason });
+                continue;
+            }
+            match fs::write(scope.cgroup.join("cgroup.subtree_control"), format!("+{controller}")) {
+                Ok(()) => enabled.push(controller),
+                Err(e) => not_enabled.push(NotEnabled { controller, reason: format!("enabling it failed: {e}") }),
             }
         }
-        Ok(RunCgroups {
-            parent: scope.cgroup.clone(),
-            leaf: scope.cgroup.clone(),
-            enabled,
-            not_enabled,
-            scope: Some(scope),
-        })
+        let leaf = scope.cgroup.join("step");
+        fs::create_dir(&leaf)?;
+        Ok(RunCgroups { parent: scope.cgroup.clone(), leaf, enabled, not_enabled, scope: Some(scope) })
     }
 
     /// Kills everything left in the leaf (`cgroup.kill`, Linux 5.14+; older
@@ -183,6 +187,16 @@ impl RunCgroups {
     /// when the step created cgroups of its own below the leaf.
     pub fn remove(&self) -> io::Result<()> {
         if let Some(scope) = &self.scope {
+            // The leaf first (the scope is stopped only once the final
+            // sample is taken: the keeper holds it); a retry after a
+            // partial failure finds it gone.
+            match fs::remove_dir(&self.leaf) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => match remove_tree(&self.leaf) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                },
+                _ => {}
+            }
             // Short: `Owned::release` retries removal.
             return scope.stop(Duration::from_millis(100));
         }

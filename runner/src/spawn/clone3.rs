@@ -163,8 +163,6 @@ struct ChildSetup<'a> {
     shell_argv: *const *const c_char,
     /// [`SHELL`].
     shell: *const c_char,
-    /// (read, write) ends of the [`super::Hold`] pipe, if any.
-    hold: Option<(RawFd, RawFd)>,
 }
 
 /// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
@@ -179,7 +177,6 @@ pub(super) fn spawn(
     cgroup: Option<BorrowedFd<'_>>,
     v1_tasks: &[RawFd],
     netns: Option<BorrowedFd<'_>>,
-    hold: Option<(RawFd, RawFd)>,
     exec: &Exec,
 ) -> io::Result<Spawned> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
@@ -190,7 +187,6 @@ pub(super) fn spawn(
         argv: exec.argv.pointers.as_ptr(),
         shell_argv: exec.shell.as_ref().map_or(std::ptr::null(), |shell| shell.pointers.as_ptr()),
         shell: SHELL.as_ptr(),
-        hold,
     };
     let args = CloneArgs {
         flags: if cgroup.is_some() { CLONE_INTO_CGROUP } else { 0 },
@@ -294,9 +290,6 @@ unsafe fn child(setup: &ChildSetup<'_>) -> ! {
         let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
         libc::sigemptyset(empty.as_mut_ptr());
         libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
-        if let Some((read, write)) = setup.hold {
-            super::hold_child(read, write);
-        }
         if let Some(netns) = setup.netns
             && libc::setns(netns, libc::CLONE_NEWNET) != 0
         {

@@ -11,11 +11,15 @@
 //!   (a write of `0` to its `cgroup.procs`) and the namespace. Used when
 //!   clone3 fails (older kernels, seccomp filters that hide clone3).
 //!
+//! [`keeper`] forks the process that keeps a systemd scope populated
+//! until the step's final sample is taken ([`crate::cgroup::systemd`]).
+//!
 //! `STEPMON_SPAWN=clone3|fork` forces one way (no fallback) and names the
 //! way taken on stderr; for tests and diagnosis.
 
 mod clone3;
 mod fork;
+pub mod keeper;
 pub mod lookup;
 mod reap;
 pub mod script;
@@ -50,37 +54,6 @@ pub struct Target<'a> {
     pub netns: Option<BorrowedFd<'a>>,
     /// The namespace's path, for messages.
     pub netns_path: Option<&'a Path>,
-    /// Hold the child before it joins anything or executes the command,
-    /// until [`Hold::release`] (another party, systemd, moves it meanwhile);
-    /// clone3 only ([`Started::held`]).
-    pub hold: Option<&'a Hold>,
-}
-
-/// A pipe the step's first process waits on before `exec`: it closes its
-/// copy of the write end, then reads until a byte or end of file. So it
-/// goes on when [`Hold::release`] is called or this `Hold` is dropped
-/// (also when stepmon dies), never later. Both ends are close-on-exec.
-#[derive(Debug)]
-pub struct Hold {
-    read: OwnedFd,
-    write: OwnedFd,
-}
-
-impl Hold {
-    /// A new pipe.
-    pub fn new() -> io::Result<Hold> {
-        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-        Ok(Hold { read, write })
-    }
-
-    /// Lets the child go on.
-    pub fn release(self) {
-        drop(self);
-    }
-
-    fn fds(&self) -> (RawFd, RawFd) {
-        (self.read.as_raw_fd(), self.write.as_raw_fd())
-    }
 }
 
 /// The step's first process, started.
@@ -94,9 +67,6 @@ pub struct Started {
     namespace: Option<PathBuf>,
     /// The way it was started, for the forced modes' message.
     pub way: &'static str,
-    /// Whether it waits on [`Target::hold`] (clone3 only: with the fork
-    /// fallback std's spawn returns only after `exec`, so it runs at once).
-    pub held: bool,
 }
 
 /// A step whose command could not run at all (fork: std reports exec
@@ -168,7 +138,6 @@ pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Spa
                     program,
                     namespace,
                     way: "clone3",
-                    held: target.hold.is_some(),
                 }));
             }
             Err(error) if mode == Mode::Clone3 || error.kind() == io::ErrorKind::InvalidInput => {
@@ -186,9 +155,8 @@ pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Spa
         None => None,
     };
     let v1: Vec<RawFd> = target.v1_tasks.iter().map(AsRawFd::as_raw_fd).collect();
-    // No hold with fork: std's spawn returns only once the child has exec'd.
     match fork::spawn(procs.as_ref().map(AsFd::as_fd), &v1, target.netns, command) {
-        Ok(pid) => Ok(Spawned::Running(Started { pid, report: None, program, namespace, way: "fork", held: false })),
+        Ok(pid) => Ok(Spawned::Running(Started { pid, report: None, program, namespace, way: "fork" })),
         Err(fork::Failure::Join(error)) => Err(SpawnError { what: "cannot move the step into its cgroup", error }),
         Err(fork::Failure::NetNs(error)) => Err(SpawnError { what: "cannot join the network namespace", error }),
         Err(fork::Failure::Exec(error)) => {
@@ -212,62 +180,5 @@ fn direct(target: Target<'_>, command: &[OsString]) -> io::Result<clone3::Spawne
         None => None,
     };
     let v1: Vec<RawFd> = target.v1_tasks.iter().map(AsRawFd::as_raw_fd).collect();
-    clone3::spawn(cgroup.as_ref().map(AsFd::as_fd), &v1, target.netns, target.hold.map(Hold::fds), &exec)
-}
-
-/// In the child, before anything else: closes its copy of the [`Hold`]'s
-/// write end (so that the parent's close is an end of file) and waits for
-/// a byte or that end of file.
-///
-/// # Safety
-/// Only between fork/clone and exec: `close` and `read` are
-/// async-signal-safe, the fds were valid in the parent.
-#[allow(unsafe_code)]
-unsafe fn hold_child(read: RawFd, write: RawFd) {
-    let mut byte = 0u8;
-    // SAFETY: plain system calls on fds inherited from the parent, into a
-    // byte on this stack.
-    unsafe {
-        libc::close(write);
-        while libc::read(read, std::ptr::from_mut(&mut byte).cast(), 1) < 0 && *libc::__errno_location() == libc::EINTR
-        {
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, Instant};
-
-    use super::*;
-
-    /// Whether the held child has not exited within `wait`.
-    fn still_running(pid: Pid, wait: Duration) -> bool {
-        let start = Instant::now();
-        while start.elapsed() < wait {
-            match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG) {
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                _ => return false,
-            }
-        }
-        true
-    }
-
-    #[test]
-    fn a_held_child_waits_until_released() {
-        let command: Vec<OsString> = ["sh", "-c", "exit 3"].iter().map(OsString::from).collect();
-        {
-            let mode = Mode::Clone3;
-            let hold = Hold::new().unwrap();
-            let target = Target { hold: Some(&hold), ..Target::default() };
-            let pid = match spawn(target, &command, mode).unwrap() {
-                Spawned::Running(started) => started.pid,
-                Spawned::NotStarted(not) => panic!("{mode:?}: {}", not.message),
-            };
-            assert!(still_running(pid, Duration::from_millis(300)), "{mode:?}: the child ran before its release");
-            hold.release();
-            let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()).unwrap();
-            assert_eq!(status.and_then(|(_, s)| s.exit_status()), Some(3), "{mode:?}");
-        }
-    }
+    clone3::spawn(cgroup.as_ref().map(AsFd::as_fd), &v1, target.netns, &exec)
 }

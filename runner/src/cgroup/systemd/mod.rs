@@ -3,13 +3,20 @@
 //! other processes, so by the no-internal-process rule
 //! (<https://docs.kernel.org/admin-guide/cgroup-v2.html#no-internal-process-constraint>)
 //! a cgroup made below it can get no controller. systemd is asked for a
-//! transient scope holding the step instead (`StartTransientUnit`, as
-//! `systemd-run --scope`, runc's systemd driver and BenchExec do): the
-//! step's first process waits before `exec` ([`crate::spawn::Hold`]) until
-//! systemd has moved it into the scope, whose cgroup is then the step's own,
-//! with every controller its slices enable for accounting. The scope is
-//! bound to the caller's unit (stopping a CI runner's service stops the
-//! step) and stopped at the end; `gc` stops leftovers.
+//! transient scope instead (`StartTransientUnit`, as `systemd-run --scope`,
+//! runc's systemd driver and BenchExec do), with `Delegate=yes`, bound to
+//! the caller's unit (stopping a CI runner's service stops the step).
+//!
+//! A scope needs a process when it is started, and systemd stops it (and
+//! removes its cgroup) as soon as it holds none (systemd.scope(5)). So the
+//! scope is started with a [`Keeper`] process, not the step: the keeper
+//! then moves into `<scope>/keeper`, and the step gets a leaf
+//! `<scope>/step` made like any of stepmon's own cgroups
+//! ([`crate::cgroup::placement::RunCgroups::in_scope`]). The step is
+//! spawned straight into its leaf, and when its last process exits the
+//! scope stays (the keeper is in it) until stepmon has taken the final
+//! sample and removed the leaf; then the keeper is released and the scope
+//! stopped. `gc` stops leftovers.
 //!
 //! Only the D-Bus calls ([`bus`]) talk to systemd; [`properties`] is the
 //! request as data.
@@ -19,15 +26,20 @@ pub mod properties;
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stepmon_cgroupfs_parse::proc_cgroup::unified_entry;
 
 use crate::cgroup::placement::owner_gone;
+use crate::spawn::keeper::Keeper;
 pub use bus::Bus;
 pub use properties::Request;
 
-/// How long systemd gets to move the held process into its scope (the job
+/// The sub-cgroup of the scope the keeper moves to.
+pub const KEEPER_CGROUP: &str = "keeper";
+
+/// How long systemd gets to move the keeper into its scope (the job
 /// runs in PID 1's event loop; under emulation, seconds).
 const PLACE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -40,14 +52,17 @@ pub fn booted() -> bool {
         || std::fs::read("/proc/1/comm").is_ok_and(|comm| comm.trim_ascii() == b"systemd")
 }
 
-/// The step's transient scope, started and holding the step.
+/// The step's transient scope, started, its keeper in `<cgroup>/keeper`.
 #[derive(Debug)]
 pub struct Scope {
     bus: Bus,
     /// `stepmon-run.….scope`.
     pub unit: String,
-    /// Its cgroup directory (read back from where systemd put the step).
+    /// Its cgroup directory (read back from where systemd put the keeper).
     pub cgroup: PathBuf,
+    /// Keeps the scope populated until [`Scope::stop`] (a lock because
+    /// stopping takes `&self`: it is retried).
+    keeper: Mutex<Keeper>,
 }
 
 /// The cgroup v2 path (`/system.slice/x.scope`) of process `pid`.
@@ -56,10 +71,12 @@ fn cgroup_of(pid: u32) -> Option<String> {
     unified_entry(&bytes).ok().flatten().map(|entry| String::from_utf8_lossy(entry.path).into_owned())
 }
 
-/// Asks systemd for the scope `request` describes and waits until the held
-/// process is in its cgroup; `mount` is the cgroup2 mount point. On an
-/// error the process stays where it is (and the bus comes back with it).
-pub fn place(bus: Bus, request: &Request<'_>, mount: &Path) -> Result<Scope, (Bus, String)> {
+/// Asks systemd for the scope `request` describes, holding `keeper`
+/// (`request.pid`), waits until the keeper is in its cgroup and moves it on
+/// into the sub-cgroup [`KEEPER_CGROUP`]; `mount` is the cgroup2 mount
+/// point. On an error the scope is stopped, the keeper released, and the
+/// bus comes back.
+pub fn place(bus: Bus, request: &Request<'_>, keeper: Keeper, mount: &Path) -> Result<Scope, (Bus, String)> {
     let unit = properties::unit_name(request.run_name);
     if let Err(e) = bus.start_transient_unit(&unit, &request.properties()) {
         let why = format!("systemd refused the scope {unit} (asked over {}): {e}", bus.socket);
@@ -68,18 +85,16 @@ pub fn place(bus: Bus, request: &Request<'_>, mount: &Path) -> Result<Scope, (Bu
     let start = Instant::now();
     let suffix = format!("/{unit}");
     let mut pause = Duration::from_millis(1);
-    loop {
+    let cgroup = loop {
         match cgroup_of(request.pid) {
-            Some(path) if path.ends_with(&suffix) => {
-                let cgroup = mount.join(path.trim_start_matches('/'));
-                return Ok(Scope { bus, unit, cgroup });
-            }
+            Some(path) if path.ends_with(&suffix) => break mount.join(path.trim_start_matches('/')),
             Some(_) if start.elapsed() < PLACE_TIMEOUT => {}
             found => {
                 let _ = bus.stop_unit(&unit);
                 let at = found.unwrap_or_else(|| "gone".to_owned());
                 let why = format!(
-                    "systemd started {unit} but did not move the step into it within {} s (it is in {at})",
+                    "systemd started {unit} but did not move stepmon's keeper process into it within {} s (it is \
+                     in {at})",
                     PLACE_TIMEOUT.as_secs()
                 );
                 return Err((bus, why));
@@ -87,14 +102,37 @@ pub fn place(bus: Bus, request: &Request<'_>, mount: &Path) -> Result<Scope, (Bu
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));
+    };
+    let scope = Scope { bus, unit, cgroup, keeper: Mutex::new(keeper) };
+    // systemd delegates the scope's cgroup to stepmon (Delegate=yes): "the
+    // delegated cgroup subtree is owned by the unit's process(es)", which
+    // may create sub-cgroups, move its processes between them and enable
+    // controllers in them — systemd's "Control Group APIs and Delegation"
+    // (<https://systemd.io/CGROUP_DELEGATION/>). The keeper leaves the
+    // scope's own cgroup so that it may enable controllers for the step's
+    // leaf (the no-internal-process rule).
+    let dir = scope.cgroup.join(KEEPER_CGROUP);
+    let moved = std::fs::create_dir(&dir)
+        .and_then(|()| std::fs::write(dir.join("cgroup.procs"), request.pid.to_string()))
+        .map_err(|e| format!("cannot move stepmon's keeper process into {}: {e}", dir.display()));
+    match moved {
+        Ok(()) => Ok(scope),
+        Err(why) => {
+            let _ = scope.stop(Duration::from_secs(1));
+            Err((scope.bus, why))
+        }
     }
 }
 
 impl Scope {
-    /// Stops the scope (systemd kills what is left and removes its cgroup)
-    /// and waits until the cgroup is gone, at most `timeout`. A scope that
-    /// is already gone (collected when its last process exited) is done.
+    /// Releases the keeper and stops the scope (systemd kills what is left
+    /// and removes its cgroup), then waits until the cgroup is gone, at
+    /// most `timeout`. A scope that is already gone (collected once the
+    /// keeper exited) is done. Call it once the step's leaf is removed.
     pub fn stop(&self, timeout: Duration) -> io::Result<()> {
+        self.keeper.lock().unwrap_or_else(std::sync::PoisonError::into_inner).release();
+        // Empty now; systemd may beat this rmdir to it.
+        let _ = std::fs::remove_dir(self.cgroup.join(KEEPER_CGROUP));
         if let Err(e) = self.bus.stop_unit(&self.unit) {
             let gone = matches!(&e, zbus::Error::MethodError(name, _, _) if name.as_str() == "org.freedesktop.systemd1.NoSuchUnit");
             if !gone && self.cgroup.exists() {

@@ -5,7 +5,6 @@
 //! (<https://www.freedesktop.org/software/systemd/man/latest/org.freedesktop.systemd1.html>).
 
 use crate::cgroup::placement::RUN_PREFIX;
-use crate::options::Limits;
 
 /// A property value, in the D-Bus types systemd expects.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,14 +26,13 @@ pub enum Value {
 pub struct Request<'a> {
     /// The run's name ([`crate::cgroup::placement::run_name`]).
     pub run_name: &'a str,
-    /// The step's first process, held before exec.
+    /// The process the scope starts with: stepmon's keeper
+    /// ([`crate::spawn::keeper`]), not the step.
     pub pid: u32,
     /// The caller's unit (a `.service` or `.scope`), from its cgroup.
     pub caller: Option<&'a str>,
     /// The caller's slice, where the scope goes too.
     pub slice: Option<&'a str>,
-    /// `--memory-max`, `--cpus`, `--pids-max`.
-    pub limits: Limits,
 }
 
 /// `stepmon-run.<pid>.<start>[.<n>].scope`: `gc` finds leftovers by the
@@ -62,12 +60,6 @@ pub fn caller_of(cgroup: &str) -> (Option<&str>, Option<&str>) {
     (last, slice.filter(|_| last.is_some()))
 }
 
-/// `CPUQuotaPerSecUSec` for `cores`: µs of CPU time per second of wall time.
-fn quota(cores: f64) -> Option<u64> {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    (cores > 0.0 && cores.is_finite()).then(|| (cores * 1_000_000.0).round().max(10_000.0) as u64)
-}
-
 impl Request<'_> {
     /// The properties, in the order they are sent.
     #[must_use]
@@ -81,8 +73,9 @@ impl Request<'_> {
             ("MemoryAccounting", Value::Bool(true)),
             ("IOAccounting", Value::Bool(true)),
             ("TasksAccounting", Value::Bool(true)),
-            // A step that makes cgroups of its own (a container runtime, a
-            // nested stepmon) keeps them inside its scope, counted.
+            // The scope's cgroup is stepmon's to divide: the keeper in one
+            // sub-cgroup, the step's leaf (with the controllers enabled for
+            // it, and stepmon's limits) in another.
             ("Delegate", Value::Bool(true)),
             // Gone when it ends, also when the step failed.
             ("CollectMode", Value::Str("inactive-or-failed".to_owned())),
@@ -95,15 +88,6 @@ impl Request<'_> {
             // service) stops the step's scope too.
             props.push(("BindsTo", Value::Strs(vec![caller.to_owned()])));
             props.push(("PartOf", Value::Strs(vec![caller.to_owned()])));
-        }
-        if let Some(bytes) = self.limits.memory_max {
-            props.push(("MemoryMax", Value::U64(bytes)));
-        }
-        if let Some(n) = self.limits.pids_max {
-            props.push(("TasksMax", Value::U64(n)));
-        }
-        if let Some(usec) = self.limits.cpus.and_then(quota) {
-            props.push(("CPUQuotaPerSecUSec", Value::U64(usec)));
         }
         props
     }
@@ -139,22 +123,20 @@ mod tests {
     }
 
     #[test]
-    fn limits_become_unit_properties_and_the_scope_is_bound_to_the_caller() {
-        let limits = Limits { memory_max: Some(64 << 20), pids_max: Some(50), cpus: Some(1.5) };
+    fn the_scope_starts_with_the_keeper_delegated_and_bound_to_the_caller() {
         let request =
-            Request { run_name: "stepmon-run.1.2", pid: 42, caller: Some("r.service"), slice: Some("s.slice"), limits };
+            Request { run_name: "stepmon-run.1.2", pid: 42, caller: Some("r.service"), slice: Some("s.slice") };
         let props = request.properties();
         let get = |name: &str| props.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
         assert_eq!(get("PIDs"), Some(Value::U32s(vec![42])));
-        assert_eq!(get("MemoryMax"), Some(Value::U64(64 << 20)));
-        assert_eq!(get("TasksMax"), Some(Value::U64(50)));
-        assert_eq!(get("CPUQuotaPerSecUSec"), Some(Value::U64(1_500_000)));
+        assert_eq!(get("Delegate"), Some(Value::Bool(true)));
         assert_eq!(get("BindsTo"), Some(Value::Strs(vec!["r.service".into()])));
         assert_eq!(get("Slice"), Some(Value::Str("s.slice".into())));
         for accounting in ["CPUAccounting", "MemoryAccounting", "IOAccounting", "TasksAccounting"] {
             assert_eq!(get(accounting), Some(Value::Bool(true)), "{accounting}");
         }
-        let bare = Request { caller: None, slice: None, limits: Limits::default(), ..request };
+        // Limits go on the step's leaf, not the scope (which holds the keeper too).
+        let bare = Request { caller: None, slice: None, ..request };
         let props = bare.properties();
         assert!(!props.iter().any(|(n, _)| ["BindsTo", "PartOf", "Slice", "MemoryMax", "TasksMax"].contains(n)));
     }
