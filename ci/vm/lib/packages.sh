@@ -14,6 +14,9 @@ VM_HOST_TOOLS=(
     "getconf libc-bin"
     "strip binutils"
     "/usr/bin/python3 python3"
+    # The static (musl) stepmon links rustls's ring (the OTLP client), whose
+    # C and assembly build with the musl target's C compiler.
+    "x86_64-linux-musl-gcc musl-tools"
 )
 
 # Fails unless every tool is there (installing what is missing).
