@@ -97,12 +97,17 @@ fn a_job_of_five_steps_one_row_each_the_parallel_pair_overlapping() {
     assert!(!text.stdout.contains("INTERRUPTED"), "{}", text.stdout);
 }
 
+/// The sample lines in `job` now.
+fn sample_lines(job: &Path) -> usize {
+    let text = std::fs::read_to_string(job).unwrap_or_default();
+    text.lines().filter(|l| l.starts_with("{\"kind\":\"sample\"")).count()
+}
+
 /// Waits until `job` holds at least `n` sample lines.
 fn wait_for_samples(job: &Path, n: usize) {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(10) {
-        let text = std::fs::read_to_string(job).unwrap_or_default();
-        if text.lines().filter(|l| l.starts_with("{\"kind\":\"sample\"")).count() >= n {
+        if sample_lines(job) >= n {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -117,10 +122,13 @@ fn a_killed_stepmon_leaves_an_interrupted_step_and_gc_its_cgroups() {
     let dir = scratch("job-kill");
     let job = dir.join("job.jsonl");
     assert_eq!(finish(step(&job, "before", &["true"])), 0);
+    // The first step's own samples are in the file already: the victim's
+    // come on top of them.
+    let before = sample_lines(&job);
     let mut victim = step(&job, "victim", &["sleep", "30"]);
     let pid = victim.id();
     // The baseline and two periodic samples (250 ms apart at the start).
-    wait_for_samples(&job, 1 + 3);
+    wait_for_samples(&job, before + 3);
     victim.kill().unwrap();
     assert_eq!(std::os::unix::process::ExitStatusExt::signal(&victim.wait().unwrap()), Some(9));
 
