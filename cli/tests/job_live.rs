@@ -268,11 +268,17 @@ fn two_jobs_compare_step_by_step_by_name() {
     let value: Value = serde_json::from_str(&json.stdout).unwrap();
     let steps = value["steps"].as_array().unwrap();
     let named = |name: &str| steps.iter().find(|s| s["after"]["name"] == name).unwrap_or_else(|| panic!("{value}"));
-    assert_eq!(named("build")["verdict"], "heavier", "{}", named("build"));
+    // "mixed" when the first job's short build step had its wall time
+    // stretched by a loaded machine (wall down beyond the noise beside the
+    // 20x CPU, seen in CI): the CPU rise is the verdict's driver either way.
+    let verdict = named("build")["verdict"].as_str().unwrap_or_default();
+    assert!(verdict == "heavier" || verdict == "mixed", "{}", named("build"));
     assert!(
         named("build")["drivers"].as_array().unwrap().iter().any(|d| d == "cpu.usageSeconds"),
         "{}",
         named("build")
     );
+    let cpu = named("build")["fields"].as_array().unwrap().iter().find(|f| f["field"] == "cpu.usageSeconds").cloned();
+    assert_eq!(cpu.as_ref().map(|f| f["direction"].clone()), Some(Value::from("up")), "{}", named("build"));
     assert_eq!(value["onlyAfter"], serde_json::json!(["package"]));
 }
