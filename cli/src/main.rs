@@ -12,7 +12,6 @@ mod doctor;
 mod error;
 #[cfg(target_os = "linux")]
 mod fleet;
-#[cfg(target_os = "linux")]
 mod history;
 #[cfg(target_os = "linux")]
 mod job;
