@@ -25,60 +25,9 @@ mod reports;
 #[cfg(target_os = "linux")]
 mod run;
 
-/// Off Linux: `stepmon report` and `stepmon diff` (pure data, for reading a
-/// CI job's record on a laptop); every other subcommand needs Linux's cgroups.
-#[cfg(not(target_os = "linux"))]
-mod cli {
-    use clap::{Parser, Subcommand};
-
-    /// Read what stepmon recorded on Linux: `stepmon report` and `stepmon
-    /// diff` (`stepmon run` and the rest need Linux cgroups).
-    #[derive(Debug, Parser)]
-    #[command(name = "stepmon", version, propagate_version = true)]
-    pub(crate) struct Cli {
-        #[command(subcommand)]
-        pub(crate) command: Cmd,
-    }
-
-    #[derive(Debug, Subcommand)]
-    pub(crate) enum Cmd {
-        /// A saved run, a job record (`stepmon run --job`) or the steps of a
-        /// BuildKit build's provenance in any format.
-        Report(crate::reports::ReportArgs),
-        /// Compare two runs, two jobs or two builds; changes beyond the noise
-        /// are flagged.
-        Diff(crate::reports::DiffArgs),
-        /// Any other subcommand: Linux only.
-        #[command(external_subcommand)]
-        Other(Vec<String>),
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn main() {
-    use clap::Parser;
-    let result = match cli::Cli::parse().command {
-        cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
-        cli::Cmd::Diff(args) => reports::diff(&args),
-        cli::Cmd::Other(args) => {
-            let name = args.first().map_or("", String::as_str);
-            eprintln!(
-                "stepmon: error: `stepmon {name}` runs steps in Linux cgroups; this platform has none\n  \
-                 hint: `stepmon report` and `stepmon diff` read records made on Linux here"
-            );
-            std::process::exit(stepmon_runner::INTERNAL_ERROR);
-        }
-    };
-    match result {
-        Ok(code) => std::process::exit(code),
-        Err(error) => {
-            eprintln!("{error}");
-            std::process::exit(stepmon_runner::INTERNAL_ERROR);
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
+/// One command line everywhere; off Linux only `stepmon report` and
+/// `stepmon diff` (pure data, for reading a CI job's record on a laptop)
+/// exist, every other subcommand needs Linux's cgroups.
 mod cli {
     use clap::{Parser, Subcommand};
 
@@ -95,6 +44,7 @@ mod cli {
     #[derive(Debug, Subcommand)]
     pub(crate) enum Cmd {
         /// Run a command as a monitored step and report its usage.
+        #[cfg(target_os = "linux")]
         Run(Box<crate::run::RunArgs>),
         /// A saved run (or the steps of a BuildKit build's provenance) as
         /// text, JSON, a Chrome trace, OpenMetrics, Prometheus text,
@@ -103,41 +53,63 @@ mod cli {
         /// Push a saved run's metrics to a Prometheus Pushgateway (text
         /// format 0.0.4), one group per step, or its steps to an
         /// OpenTelemetry collector (--otlp).
+        #[cfg(target_os = "linux")]
         Push(crate::fleet::PushArgs),
         /// Compare two runs of the same step (or two builds) field by field;
         /// changes beyond the noise are flagged.
         Diff(crate::reports::DiffArgs),
         /// One sample of an existing cgroup (JSON on stdout).
+        #[cfg(target_os = "linux")]
         Sample(crate::commands::SampleArgs),
         /// One sample of the whole machine (JSON on stdout).
+        #[cfg(target_os = "linux")]
         Sys(crate::commands::SysArgs),
         /// Remove cgroups left behind by runs whose stepmon was killed.
+        #[cfg(target_os = "linux")]
         Gc(crate::commands::GcArgs),
         /// What this host supports (cgroup layout, controllers, PSI,
         /// privileges) and, for what it lacks, why and what to do.
+        #[cfg(target_os = "linux")]
         Doctor(crate::doctor::DoctorArgs),
+        /// Any other subcommand: Linux only.
+        #[cfg(not(target_os = "linux"))]
+        #[command(external_subcommand)]
+        Other(Vec<String>),
     }
 }
 
-#[cfg(target_os = "linux")]
 fn main() {
     use clap::Parser;
-    let cli = cli::Cli::parse();
-    let result = match cli.command {
+    let result = match cli::Cli::parse().command {
+        #[cfg(target_os = "linux")]
         cli::Cmd::Run(args) => run::run(*args),
         cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
+        #[cfg(target_os = "linux")]
         cli::Cmd::Push(args) => fleet::push(&args),
         cli::Cmd::Diff(args) => reports::diff(&args),
+        #[cfg(target_os = "linux")]
         cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
+        #[cfg(target_os = "linux")]
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
+        #[cfg(target_os = "linux")]
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),
+        #[cfg(target_os = "linux")]
         cli::Cmd::Doctor(args) => doctor::doctor(&args),
+        #[cfg(not(target_os = "linux"))]
+        cli::Cmd::Other(args) => {
+            let name = args.first().map_or("", String::as_str);
+            eprintln!(
+                "stepmon: error: `stepmon {name}` runs steps in Linux cgroups; this platform has none\n  \
+                 hint: `stepmon report` and `stepmon diff` read records made on Linux here"
+            );
+            std::process::exit(stepmon_runner::INTERNAL_ERROR);
+        }
     };
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
             eprintln!("{error}");
-            std::process::exit(run::INTERNAL_ERROR);
+            std::process::exit(stepmon_runner::INTERNAL_ERROR);
         }
     }
 }
