@@ -130,6 +130,45 @@ fn an_exit_storm_is_counted_with_none_lost() {
     assert!(doc["stepmon"]["collector"]["cpuSeconds"].as_f64().is_some());
 }
 
+/// Processes of the machine that keep exiting outside the step (a CI
+/// runner's other jobs, a shell polling /proc) must not hold stepmon up:
+/// once the step is over it reads what was queued then and ends. Before,
+/// it read "until nothing is queued" and ended only when the machine
+/// stopped forking (81 s for a 2 s step in the VM tier); on kernels before
+/// 6.6 the same kept the connector's start from ever timing out.
+#[test]
+fn a_machine_that_keeps_forking_does_not_hold_the_step_up() {
+    let name = "a_machine_that_keeps_forking_does_not_hold_the_step_up";
+    if !root(name) {
+        return;
+    }
+    let dir = scratch("busy-machine");
+    let out = dir.join("run.json");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    // 60 s of forks outside the step, killed at the end of the test.
+    let _busy = Kill(
+        Command::new("sh")
+            .args(["-c", "end=$(($(date +%s) + 60)); while [ $(date +%s) -lt $end ]; do /bin/true; done"])
+            .spawn()
+            .unwrap(),
+    );
+    let started = std::time::Instant::now();
+    // wait_for panics past the timeout: 30 s is far beyond a 1 s step's
+    // start and end, and far below the 60 s the machine keeps forking.
+    let (p, _) = run(&out, &[], &["--", "sh", "-c", "sleep 1; /bin/true; /bin/true"], Duration::from_secs(30));
+    let took = started.elapsed();
+    eprintln!("{name}: stepmon took {took:?} for a 1 s step while the machine forked");
+    assert_eq!(p["source"], "taskstats", "{p:#}");
+    assert_eq!(command(&p, "true")["count"], 2, "{p:#}");
+    assert_eq!(command(&p, "sleep")["count"], 1, "{p:#}");
+}
+
 /// Runs a step with a 1 s `sleep` under `prefix` (as a user or in a
 /// namespace where the kernel refuses a taskstats listener) and checks the
 /// run says why taskstats is unavailable and falls back to reading procfs at

@@ -176,7 +176,7 @@ impl Listener {
             let (tracker, stop) = (Arc::clone(&tracker), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name("stepmon-taskstats".to_owned())
-                .spawn(move || listen(&taskstats, connector.as_ref(), &tracker, &stop, delay_accounting))
+                .spawn(move || listen(&taskstats, connector.as_ref(), &tracker, &stop, family, delay_accounting))
                 .map_err(|e| format!("cannot start the taskstats thread: {e}"))?
         };
         Ok(Listener { tracker, stop, thread, family, delay_accounting, connector_reason, running: Vec::new(), keep })
@@ -225,20 +225,46 @@ impl Listener {
     }
 }
 
-/// The thread: reads both sockets until told to stop, then what is queued.
+/// The sequence number of the taskstats query that marks the end of the
+/// records to read once told to stop ([`socket::send_marker`]).
+const MARKER_SEQ: u32 = 0x5354_4d4e;
+/// Once told to stop, the thread reads what was queued then, but for this
+/// long at most (a marker that never comes, a machine that never stops
+/// forking): the machine's other processes keep exiting, and "read until
+/// nothing is queued" never ends on a busy machine (seen in the VM tier: a
+/// `sleep` step ended by SIGTERM took 81 s to report while a shell polled
+/// /proc).
+const FINAL_READ: Duration = Duration::from_secs(2);
+/// Of that, the connector's fork events: they are sent before the exits
+/// they explain, so what the thread has not read yet is a batch at most.
+const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
+
+/// The thread: reads both sockets until told to stop, then what was queued
+/// up to then.
 fn listen(
     taskstats: &OwnedFd,
     connector: Option<&OwnedFd>,
     tracker: &Mutex<Tracker>,
     stop: &AtomicBool,
+    family: u16,
     delay_accounting: bool,
 ) -> Counters {
     let mut counters = Counters::default();
     let mut buf = vec![0u8; socket::DATAGRAM];
     let timeout = Timespec { tv_sec: 0, tv_nsec: i64::from(POLL.subsec_nanos()) };
+    // Once stopping: when the final read ends, and whether the marker (the
+    // end of what was queued at the stop) was read or never sent.
+    let mut stopped_at: Option<Instant> = None;
+    let mut marker_read = false;
     loop {
-        let stopping = stop.load(Ordering::SeqCst);
-        if !stopping {
+        if stopped_at.is_none() && stop.load(Ordering::SeqCst) {
+            // The step's processes are reaped: their records are queued.
+            marker_read = socket::send_marker(taskstats, family, MARKER_SEQ).is_err();
+            stopped_at = Some(Instant::now());
+        }
+        let connector_until = stopped_at.map(|at| at + FINAL_CONNECTOR_READ);
+        let until = stopped_at.map(|at| at + FINAL_READ);
+        if stopped_at.is_none() {
             let mut fds = vec![PollFd::new(taskstats, PollFlags::IN)];
             if let Some(c) = connector {
                 fds.push(PollFd::new(c, PollFlags::IN));
@@ -252,6 +278,7 @@ fn listen(
                 c,
                 &mut buf,
                 &mut counters.connector_overruns,
+                connector_until,
                 |bytes, now, t| {
                     for m in Messages::new(bytes).flatten() {
                         if let Ok(ProcEvent {
@@ -262,6 +289,7 @@ fn listen(
                             t.fork(parent_tgid, child_tgid, now);
                         }
                     }
+                    true
                 },
                 tracker,
             );
@@ -270,19 +298,31 @@ fn listen(
             taskstats,
             &mut buf,
             &mut counters.overruns,
+            until,
             |bytes, now, t| {
                 for m in Messages::new(bytes).flatten() {
+                    // Multicast records come from port 0; the marker's
+                    // reply and acknowledgement to this socket's port.
+                    if m.header.port != 0 {
+                        if m.header.seq == MARKER_SEQ && m.error().is_some() {
+                            marker_read = true;
+                            return false;
+                        }
+                        continue;
+                    }
                     if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
                         t.record(convert::task(&stats, true, delay_accounting), now);
                     }
                 }
+                true
             },
             tracker,
         );
-        if stopping && read == 0 {
-            break;
-        }
-        if read > 0 && !stopping {
+        if let Some(until) = until {
+            if marker_read || read == 0 || Instant::now() >= until {
+                break;
+            }
+        } else if read > 0 {
             std::thread::sleep(BATCH);
         }
     }
@@ -292,21 +332,28 @@ fn listen(
 }
 
 /// Reads what is queued on `fd` without blocking, handing each datagram to
-/// `each` under the tracker's lock; counts `ENOBUFS`. Returns the datagrams read.
+/// `each` under the tracker's lock, until nothing is queued, `each` says
+/// stop, or `until` passed; counts `ENOBUFS`. Returns the datagrams read.
 fn drain(
     fd: &OwnedFd,
     buf: &mut [u8],
     overruns: &mut u64,
-    mut each: impl FnMut(&[u8], Instant, &mut Tracker),
+    until: Option<Instant>,
+    mut each: impl FnMut(&[u8], Instant, &mut Tracker) -> bool,
     tracker: &Mutex<Tracker>,
 ) -> usize {
     let mut n = 0;
     loop {
+        if until.is_some_and(|until| Instant::now() >= until) {
+            return n;
+        }
         match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
             Ok((len, _)) => {
                 n += 1;
                 let mut t = tracker.lock().unwrap_or_else(PoisonError::into_inner);
-                each(&buf[..len], Instant::now(), &mut t);
+                if !each(&buf[..len], Instant::now(), &mut t) {
+                    return n;
+                }
             }
             Err(e) if socket::is_overrun(&e.into()) => *overruns += 1,
             Err(_) => return n,

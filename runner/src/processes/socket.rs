@@ -5,7 +5,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 use rustix::net::netlink::{self, SocketAddrNetlink};
@@ -136,6 +136,22 @@ pub(super) fn query_pid(fd: impl AsFd, family: u16, pid: u32, seq: u32) -> io::R
     answer(fd, seq)?.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no record in the reply"))
 }
 
+/// Sends, on the listening socket itself, a query whose acknowledgement
+/// marks the end of what is queued now: netlink queues a socket's
+/// datagrams in order, so every exit record ahead of the acknowledgement
+/// (an `NLMSG_ERROR` with `seq`, which multicast records never are) was
+/// sent before this call. The query is for this process, which exists.
+pub(super) fn send_marker(fd: impl AsFd, family: u16, seq: u32) -> io::Result<()> {
+    let pid = std::process::id();
+    rustix::net::send(
+        fd.as_fd(),
+        &genl_request(family, CMD_GET, seq, &[(CMD_ATTR_PID, &pid.to_ne_bytes())]),
+        SendFlags::empty(),
+    )
+    .map(drop)
+    .map_err(Into::into)
+}
+
 /// `PROC_EVENT_FORK` as a filter of `struct proc_input` (`include/uapi/linux/cn_proc.h`).
 const PROC_EVENT_FORK: u32 = 1;
 
@@ -154,12 +170,25 @@ fn listen_request(filter: Option<u32>) -> Vec<u8> {
     message(NLMSG_DONE, 0, 0, 0, &cn)
 }
 
-/// Waits (at most the socket's receive timeout) for the connector's
-/// acknowledgement of a listen request; events before it are dropped (the
-/// step has not started).
+/// How long the connector's acknowledgement of a filtered listen request
+/// is waited for: kernels before 6.6 never send one.
+const ACK_WAIT: Duration = Duration::from_millis(200);
+
+/// Waits (at most [`ACK_WAIT`] in all) for the connector's acknowledgement
+/// of a listen request; events before it are dropped (the step has not
+/// started). The bound is on the whole wait, not on each receive: once any
+/// process has listened since boot, the kernel multicasts every fork, exec
+/// and exit to the group this socket joined, and on a busy machine before
+/// 6.6 those events would keep a per-receive timeout from ever expiring
+/// (seen in the VM tier's 6.1 boot: the step did not start within 10 s).
 fn acknowledged(fd: impl AsFd) -> bool {
+    let deadline = Instant::now() + ACK_WAIT;
     let mut buf = vec![0u8; DATAGRAM];
-    while let Ok((read, _)) = rustix::net::recv(fd.as_fd(), &mut buf[..], RecvFlags::empty()) {
+    while let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
+        if sockopt::set_socket_timeout(fd.as_fd(), sockopt::Timeout::Recv, Some(left)).is_err() {
+            return false;
+        }
+        let Ok((read, _)) = rustix::net::recv(fd.as_fd(), &mut buf[..], RecvFlags::empty()) else { return false };
         for m in Messages::new(&buf[..read]).flatten() {
             if let Ok(ProcEvent { kind: EventKind::Ack { err }, .. }) = ProcEvent::parse(m.payload) {
                 return err == 0;
@@ -177,7 +206,6 @@ fn acknowledged(fd: impl AsFd) -> bool {
 pub(super) fn connector() -> io::Result<OwnedFd> {
     let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(netlink::CONNECTOR))?;
     rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))?;
-    sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(Duration::from_millis(200)))?;
     rustix::net::send(&fd, &listen_request(Some(PROC_EVENT_FORK)), SendFlags::empty())?;
     if !acknowledged(&fd) {
         rustix::net::send(&fd, &listen_request(None), SendFlags::empty())?;
