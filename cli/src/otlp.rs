@@ -39,6 +39,8 @@ pub struct Signal {
     /// A PEM file of trusted CAs (`OTEL_EXPORTER_OTLP_CERTIFICATE`) instead
     /// of the system's roots.
     pub certificate: Option<String>,
+    /// Whether the body is gzip'd (`OTEL_EXPORTER_OTLP_COMPRESSION=gzip`).
+    pub gzip: bool,
 }
 
 /// Both signals' settings.
@@ -139,12 +141,20 @@ impl Config {
                     ));
                 }
             };
+            // The specification's two values; "none" is the default.
+            let gzip = match pick("COMPRESSION") {
+                None => false,
+                Some((_, c)) if c.trim() == "none" => false,
+                Some((_, c)) if c.trim() == "gzip" => true,
+                Some((name, c)) => return Err(format!("{name}={c:?}: expected gzip or none")),
+            };
             Ok(Signal {
                 url,
                 headers,
                 timeout: Duration::from_millis(timeout),
                 encoding,
                 certificate: pick("CERTIFICATE").map(|(_, path)| path),
+                gzip,
             })
         };
         Ok(Config { traces: signal("TRACES", "v1/traces")?, metrics: signal("METRICS", "v1/metrics")? })
@@ -266,6 +276,13 @@ fn send(signal: &Signal, what: &str, body: &[u8]) -> Result<(), String> {
             ureq::tls::RootCerts::new_with_certs(&certs)
         }
     };
+    let gzipped;
+    let body = if signal.gzip {
+        gzipped = gzip(body).map_err(|e| fail(format!("cannot gzip the body: {e}")))?;
+        &gzipped[..]
+    } else {
+        body
+    };
     let deadline = std::time::Instant::now() + signal.timeout;
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(signal.timeout))
@@ -284,6 +301,9 @@ fn send(signal: &Signal, what: &str, body: &[u8]) -> Result<(), String> {
             wait *= 2;
         }
         let mut request = agent.post(&signal.url).header("Content-Type", signal.encoding.content_type());
+        if signal.gzip {
+            request = request.header("Content-Encoding", "gzip");
+        }
         for (key, value) in &signal.headers {
             request = request.header(key, value);
         }
@@ -317,6 +337,15 @@ fn send(signal: &Signal, what: &str, body: &[u8]) -> Result<(), String> {
         }
     }
     Err(fail(last))
+}
+
+/// `body` gzip'd (RFC 1952), as `Content-Encoding: gzip` says.
+#[cfg(feature = "otlp")]
+fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 4), flate2::Compression::fast());
+    encoder.write_all(body)?;
+    encoder.finish()
 }
 
 /// Without the `otlp` feature [`check`] refuses `--otlp` first.
@@ -373,5 +402,29 @@ mod tests {
         );
         assert_eq!(c.metrics.headers[1], ("x-tenant".to_owned(), "one".to_owned()));
         assert!(percent_decode("%zz").is_err() && percent_decode("%4").is_err());
+    }
+
+    #[test]
+    fn compression_is_gzip_or_none_per_signal() {
+        let c = Config::from_env(env(&[
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+            ("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "none"),
+        ]))
+        .unwrap();
+        assert!(c.traces.gzip && !c.metrics.gzip);
+        assert!(!Config::from_env(env(&[])).unwrap().traces.gzip, "none by default");
+        let e = Config::from_env(env(&[("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "zstd")])).unwrap_err();
+        assert!(e.contains("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION") && e.contains("gzip or none"), "{e}");
+    }
+
+    #[cfg(feature = "otlp")]
+    #[test]
+    fn a_gzipped_body_inflates_to_itself() {
+        let body = b"{\"resourceSpans\":[]}".repeat(100);
+        let packed = gzip(&body).unwrap();
+        assert!(packed.len() < body.len() / 4);
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut out).unwrap();
+        assert_eq!(out, body);
     }
 }

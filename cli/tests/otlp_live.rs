@@ -163,7 +163,12 @@ fn span_and_metrics_join_the_traceparent() {
         ("TRACESTATE", "vendor=abc,other=1"),
         ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=s%20ecret"),
     ];
-    let done = run(&env, &file, &["--otlp", "--name", "build", "--label", "team=infra"], CPU_BOUND);
+    let done = run(
+        &env,
+        &file,
+        &["--otlp", "--name", "build", "--label", "team=infra", "--label", "task_type=build"],
+        CPU_BOUND,
+    );
     assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
     assert!(!done.stderr.contains("warning"), "{}", done.stderr);
     let document = json(&file);
@@ -191,6 +196,9 @@ fn span_and_metrics_join_the_traceparent() {
     assert_eq!(attribute(attrs, "cicd.pipeline.task.run.result"), Some(&Value::from("success")));
     assert_eq!(attribute(attrs, "cicd.pipeline.task.run.id").and_then(Value::as_str), span["spanId"].as_str());
     assert_eq!(attribute(attrs, "stepmon.label.team"), Some(&Value::from("infra")));
+    // The label of a CI/CD task attribute stepmon cannot know.
+    assert_eq!(attribute(attrs, "cicd.pipeline.task.type"), Some(&Value::from("build")));
+    assert!(attribute(attrs, "stepmon.label.task_type").is_none());
     assert_eq!(attribute(attrs, "process.exit.code"), Some(&Value::from("0")));
     assert!(attribute(attrs, "error.type").is_none());
     let cpu = attribute(attrs, "stepmon.cpu.seconds").and_then(Value::as_f64).unwrap();
@@ -235,6 +243,9 @@ fn failed_step_over_json_is_an_error_span_in_a_new_trace() {
     let env = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        // Traces gzip'd, metrics not: the signal's own variable wins.
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+        ("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "none"),
         // Uppercase hex: refused by the W3C recommendation.
         ("TRACEPARENT", "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01"),
     ];
@@ -248,6 +259,7 @@ fn failed_step_over_json_is_an_error_span_in_a_new_trace() {
 
     let traces = receiver.request("/v1/traces");
     assert_eq!(traces["contentType"], "application/json");
+    assert_eq!(traces["headers"]["content-encoding"], "gzip", "{traces}");
     let (_, span) = spans(&traces).into_iter().next().unwrap();
     assert_eq!(span["name"], "sh");
     assert!(span.get("parentSpanId").is_none(), "a new root: {span}");
@@ -263,6 +275,7 @@ fn failed_step_over_json_is_an_error_span_in_a_new_trace() {
     assert_eq!(command["values"][2]["stringValue"], "exit 3");
     let metrics = receiver.request("/v1/metrics");
     assert_eq!(metrics["contentType"], "application/json");
+    assert!(metrics["headers"].get("content-encoding").is_none(), "{metrics}");
     let (_, pids) = points(&metrics, "stepmon.step.pids");
     assert!(!pids.is_empty());
 }

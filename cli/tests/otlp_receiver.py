@@ -19,6 +19,7 @@ serves until killed.
 import argparse
 import base64
 import binascii
+import gzip
 import http.server
 import json
 import ssl
@@ -73,6 +74,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         }
         status = 200
         try:
+            encoding = self.headers.get("Content-Encoding")
+            if encoding == "gzip":
+                body = gzip.decompress(body)
+            elif encoding not in (None, "identity"):
+                raise ValueError(f"unexpected content encoding {encoding!r}")
             message = MESSAGES[self.path]()
             if record["contentType"] == "application/x-protobuf":
                 message.ParseFromString(body)

@@ -127,12 +127,22 @@ pub(crate) fn ci(ci: &CiContext, out: &mut Attributes) {
     out.maybe_text("stepmon.ci.attempt", ci.attempt.as_deref());
 }
 
+/// `--label`s that give a CI/CD task attribute stepmon cannot know, and
+/// the attribute: `--label task_type=build` is `cicd.pipeline.task.type`
+/// (the convention's values: `build`, `test`, `deploy`). Label names are
+/// Prometheus label names (no dots), hence the mapping.
+pub const TASK_LABELS: [(&str, &str); 1] = [("task_type", "cicd.pipeline.task.type")];
+
 /// The step's identity, also on each of its metric points: its task name
-/// and its `--label`s as `stepmon.label.<key>`.
+/// and its `--label`s as `stepmon.label.<key>`, those of [`TASK_LABELS`]
+/// as their attribute.
 pub(crate) fn identity(step: &Step, out: &mut Attributes) {
     out.text("cicd.pipeline.task.name", step.name.clone());
     for label in step.run.iter().flat_map(|r| &r.labels) {
-        out.text(&format!("stepmon.label.{}", label.key), label.value.clone());
+        match TASK_LABELS.iter().find(|(key, _)| *key == label.key) {
+            Some((_, attribute)) => out.text(attribute, label.value.clone()),
+            None => out.text(&format!("stepmon.label.{}", label.key), label.value.clone()),
+        }
     }
 }
 
