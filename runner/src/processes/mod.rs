@@ -21,8 +21,7 @@ mod tracker;
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -49,7 +48,15 @@ const POLL: Duration = Duration::from_millis(100);
 /// After reading, the thread lets events pile up this long before it reads
 /// again: one wake-up per batch instead of one per event (an exit storm
 /// sends four datagrams per process), well within the buffers' capacity.
+/// An ask of the main thread ends the wait.
 const BATCH: Duration = Duration::from_millis(50);
+/// The most datagrams read from one socket before the thread looks at the
+/// main thread's asks again: when the machine's exits come faster than
+/// they are read (a slow CPU, a debug build), the queue never empties, and
+/// the main thread must still get its answers.
+const READ_AT_MOST: usize = 256;
+/// How long the main thread waits for the list of the step's live processes.
+const LIVE_WAIT: Duration = Duration::from_secs(5);
 
 /// Per-process accounting of one step, or why there is none.
 #[derive(Debug)]
@@ -64,14 +71,29 @@ pub(crate) enum Session {
 /// The running listener.
 #[derive(Debug)]
 pub(crate) struct Listener {
-    tracker: Arc<Mutex<Tracker>>,
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<Counters>,
+    asks: mpsc::Sender<Ask>,
+    /// Write end of the pipe that wakes the thread for an ask.
+    wake: OwnedFd,
+    thread: JoinHandle<(Counters, Tracker)>,
     family: u16,
     delay_accounting: bool,
     connector_reason: Option<String>,
     running: Vec<Task>,
     keep: Keep,
+}
+
+/// What the main thread asks of the listener thread, which alone owns the
+/// [`Tracker`]: a lock shared with a thread that reads without pause would
+/// starve the main thread (seen in the VM tier: the step's root was set
+/// only after the step had exited, so SIGTERM reached nobody).
+#[derive(Debug)]
+enum Ask {
+    /// The step's main process was spawned.
+    Root(u32),
+    /// The step's processes still alive.
+    Live(mpsc::Sender<Vec<u32>>),
+    /// The step's processes are reaped: read what is queued and end.
+    Stop,
 }
 
 /// What the thread counted.
@@ -133,7 +155,7 @@ impl Session {
     /// The step's main process was spawned with this pid.
     pub(crate) fn set_root(&self, pid: i32) {
         if let Session::Listening(l) = self {
-            l.tracker.lock().unwrap_or_else(PoisonError::into_inner).set_root(pid.unsigned_abs(), Instant::now());
+            l.ask(Ask::Root(pid.unsigned_abs()));
         }
     }
 
@@ -169,21 +191,33 @@ impl Listener {
                 )),
             ),
         };
-        let tracker = Arc::new(Mutex::new(Tracker::new(std::process::id())));
-        let stop = Arc::new(AtomicBool::new(false));
+        let tracker = Tracker::new(std::process::id());
+        let (asks, asked) = mpsc::channel();
+        let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
+        let (woken, wake) =
+            rustix::pipe::pipe_with(flags).map_err(|e| format!("cannot make the taskstats thread's pipe: {e}"))?;
         let delay_accounting = delay_accounting();
-        let thread = {
-            let (tracker, stop) = (Arc::clone(&tracker), Arc::clone(&stop));
-            std::thread::Builder::new()
-                .name("stepmon-taskstats".to_owned())
-                .spawn(move || listen(&taskstats, connector.as_ref(), &tracker, &stop, family, delay_accounting))
-                .map_err(|e| format!("cannot start the taskstats thread: {e}"))?
-        };
-        Ok(Listener { tracker, stop, thread, family, delay_accounting, connector_reason, running: Vec::new(), keep })
+        let thread = std::thread::Builder::new()
+            .name("stepmon-taskstats".to_owned())
+            .spawn(move || {
+                let sockets = Sockets { taskstats: &taskstats, connector: connector.as_ref(), woken: &woken, family };
+                listen(&sockets, tracker, &asked, delay_accounting)
+            })
+            .map_err(|e| format!("cannot start the taskstats thread: {e}"))?;
+        Ok(Listener { asks, wake, thread, family, delay_accounting, connector_reason, running: Vec::new(), keep })
+    }
+
+    /// Hands `ask` to the thread and wakes it.
+    fn ask(&self, ask: Ask) {
+        if self.asks.send(ask).is_ok() {
+            let _ = rustix::io::write(&self.wake, &[1]);
+        }
     }
 
     fn query_running(&mut self) {
-        let live = self.tracker.lock().unwrap_or_else(PoisonError::into_inner).live();
+        let (reply, live) = mpsc::channel();
+        self.ask(Ask::Live(reply));
+        let live = live.recv_timeout(LIVE_WAIT).unwrap_or_default();
         let Ok(fd) = socket::generic() else { return };
         for (seq, pid) in (100u32..).zip(live) {
             // ESRCH: it exited meanwhile, and its exit record tells.
@@ -197,11 +231,8 @@ impl Listener {
     }
 
     fn finish(self) -> Processes {
-        self.stop.store(true, Ordering::SeqCst);
-        let counters = self.thread.join().unwrap_or_default();
-        let tracker = Arc::try_unwrap(self.tracker)
-            .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
-            .unwrap_or_default();
+        self.ask(Ask::Stop);
+        let (counters, tracker) = self.thread.join().unwrap_or_default();
         let (processes, records) = tracker.finish(Instant::now(), self.running);
         let lost = counters.drops.unwrap_or(0).max(counters.overruns);
         let mut doc = Processes::build(processes, self.keep, records, lost);
@@ -239,47 +270,70 @@ const FINAL_READ: Duration = Duration::from_secs(2);
 /// they explain, so what the thread has not read yet is a batch at most.
 const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
 
-/// The thread: reads both sockets until told to stop, then what was queued
-/// up to then.
-fn listen(
-    taskstats: &OwnedFd,
-    connector: Option<&OwnedFd>,
-    tracker: &Mutex<Tracker>,
-    stop: &AtomicBool,
+/// The thread's file descriptors.
+struct Sockets<'a> {
+    taskstats: &'a OwnedFd,
+    connector: Option<&'a OwnedFd>,
+    /// Read end of the pipe the main thread wakes it through.
+    woken: &'a OwnedFd,
+    /// The `TASKSTATS` family id (for the end marker).
     family: u16,
+}
+
+/// Waits until `fds` can be read or `wait` passed (an interruption is a
+/// normal return).
+fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) {
+    let timeout = Timespec { tv_sec: 0, tv_nsec: i64::from(wait.subsec_nanos()) };
+    let _ = rustix::event::poll(fds, Some(&timeout));
+}
+
+/// The thread: reads both sockets and answers the main thread's asks until
+/// told to stop, then what was queued up to then.
+fn listen(
+    sockets: &Sockets<'_>,
+    mut tracker: Tracker,
+    asks: &mpsc::Receiver<Ask>,
     delay_accounting: bool,
-) -> Counters {
+) -> (Counters, Tracker) {
     let mut counters = Counters::default();
     let mut buf = vec![0u8; socket::DATAGRAM];
-    let timeout = Timespec { tv_sec: 0, tv_nsec: i64::from(POLL.subsec_nanos()) };
-    // Once stopping: when the final read ends, and whether the marker (the
+    // Once stopping: when the final read began, and whether the marker (the
     // end of what was queued at the stop) was read or never sent.
     let mut stopped_at: Option<Instant> = None;
     let mut marker_read = false;
+    let mut wakes = [0u8; 64];
     loop {
-        if stopped_at.is_none() && stop.load(Ordering::SeqCst) {
-            // The step's processes are reaped: their records are queued.
-            marker_read = socket::send_marker(taskstats, family, MARKER_SEQ).is_err();
-            stopped_at = Some(Instant::now());
+        while matches!(rustix::io::read(sockets.woken, &mut wakes), Ok(n) if n > 0) {}
+        for ask in asks.try_iter() {
+            match ask {
+                Ask::Root(pid) => tracker.set_root(pid, Instant::now()),
+                Ask::Live(reply) => {
+                    let _ = reply.send(tracker.live());
+                }
+                Ask::Stop if stopped_at.is_none() => {
+                    // The step's processes are reaped: their records are queued.
+                    marker_read = socket::send_marker(sockets.taskstats, sockets.family, MARKER_SEQ).is_err();
+                    stopped_at = Some(Instant::now());
+                }
+                Ask::Stop => {}
+            }
         }
         let connector_until = stopped_at.map(|at| at + FINAL_CONNECTOR_READ);
         let until = stopped_at.map(|at| at + FINAL_READ);
         if stopped_at.is_none() {
-            let mut fds = vec![PollFd::new(taskstats, PollFlags::IN)];
-            if let Some(c) = connector {
+            let mut fds =
+                vec![PollFd::new(sockets.woken, PollFlags::IN), PollFd::new(sockets.taskstats, PollFlags::IN)];
+            if let Some(c) = sockets.connector {
                 fds.push(PollFd::new(c, PollFlags::IN));
             }
-            let _ = rustix::event::poll(&mut fds, Some(&timeout));
+            wait_for(&mut fds, POLL);
         }
         // Fork events first: they decide which of the records are the step's.
         let mut read = 0;
-        if let Some(c) = connector {
-            read += drain(
-                c,
-                &mut buf,
-                &mut counters.connector_overruns,
-                connector_until,
-                |bytes, now, t| {
+        let mut full = false;
+        if let Some(c) = sockets.connector {
+            let n =
+                drain(c, &mut buf, &mut counters.connector_overruns, connector_until, &mut tracker, |bytes, now, t| {
                     for m in Messages::new(bytes).flatten() {
                         if let Ok(ProcEvent {
                             kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. }, ..
@@ -290,68 +344,63 @@ fn listen(
                         }
                     }
                     true
-                },
-                tracker,
-            );
+                });
+            full |= n == READ_AT_MOST;
+            read += n;
         }
-        read += drain(
-            taskstats,
-            &mut buf,
-            &mut counters.overruns,
-            until,
-            |bytes, now, t| {
-                for m in Messages::new(bytes).flatten() {
-                    // Multicast records come from port 0; the marker's
-                    // reply and acknowledgement to this socket's port.
-                    if m.header.port != 0 {
-                        if m.header.seq == MARKER_SEQ && m.error().is_some() {
-                            marker_read = true;
-                            return false;
-                        }
-                        continue;
+        let n = drain(sockets.taskstats, &mut buf, &mut counters.overruns, until, &mut tracker, |bytes, now, t| {
+            for m in Messages::new(bytes).flatten() {
+                // Multicast records come from port 0; the marker's reply
+                // and acknowledgement to this socket's port.
+                if m.header.port != 0 {
+                    if m.header.seq == MARKER_SEQ && m.error().is_some() {
+                        marker_read = true;
+                        return false;
                     }
-                    if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
-                        t.record(convert::task(&stats, true, delay_accounting), now);
-                    }
+                    continue;
                 }
-                true
-            },
-            tracker,
-        );
+                if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
+                    t.record(convert::task(&stats, true, delay_accounting), now);
+                }
+            }
+            true
+        });
+        full |= n == READ_AT_MOST;
+        read += n;
         if let Some(until) = until {
             if marker_read || read == 0 || Instant::now() >= until {
                 break;
             }
-        } else if read > 0 {
-            std::thread::sleep(BATCH);
+        } else if read > 0 && !full {
+            // Let events pile up, unless the main thread asks meanwhile.
+            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], BATCH);
         }
     }
-    counters.drops = drops::of(taskstats.as_fd());
-    counters.connector_drops = connector.and_then(|c| drops::of(c.as_fd()));
-    counters
+    counters.drops = drops::of(sockets.taskstats.as_fd());
+    counters.connector_drops = sockets.connector.and_then(|c| drops::of(c.as_fd()));
+    (counters, tracker)
 }
 
 /// Reads what is queued on `fd` without blocking, handing each datagram to
-/// `each` under the tracker's lock, until nothing is queued, `each` says
+/// `each`, until nothing is queued, [`READ_AT_MOST`] were read, `each` says
 /// stop, or `until` passed; counts `ENOBUFS`. Returns the datagrams read.
 fn drain(
     fd: &OwnedFd,
     buf: &mut [u8],
     overruns: &mut u64,
     until: Option<Instant>,
+    tracker: &mut Tracker,
     mut each: impl FnMut(&[u8], Instant, &mut Tracker) -> bool,
-    tracker: &Mutex<Tracker>,
 ) -> usize {
     let mut n = 0;
-    loop {
+    while n < READ_AT_MOST {
         if until.is_some_and(|until| Instant::now() >= until) {
             return n;
         }
         match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
             Ok((len, _)) => {
                 n += 1;
-                let mut t = tracker.lock().unwrap_or_else(PoisonError::into_inner);
-                if !each(&buf[..len], Instant::now(), &mut t) {
+                if !each(&buf[..len], Instant::now(), tracker) {
                     return n;
                 }
             }
@@ -359,4 +408,5 @@ fn drain(
             Err(_) => return n,
         }
     }
+    n
 }
