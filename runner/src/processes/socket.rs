@@ -198,16 +198,29 @@ fn acknowledged(fd: impl AsFd) -> bool {
     false
 }
 
+/// Whether the running kernel takes a `struct proc_input` event filter
+/// (`include/uapi/linux/cn_proc.h`, Linux 6.6): older ones drop the
+/// request without an answer (`cn_proc_mcast_ctl` returns early on a
+/// message longer than `enum proc_cn_mcast_op`).
+fn filters_events() -> bool {
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    crate::host::kernel_version(&release).is_none_or(|v| v >= (6, 6))
+}
+
 /// A proc connector socket joined to `CN_IDX_PROC` with the fork events
-/// on. It asks for fork events alone first (a `struct proc_input` filter:
-/// an exit storm then sends one connector message per process instead of
-/// three); kernels before 6.6 ignore that request without an answer, and
-/// get the plain one.
+/// on. Where the kernel filters ([`filters_events`]) it asks for fork
+/// events alone (an exit storm then sends one connector message per
+/// process instead of three), and falls back to the plain request when
+/// that is not acknowledged; older kernels get the plain one at once,
+/// without waiting for an answer that never comes.
 pub(super) fn connector() -> io::Result<OwnedFd> {
     let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(netlink::CONNECTOR))?;
     rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))?;
-    rustix::net::send(&fd, &listen_request(Some(PROC_EVENT_FORK)), SendFlags::empty())?;
-    if !acknowledged(&fd) {
+    let filtered = filters_events() && {
+        rustix::net::send(&fd, &listen_request(Some(PROC_EVENT_FORK)), SendFlags::empty())?;
+        acknowledged(&fd)
+    };
+    if !filtered {
         rustix::net::send(&fd, &listen_request(None), SendFlags::empty())?;
     }
     sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, None)?;

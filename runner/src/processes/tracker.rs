@@ -124,10 +124,16 @@ impl Tracker {
             return false;
         }
         let leader = task.pid == task.tgid;
+        // A process of the step has, when it exits, a parent of the step
+        // or this process (orphans are reparented to the subreaper). The
+        // tgid alone is not enough: a record of another process may wait
+        // undecided while the step forks a new process with its reused pid
+        // (seen: 20,031 `true`s counted for 20,000 beside a fork loop).
         let parent_is_the_steps = self.members.contains(&task.ppid)
             || self.closed.contains_key(&task.ppid)
             || (task.ppid == self.subreaper && task.ppid != 0);
-        let member = self.members.contains(&task.tgid) || (leader && parent_is_the_steps);
+        let live = self.members.contains(&task.tgid);
+        let member = (live && Some(task.tgid) == self.root) || (parent_is_the_steps && (leader || live));
         if member {
             self.records += 1;
             if leader {
@@ -262,6 +268,21 @@ mod tests {
         let (done, records) = t.finish(now, Vec::new());
         assert_eq!((done.len(), records), (1, 3));
         assert_eq!((done[0].threads, done[0].cpu_seconds), (3, 7.0));
+    }
+
+    #[test]
+    fn a_waiting_record_of_another_process_is_not_claimed_by_a_step_process_reusing_its_pid() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, now);
+        // Another process (parent 700) exited with pid 300; its record waits.
+        t.record(task(300, 300, 700, 5.0), now);
+        // The step forks a process that gets pid 300 again, which exits.
+        t.fork(100, 300, now);
+        t.record(task(300, 300, 100, 1.0), now);
+        let (done, records) = t.finish(now, Vec::new());
+        assert_eq!((done.len(), records), (1, 1), "{done:?}");
+        assert_eq!(done[0].cpu_seconds, 1.0);
     }
 
     #[test]
