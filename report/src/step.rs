@@ -161,6 +161,15 @@ impl Step {
         self
     }
 
+    /// Whether the step's only sample is BuildKit's final one, taken after
+    /// its container exited ([`POST_EXIT_SAMPLE`]): its live gauges (pids,
+    /// memory in use, anon/file) read an empty cgroup and are no reading of
+    /// the step.
+    #[must_use]
+    pub fn only_post_exit_sample(&self) -> bool {
+        matches!(self.origin, Origin::BuildKit { .. }) && self.usage.resource_usage.samples.len() == 1
+    }
+
     /// What the numbers mean.
     #[must_use]
     pub fn verdicts(&self) -> Verdicts {
