@@ -1,14 +1,11 @@
 //! `stepmon report BUILD.dockerbuild`: a `docker buildx history export`
 //! bundle (or its unpacked OCI layout directory) read as bytes and handed
-//! to `stepmon_report::import::history`; text and JSON are the build
-//! report, the other formats the job views of its steps.
+//! to `stepmon_report::import::history`, which renders them in every format.
 
 use std::io::Read as _;
 use std::path::Path;
 
-use stepmon_report::export::Format;
 use stepmon_report::import::history::{self, Build, Layout};
-use stepmon_report::job;
 
 use crate::error::CliError;
 use crate::reports::{ReportArgs, write};
@@ -78,17 +75,5 @@ fn read_dir(dir: &Path) -> Result<Vec<Build>, CliError> {
 
 /// `stepmon report` of builds.
 pub(crate) fn report(args: &ReportArgs, builds: &[Build]) -> Result<(), CliError> {
-    let text = match args.format {
-        Format::Text => history::render(builds),
-        Format::Json => history::to_json(builds),
-        // The job views: a BuildKit build is a job of BuildKit steps, each
-        // platform a group (one process track in the trace).
-        format => {
-            let entries: Vec<job::Entry> = builds.iter().flat_map(history::entries).collect();
-            let notes: Vec<String> =
-                builds.iter().filter_map(|b| b.notice.as_ref().map(|n| format!("{}: {n}", b.reference))).collect();
-            job::views::render(format, &entries, &notes)
-        }
-    };
-    write(args.output.as_deref(), &text)
+    write(args.output.as_deref(), &history::render_as(args.format, builds))
 }

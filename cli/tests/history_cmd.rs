@@ -74,6 +74,21 @@ fn report_draws_a_bundle_as_a_trace_at_real_times() {
 }
 
 #[test]
+fn report_of_a_bundle_in_markdown_and_openmetrics_has_the_build_summary() {
+    let run = run_stepmon(&["report", &bundle(TWO_PLATFORM), "--format", "markdown"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let md = &run.stdout;
+    assert!(md.contains("### build 2778g26vsxllhulx6klicjibt\n"), "{md}");
+    assert!(md.contains("- steps: 10 vertexes: 10 ran, 0 cached, 0 failed, 0 incomplete"), "{md}");
+    assert!(md.contains("| linux/arm64 | 3 | 3 | 0 | 0 | 0 | "), "{md}");
+    let run = run_stepmon(&["report", &bundle(FAILED), "--format", "openmetrics"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let text = &run.stdout;
+    assert!(text.contains("stepmon_build_steps{build=\"bgi5sx6jy75h6co5pdir1jk4y\",state=\"failed\"} 1\n"), "{text}");
+    assert!(text.ends_with("# EOF\n"), "{text}");
+}
+
+#[test]
 fn report_reads_an_unpacked_bundle_directory() {
     let dir = scratch("history-unpacked");
     let status = std::process::Command::new("tar").arg("xzf").arg(bundle(TWO_PLATFORM)).arg("-C").arg(&*dir).status();

@@ -20,15 +20,20 @@
 pub mod build;
 pub mod bundle;
 mod entries;
+mod metrics;
 pub mod provenance;
 pub mod record;
 mod render;
 pub mod status;
+pub mod summary;
+mod views;
 
 pub use build::{Build, BuildStep, Counts, MachineWindow, StepState};
 pub use bundle::Layout;
 pub use entries::entries;
 pub use render::{render, to_json};
+pub use summary::{PlatformTotals, critical_path_seconds, platform_totals};
+pub use views::render as render_as;
 
 /// Why a bundle could not be read (always one line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
