@@ -65,7 +65,7 @@ fn two_platform_build_per_step_usage_equals_its_provenance() {
     // The wall time is the vertex's, and the shares follow from it.
     assert_eq!(usage.wall_source, WallSource::Vertex);
     assert_eq!(usage.wall_seconds, arm.wall_seconds);
-    assert_eq!(usage.summary.wall_seconds, arm.wall_seconds.unwrap());
+    assert_eq!(usage.summary.wall_seconds, arm.wall_seconds);
     assert!(usage.summary.cpu.average_cores.is_some());
     assert_eq!((usage.start, usage.end), (arm.started, arm.completed));
     let text = history::render(std::slice::from_ref(&build));
@@ -371,6 +371,17 @@ fn provenance_alone_single_sample_step_has_no_live_gauges() {
     let text = stepmon_report::text::render(step, &verdicts);
     assert!(text.contains("pids     unknown"), "{text}");
     assert!(!text.contains("largest sample"), "{text}");
+    // Without the vertex its wall time is unknown: absent in the step and
+    // in its summary alike (it was 0.0 in the summary), the reason beside.
+    assert_eq!((step.wall_seconds, step.summary.wall_seconds), (None, None));
+    let json: Value = serde_json::from_str(&stepmon_report::export::render(
+        stepmon_report::export::Format::Json,
+        std::slice::from_ref(step),
+    ))
+    .unwrap();
+    let s = &json["steps"][0];
+    assert!(s["wallSeconds"].is_null() && s["summary"]["wallSeconds"].is_null(), "{s}");
+    assert_eq!(s["wallSource"], "unknown");
 }
 
 #[test]
