@@ -6,6 +6,7 @@ use std::io::Read as _;
 use std::path::Path;
 
 use stepmon_report::import::history::{self, Build, Layout};
+use stepmon_report::job;
 
 use crate::error::CliError;
 use crate::reports::{ReportArgs, write};
@@ -42,6 +43,26 @@ pub(crate) fn load(files: &[std::path::PathBuf]) -> Result<Option<Vec<Build>>, C
     }
     let bytes = std::fs::read(path).map_err(|e| io(path, &e))?;
     history::read(&bytes).map(Some).map_err(|e| one_line(path, &e))
+}
+
+/// The builds of stdin's `bytes` when they are a bundle (gzip or tar
+/// magic); `None` otherwise.
+pub(crate) fn of_stdin(bytes: &[u8]) -> Result<Option<Vec<Build>>, CliError> {
+    if !history::looks_like_bundle(bytes) {
+        return Ok(None);
+    }
+    history::read(bytes).map(Some).map_err(|e| CliError::new(format!("stdin: {e}")))
+}
+
+/// The steps of `builds` as one side of `stepmon diff`
+/// ([`history::diff_entries`]); the steps that never completed are named
+/// on stderr.
+pub(crate) fn diff_entries(builds: &[Build], side: &str) -> Vec<job::Entry> {
+    let (kept, left_out) = history::diff_entries(builds);
+    for name in left_out {
+        eprintln!("stepmon: {side}: `{name}` never completed: not compared");
+    }
+    kept
 }
 
 /// An unpacked layout: `index.json`, `oci-layout` and `blobs/sha256/*`

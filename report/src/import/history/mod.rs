@@ -30,7 +30,7 @@ mod views;
 
 pub use build::{Build, BuildStep, Counts, MachineWindow, StepState};
 pub use bundle::Layout;
-pub use entries::entries;
+pub use entries::{diff_entries, entries};
 pub use render::{render, to_json};
 pub use summary::{PlatformTotals, critical_path_seconds, platform_totals};
 pub use views::render as render_as;
