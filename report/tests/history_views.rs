@@ -116,6 +116,28 @@ fn markdown_of_a_build_has_its_counts_critical_path_and_platforms() {
 }
 
 #[test]
+fn json_of_a_build_has_the_same_totals() {
+    for (what, build) in builds() {
+        let json: Value =
+            serde_json::from_str(&history::render_as(Format::Json, std::slice::from_ref(&build))).unwrap();
+        let b = &json[0];
+        let path = b["criticalPathSeconds"].as_f64().unwrap();
+        assert!((path - critical_path_seconds(&build)).abs() < 1e-9, "{what}");
+        let rows = b["perPlatform"].as_array().unwrap();
+        assert_eq!(rows.len(), build.platforms.len(), "{what}");
+        for (row, p) in rows.iter().zip(&build.platforms) {
+            let expected = expected_row(&build, p);
+            let n = |k: &str| row[k].as_u64().unwrap().to_string();
+            let got =
+                [row["platform"].as_str().unwrap().to_owned(), n("steps"), n("executed"), n("cached"), n("failed")];
+            assert_eq!(got, expected[..5], "{what}");
+            assert_eq!(seconds(row["wallSeconds"].as_f64().unwrap()), expected[6], "{what}");
+            assert_eq!(seconds(row["stepSeconds"].as_f64().unwrap()), expected[7], "{what}");
+        }
+    }
+}
+
+#[test]
 fn markdown_of_the_failed_build_names_its_error_and_failing_step() {
     let build = one(&data(FAILED));
     let read = read_markdown(&history::render_as(Format::Markdown, std::slice::from_ref(&build)));

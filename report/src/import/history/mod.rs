@@ -15,7 +15,10 @@
 //!
 //! A bundle of `docker buildx history export --all` holds several records;
 //! each is one [`Build`]. No I/O here: [`read`] takes the bundle's bytes,
-//! [`read_layout`] an unpacked layout the caller collected.
+//! [`read_layout`] an unpacked layout the caller collected; [`render_as`]
+//! draws the builds in every `--format`, each with its summary
+//! ([`summary`]: counts by state, critical path, per-platform totals), and
+//! [`diff_entries`] gives a build's steps to `stepmon diff`.
 
 pub mod build;
 pub mod bundle;

@@ -1,5 +1,5 @@
 //! A build's summary as one model every view reads — the counts by state,
-//! the critical path, the per-platform totals — and as the [`Section`]s
+//! the critical path, the per-platform totals — and as the sections
 //! the Markdown and HTML views draw, so that text, JSON, Markdown, HTML
 //! and OpenMetrics cannot disagree.
 

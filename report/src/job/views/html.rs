@@ -6,7 +6,8 @@
 //!
 //! Parts a test or a script can find: `p.job-summary`,
 //! `section.summary` (a BuildKit build's: `h2`, `ul > li`, `table` with a
-//! `caption`; [`super::section`]), `figure.timeline > svg.stepmon-timeline`, `table.job-steps` (`thead`, and
+//! `caption`; `super::section`), `figure.timeline > svg.stepmon-timeline`,
+//! `table.job-steps` (`thead`, and
 //! in `tbody` one `tr.job-step` per step with `data-status` and one `td` per
 //! column), `ul.job-verdicts > li`, `ul.job-notes > li`, then `section.step`
 //! per step in the table's order. An interrupted step's section says so in
