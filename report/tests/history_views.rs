@@ -1,7 +1,8 @@
 //! A BuildKit build's summary in every view, read back by real consumers:
 //! the counts by state, the critical path and the per-platform totals in
 //! Markdown (pulldown-cmark), HTML (roxmltree on each summary section),
-//! OpenMetrics (prometheus_client's parser) and the trace (one process per
+//! OpenMetrics (prometheus_client's parser), the Prometheus text
+//! (`promtool check metrics`) and the trace (one process per
 //! platform, each step at its vertex's times, the machine's counters
 //! underneath) — on the two real bundles and the constructed
 //! four-platform one, each compared with the build as read.
@@ -346,5 +347,31 @@ fn trace_of_a_build_has_a_process_per_platform_at_the_vertex_times() {
             .filter(|n| n.ends_with(": pids") || n.ends_with(": memory"))
             .collect();
         assert!(gauges.is_empty(), "{what}: post-exit gauges drawn: {gauges:?}");
+    }
+}
+
+#[test]
+fn prometheus_text_of_a_build_passes_promtool() {
+    let test = "prometheus_text_of_a_build_passes_promtool";
+    let tool = std::env::var("STEPMON_PROMTOOL").unwrap_or_else(|_| "promtool".to_owned());
+    let found = std::process::Command::new(&tool)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        assert!(
+            std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").as_deref() != Ok("1"),
+            "STEPMON_REQUIRE_REPORT_TOOLS=1: {test}: no promtool"
+        );
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no promtool (Debian: apt install prometheus)");
+        return;
+    }
+    for (what, build) in builds() {
+        let text = history::render_as(Format::Prometheus, std::slice::from_ref(&build));
+        assert!(text.contains("# TYPE stepmon_build_steps gauge\n"), "{what}");
+        let (ok, stdout, stderr) = common::pipe(&tool, &["check", "metrics"], &text);
+        assert!(ok && stdout.is_empty() && stderr.is_empty(), "{what}: promtool: {stderr}\n{text}");
     }
 }
