@@ -1,12 +1,10 @@
 //! `stepmon report BUILD.dockerbuild`: a `docker buildx history export`
 //! bundle (or its unpacked OCI layout directory) read as bytes and handed
-//! to `stepmon_report::import::history`; text and JSON are the build
-//! report, the other formats the job views of its steps.
+//! to `stepmon_report::import::history`, which renders them in every format.
 
 use std::io::Read as _;
 use std::path::Path;
 
-use stepmon_report::export::Format;
 use stepmon_report::import::history::{self, Build, Layout};
 use stepmon_report::job;
 
@@ -47,6 +45,26 @@ pub(crate) fn load(files: &[std::path::PathBuf]) -> Result<Option<Vec<Build>>, C
     history::read(&bytes).map(Some).map_err(|e| one_line(path, &e))
 }
 
+/// The builds of stdin's `bytes` when they are a bundle (gzip or tar
+/// magic); `None` otherwise.
+pub(crate) fn of_stdin(bytes: &[u8]) -> Result<Option<Vec<Build>>, CliError> {
+    if !history::looks_like_bundle(bytes) {
+        return Ok(None);
+    }
+    history::read(bytes).map(Some).map_err(|e| CliError::new(format!("stdin: {e}")))
+}
+
+/// The steps of `builds` as one side of `stepmon diff`
+/// ([`history::diff_entries`]); the steps that never completed are named
+/// on stderr.
+pub(crate) fn diff_entries(builds: &[Build], side: &str) -> Vec<job::Entry> {
+    let (kept, left_out) = history::diff_entries(builds);
+    for name in left_out {
+        eprintln!("stepmon: {side}: `{name}` never completed: not compared");
+    }
+    kept
+}
+
 /// An unpacked layout: `index.json`, `oci-layout` and `blobs/sha256/*`
 /// (the only files an OCI layout's descriptors can name).
 fn read_dir(dir: &Path) -> Result<Vec<Build>, CliError> {
@@ -78,17 +96,5 @@ fn read_dir(dir: &Path) -> Result<Vec<Build>, CliError> {
 
 /// `stepmon report` of builds.
 pub(crate) fn report(args: &ReportArgs, builds: &[Build]) -> Result<(), CliError> {
-    let text = match args.format {
-        Format::Text => history::render(builds),
-        Format::Json => history::to_json(builds),
-        // The job views: a BuildKit build is a job of BuildKit steps, each
-        // platform a group (one process track in the trace).
-        format => {
-            let entries: Vec<job::Entry> = builds.iter().flat_map(history::entries).collect();
-            let notes: Vec<String> =
-                builds.iter().filter_map(|b| b.notice.as_ref().map(|n| format!("{}: {n}", b.reference))).collect();
-            job::views::render(format, &entries, &notes)
-        }
-    };
-    write(args.output.as_deref(), &text)
+    write(args.output.as_deref(), &history::render_as(args.format, builds))
 }

@@ -23,6 +23,18 @@ pub fn load(paths: &[PathBuf]) -> Result<(Vec<Entry>, Vec<String>), CliError> {
             load_file(path, &mut entries, &mut notes)?;
         }
     }
+    nonempty(entries, notes)
+}
+
+/// The job of one input's `text` (a job record, a run file, a provenance),
+/// already read from `path` (`-`: stdin, which can be read once).
+pub fn of_text(path: &Path, text: &str) -> Result<(Vec<Entry>, Vec<String>), CliError> {
+    let (mut entries, mut notes) = (Vec::new(), Vec::new());
+    add_text(path, text, &mut entries, &mut notes)?;
+    nonempty(entries, notes)
+}
+
+fn nonempty(entries: Vec<Entry>, notes: Vec<String>) -> Result<(Vec<Entry>, Vec<String>), CliError> {
     if entries.is_empty() {
         return Err(CliError::new("no step with recorded usage in the inputs".to_owned()));
     }
@@ -41,14 +53,17 @@ fn files_of(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 }
 
 fn load_file(path: &Path, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
-    let text = crate::reports::read_text(path)?;
+    add_text(path, &crate::reports::read_text(path)?, entries, notes)
+}
+
+fn add_text(path: &Path, text: &str, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
     let from = path.display().to_string();
-    if !job::looks_like_record(&text) {
-        let steps = crate::reports::steps_of(path, &text)?;
+    if !job::looks_like_record(text) {
+        let steps = crate::reports::steps_of(path, text)?;
         entries.extend(steps.into_iter().map(|step| Entry::of_run(step, from.clone())));
         return Ok(());
     }
-    let record = job::read(&text);
+    let record = job::read(text);
     notes.extend(record.lost.iter().map(|lost| format!("{from}: {lost}")));
     notes.extend(
         record.unknown.iter().map(|u| {

@@ -16,7 +16,8 @@ pub struct ReportArgs {
     /// A `stepmon run --output` file, a BuildKit provenance attestation (SLSA
     /// v1 or v0.2; in-toto statement or bare predicate) or a buildx metadata
     /// file, or a `docker buildx history export` bundle (`.dockerbuild`, or
-    /// its unpacked directory); `-` reads stdin. A job record (`stepmon run --job`), a
+    /// its unpacked directory); `-` reads stdin (a bundle too, gzip'd or
+    /// not). A job record (`stepmon run --job`), a
     /// directory of such files (its *.json and *.jsonl) or several files
     /// are read as one job: a table of its steps.
     #[arg(value_name = "FILE", required = true, num_args = 1..)]
@@ -34,12 +35,36 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
+/// The most bytes read from stdin (`-`): a build history bundle's layout
+/// may unpack to at most this much (so its gzip'd tar is smaller), and a run
+/// file, provenance or job record of this size is far beyond any real one.
+pub(crate) const MAX_STDIN_BYTES: u64 = stepmon_report::import::history::bundle::MAX_LAYOUT_BYTES;
+
+/// All of stdin, at most [`MAX_STDIN_BYTES`] (more is an error, not read).
+pub(crate) fn read_stdin_bytes() -> Result<Vec<u8>, CliError> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::io("cannot read stdin", &e))?;
+    if bytes.len() as u64 > MAX_STDIN_BYTES {
+        return Err(CliError::new(format!("stdin: more than {MAX_STDIN_BYTES} bytes (the most stepmon reads)")));
+    }
+    Ok(bytes)
+}
+
+/// Stdin's `bytes` as text.
+fn stdin_text(bytes: Vec<u8>) -> Result<String, CliError> {
+    String::from_utf8(bytes).map_err(|e| {
+        CliError::new(format!("cannot read stdin: not UTF-8 text, nor a build history bundle ({})", e.utf8_error()))
+    })
+}
+
 /// The text of `path` (`-` = stdin).
 pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
     if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| CliError::io("cannot read stdin", &e))?;
-        Ok(text)
+        stdin_text(read_stdin_bytes()?)
     } else {
         std::fs::read_to_string(path).map_err(|e| CliError::io(&format!("cannot read {}", path.display()), &e))
     }
@@ -79,16 +104,26 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if let Some(builds) = crate::history::load(&args.files)? {
         return crate::history::report(args, &builds);
     }
-    if let [path] = args.files.as_slice()
-        && !path.is_dir()
-    {
-        let text = read_text(path)?;
-        if !job::looks_like_record(&text) {
-            let steps = steps_of(path, &text)?;
-            return write(args.output.as_deref(), &export::render(args.format, &steps));
+    let (entries, notes) = match args.files.as_slice() {
+        [path] if !path.is_dir() => {
+            let text = if path == Path::new("-") {
+                // Stdin is read once: a bundle (gzip or tar magic) or text.
+                let bytes = read_stdin_bytes()?;
+                if let Some(builds) = crate::history::of_stdin(&bytes)? {
+                    return crate::history::report(args, &builds);
+                }
+                stdin_text(bytes)?
+            } else {
+                read_text(path)?
+            };
+            if !job::looks_like_record(&text) {
+                let steps = steps_of(path, &text)?;
+                return write(args.output.as_deref(), &export::render(args.format, &steps));
+            }
+            crate::job_read::of_text(path, &text)?
         }
-    }
-    let (entries, notes) = crate::job_read::load(&args.files)?;
+        _ => crate::job_read::load(&args.files)?,
+    };
     // The text, JSON, Markdown and HTML views list the notes (lost lines
     // and the like); the other formats have no place for them.
     if !matches!(args.format, Format::Text | Format::Json | Format::Markdown | Format::MarkdownSvg | Format::Html) {
@@ -104,7 +139,9 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
     /// The earlier run: any file `stepmon report` reads, a job record
-    /// (`stepmon run --job`) or a directory of them; steps are paired by name.
+    /// (`stepmon run --job`) or a directory of them, or a `docker buildx
+    /// history export` bundle; steps are paired by name (a build's with
+    /// their platform).
     #[arg(value_name = "BEFORE")]
     pub before: PathBuf,
     /// The later run (the same kinds).
@@ -123,6 +160,9 @@ pub struct DiffArgs {
 /// named on stderr and left out: their numbers stop where the record does),
 /// and whether it is a job (a job record or a directory).
 fn diff_side(path: &Path, side: &str) -> Result<(Vec<job::Entry>, bool), CliError> {
+    if let Some(builds) = crate::history::load(std::slice::from_ref(&path.to_path_buf()))? {
+        return Ok((crate::history::diff_entries(&builds, side), true));
+    }
     if !path.is_dir() {
         let text = read_text(path)?;
         if !job::looks_like_record(&text) {

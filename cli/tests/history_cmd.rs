@@ -74,6 +74,21 @@ fn report_draws_a_bundle_as_a_trace_at_real_times() {
 }
 
 #[test]
+fn report_of_a_bundle_in_markdown_and_openmetrics_has_the_build_summary() {
+    let run = run_stepmon(&["report", &bundle(TWO_PLATFORM), "--format", "markdown"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let md = &run.stdout;
+    assert!(md.contains("### build 2778g26vsxllhulx6klicjibt\n"), "{md}");
+    assert!(md.contains("- steps: 10 vertexes: 10 ran, 0 cached, 0 failed, 0 incomplete"), "{md}");
+    assert!(md.contains("| linux/arm64 | 3 | 3 | 0 | 0 | 0 | "), "{md}");
+    let run = run_stepmon(&["report", &bundle(FAILED), "--format", "openmetrics"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let text = &run.stdout;
+    assert!(text.contains("stepmon_build_steps{build=\"bgi5sx6jy75h6co5pdir1jk4y\",state=\"failed\"} 1\n"), "{text}");
+    assert!(text.ends_with("# EOF\n"), "{text}");
+}
+
+#[test]
 fn report_reads_an_unpacked_bundle_directory() {
     let dir = scratch("history-unpacked");
     let status = std::process::Command::new("tar").arg("xzf").arg(bundle(TWO_PLATFORM)).arg("-C").arg(&*dir).status();
@@ -100,4 +115,83 @@ fn a_cut_short_bundle_is_a_one_line_error() {
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{}", run.stderr);
     assert!(lines[0].contains("build history bundle: corrupt gzip'd tar"), "{}", run.stderr);
+}
+
+/// `stepmon ARGS` with `input` on stdin: (success, stdout, stderr).
+fn with_stdin(args: &[&str], input: Vec<u8>) -> (bool, String, String) {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = common::stepmon()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A writer of its own: stepmon may stop reading early (an error).
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn report_reads_a_bundle_from_stdin_gzipd_or_not() {
+    let gz = std::fs::read(bundle(TWO_PLATFORM)).unwrap();
+    let (ok, from_file, stderr) = {
+        let run = run_stepmon(&["report", &bundle(TWO_PLATFORM), "--format", "json"]);
+        (run.status.success(), run.stdout, run.stderr)
+    };
+    assert!(ok, "{stderr}");
+    let (ok, stdout, stderr) = with_stdin(&["report", "-", "--format", "json"], gz.clone());
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout, from_file, "stdin reads as the file does");
+    // The same tar without its gzip (the tar magic is sniffed too).
+    match std::process::Command::new("gzip").arg("-dc").arg(bundle(TWO_PLATFORM)).output() {
+        Ok(out) if out.status.success() => {
+            let (ok, stdout, stderr) = with_stdin(&["report", "-", "--format", "json"], out.stdout);
+            assert!(ok, "{stderr}");
+            assert_eq!(stdout, from_file);
+        }
+        other => {
+            println!("SKIPPED report_reads_a_bundle_from_stdin_gzipd_or_not (plain tar): `gzip -dc` failed: {other:?}")
+        }
+    }
+    // Cut short on stdin: one line, naming stdin.
+    let (ok, _, stderr) = with_stdin(&["report", "-"], gz[..gz.len() / 2].to_vec());
+    assert!(!ok);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("stdin: build history bundle: corrupt gzip'd tar"), "{stderr}");
+    // Neither a bundle nor text.
+    let (ok, _, stderr) = with_stdin(&["report", "-"], vec![0xff, 0xfe, 0x00]);
+    assert!(!ok);
+    assert!(stderr.contains("cannot read stdin: not UTF-8 text, nor a build history bundle"), "{stderr}");
+    // Text on stdin still reads as before (a run file).
+    let run_file = format!("{}/../report/tests/data/runs/hybrid-exit7.json", env!("CARGO_MANIFEST_DIR"));
+    let (ok, stdout, stderr) = with_stdin(&["report", "-"], std::fs::read(run_file).unwrap());
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("stepmon: "), "{stdout}");
+}
+
+#[test]
+fn diff_of_two_bundles_compares_their_steps_by_name_and_platform() {
+    let run = run_stepmon(&["diff", &bundle(TWO_PLATFORM), &bundle(TWO_PLATFORM), "--fail-if-heavier"]);
+    assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("`[2/2] RUN echo \"Hello world!\" (Dockerfile:3) [linux/arm64]`"), "{}", run.stdout);
+    assert!(run.stdout.contains("stepmon diff: the jobs' totals"), "{}", run.stdout);
+    // Two different builds: their steps are named only before / only after,
+    // and the failed build's step that never started is not compared.
+    let run = run_stepmon(&["diff", &bundle(FAILED), &bundle(TWO_PLATFORM), "--json"]);
+    assert!(run.status.success(), "{}", run.stderr);
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(json["onlyBefore"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("RUN go build")));
+    assert!(json["onlyAfter"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("[linux/amd64]")));
+    assert!(
+        run.stderr.contains("before: `[stage-2 2/2] COPY --from=build /usr/bin/app /bin/app` never completed"),
+        "{}",
+        run.stderr
+    );
 }

@@ -7,10 +7,11 @@ use stepmon_sampler::model::{Baseline, CpuSummary, IoSummary, MemorySummary, Sta
 use crate::document::RunDocument;
 use crate::source::{Group, Rung};
 
-/// The summary of `document`'s step over `wall_seconds`. Documents without
+/// The summary of `document`'s step over `wall_seconds` (`None`: unknown,
+/// and so are the shares of it). Documents without
 /// sources (older versions) are summarised from their step samples alone.
 #[must_use]
-pub fn summary(document: &RunDocument, wall_seconds: f64) -> UsageSummary {
+pub fn summary(document: &RunDocument, wall_seconds: Option<f64>) -> UsageSummary {
     let usage = document.usage();
     let mut summary = UsageSummary::with_baseline(&usage, wall_seconds, Baseline::FirstSample);
     let Some(run) = document.stepmon.as_ref().filter(|run| !run.sources.is_empty()) else { return summary };
@@ -32,7 +33,7 @@ pub fn summary(document: &RunDocument, wall_seconds: f64) -> UsageSummary {
             }
             _ => {}
         }
-        cpu.average_cores = cpu.usage_seconds.filter(|_| wall_seconds > 0.0).map(|s| s / wall_seconds);
+        cpu.average_cores = cpu.usage_seconds.zip(wall_seconds.filter(|w| *w > 0.0)).map(|(s, w)| s / w);
         summary.cpu = cpu;
         summary.machine.others_busy_share = others_share(document, cpu.usage_seconds);
     }

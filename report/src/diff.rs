@@ -27,9 +27,11 @@
 //! tolerance. A run whose machine numbers are unknown widens nothing, and a
 //! warning says so.
 //!
-//! A BuildKit step's wall time is estimated (its first sample comes about
-//! [`BUILDKIT_FIRST_SAMPLE_SECONDS`] into the step), so that much is added
-//! to the wall floor, and the matching share to the average-cores tolerance.
+//! A BuildKit step's wall time estimated from its samples (its first sample
+//! comes about [`BUILDKIT_FIRST_SAMPLE_SECONDS`] into the step) adds that
+//! much to the wall floor, and the matching share to the average-cores
+//! tolerance; one from its vertex (a history bundle's status stream) is
+//! the step's real start and end and adds nothing.
 //!
 //! A field measured on one side only is *not comparable* — never read as 0.
 //!
@@ -498,7 +500,7 @@ fn side(step: &Step, thresholds: &Thresholds) -> Side {
 /// Extra allowance for an estimated (BuildKit) wall time: (absolute s,
 /// relative share of the shorter wall).
 fn estimate_allowance(before: &Step, after: &Step) -> (f64, f64) {
-    let estimated = [before, after].iter().any(|s| s.wall_source != WallSource::Measured);
+    let estimated = [before, after].iter().any(|s| s.wall_source == WallSource::EstimatedFromSamples);
     if !estimated {
         return (0.0, 0.0);
     }
@@ -642,7 +644,7 @@ fn context_warnings(before: &Step, after: &Step, sides: (&Side, &Side)) -> Vec<S
         if side.busy_share.is_none() {
             out.push(format!("the machine's load is unknown for the {which} run: time tolerances not widened for it"));
         }
-        if side.wall_source != WallSource::Measured {
+        if side.wall_source == WallSource::EstimatedFromSamples {
             out.push(format!(
                 "the {which} run's wall time is estimated from BuildKit's samples (± {} s)",
                 BUILDKIT_FIRST_SAMPLE_SECONDS

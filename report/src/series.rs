@@ -108,6 +108,12 @@ impl StepSeries {
         let gauge = |pick: &dyn Fn(&StepSample) -> Option<u64>| -> Vec<Point> {
             samples.iter().filter_map(|s| pick(s).map(|v| Point { t: at(s.timestamp), value: v as f64 })).collect()
         };
+        // A post-exit sample's gauges read the emptied cgroup: not drawn
+        // (its counters are final and are).
+        let post_exit = step.only_post_exit_sample();
+        let gauge = |pick: &dyn Fn(&StepSample) -> Option<u64>| -> Vec<Point> {
+            if post_exit { Vec::new() } else { gauge(pick) }
+        };
         let cpu_usage = counter(&|s| s.cpu_stat?.usage_nanos);
         let memory_current = gauge(&|s| s.stepmon.memory_current);
         let memory_bytes = if memory_current.is_empty() {

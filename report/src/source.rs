@@ -324,7 +324,7 @@ impl EnclosingCgroup {
 
     /// Its CPU time over the step less stepmon's own, s.
     #[must_use]
-    pub fn cpu_seconds_without_stepmon(&self, wall_seconds: f64) -> Option<f64> {
+    pub fn cpu_seconds_without_stepmon(&self, wall_seconds: Option<f64>) -> Option<f64> {
         let summary = UsageSummary::with_baseline(&self.usage(), wall_seconds, Baseline::FirstSample);
         Some((summary.cpu.usage_seconds? - self.stepmon_cpu_seconds.unwrap_or(0.0)).max(0.0))
     }

@@ -100,7 +100,7 @@ impl Step {
         let (start, end) = run.as_ref().map_or((None, None), |r| (r.start, r.end));
         // The run's own wall time is measured on the monotonic clock; the
         // timestamps are the fallback.
-        let measured = run.as_ref().map(|r| r.summary.wall_seconds).filter(|w| *w > 0.0).or(match (start, end) {
+        let measured = run.as_ref().and_then(|r| r.summary.wall_seconds).filter(|w| *w > 0.0).or(match (start, end) {
             (Some(start), Some(end)) => Some(end.duration_since(start).as_secs_f64().max(0.0)),
             _ => None,
         });
@@ -113,7 +113,7 @@ impl Step {
             Some(r) if !r.command.is_empty() => quote_command(&r.command),
             _ => "step".to_owned(),
         };
-        let summary = crate::compose::summary(document, wall_seconds.unwrap_or(0.0));
+        let summary = crate::compose::summary(document, wall_seconds);
         let sources = run.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
         Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run, sources }
     }
@@ -161,6 +161,15 @@ impl Step {
         self
     }
 
+    /// Whether the step's only sample is BuildKit's final one, taken after
+    /// its container exited ([`POST_EXIT_SAMPLE`]): its live gauges (pids,
+    /// memory in use, anon/file) read an empty cgroup and are no reading of
+    /// the step.
+    #[must_use]
+    pub fn only_post_exit_sample(&self) -> bool {
+        matches!(self.origin, Origin::BuildKit { .. }) && self.usage.resource_usage.samples.len() == 1
+    }
+
     /// What the numbers mean.
     #[must_use]
     pub fn verdicts(&self) -> Verdicts {
@@ -187,7 +196,7 @@ pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
 /// The summary of a BuildKit step; a single (post-exit) sample gives no
 /// pids peak and no anon/file split ([`POST_EXIT_SAMPLE`]), not zeros.
 fn buildkit_summary(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummary {
-    let mut summary = UsageSummary::with_baseline(usage, wall_seconds.unwrap_or(0.0), Baseline::Zero);
+    let mut summary = UsageSummary::with_baseline(usage, wall_seconds, Baseline::Zero);
     if usage.resource_usage.samples.len() == 1 {
         summary.pids_peak = None;
         summary.memory.anon_at_peak_bytes = None;

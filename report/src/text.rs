@@ -155,7 +155,7 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
         }
     }
     if let Some(e) = step.run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref()) {
-        let cpu = e.cpu_seconds_without_stepmon(step.wall_seconds.unwrap_or(0.0)).map_or_else(String::new, |c| {
+        let cpu = e.cpu_seconds_without_stepmon(step.wall_seconds).map_or_else(String::new, |c| {
             format!(": cpu {} without stepmon's own {}", seconds(c), seconds(e.stepmon_cpu_seconds.unwrap_or(0.0)))
         });
         let _ = writeln!(out, "  around   {}{cpu}", e.covers());

@@ -250,9 +250,16 @@ fn step_with_unknown_start_uses_its_first_sample() {
     let origin = common::load("hybrid-exit7.json").start.unwrap().min(last);
     assert!(close(slice["ts"].as_f64().unwrap(), last.duration_since(origin).as_secs_f64() * 1e6));
     assert!(close(slice["dur"].as_f64().unwrap(), (span * 1e9).round() / 1e3));
-    // Its single memory reading is drawn at that sample.
-    let memory = events.iter().find(|e| e["name"] == "2: memory").unwrap();
-    assert_eq!(memory["ts"], slice["ts"]);
+    // Its one sample was taken after its container exited: its live gauges
+    // (memory in use, pids) read an emptied cgroup and are not drawn.
+    assert!(step_gauges_absent(&events, 2), "{events:?}");
+    // The same run whole has them.
+    assert!(!step_gauges_absent(&check(&[Step::from_run(&document)]), 1), "the whole run's gauges are drawn");
+}
+
+/// Whether step `n`'s trace has neither a memory nor a pids counter.
+fn step_gauges_absent(events: &[Value], n: usize) -> bool {
+    !events.iter().any(|e| e["name"] == format!("{n}: memory") || e["name"] == format!("{n}: pids"))
 }
 
 #[test]

@@ -824,9 +824,9 @@ impl Prepared {
         info.process_tree = Some(tree);
         info.enclosing_cgroup = enclosing;
         info.processes = Some(processes);
-        info.summary.wall_seconds = wall;
+        info.summary.wall_seconds = Some(wall);
         let mut document = RunDocument::new(usage, info);
-        let summary = stepmon_report::compose::summary(&document, wall);
+        let summary = stepmon_report::compose::summary(&document, Some(wall));
         let verdicts = Step::from_run(&document).verdicts();
         if let Some(info) = document.stepmon.as_mut() {
             info.summary = summary;

@@ -115,7 +115,7 @@ impl JobStep {
             None => {
                 let first = info.start.or(self.samples.first().map(|s| s.timestamp));
                 if let (Some(first), Some(last)) = (first, self.last_recorded()) {
-                    info.summary.wall_seconds = last.duration_since(first).as_secs_f64().max(0.0);
+                    info.summary.wall_seconds = Some(last.duration_since(first).as_secs_f64().max(0.0));
                 }
                 if self.samples_of == Some(SampleOf::Enclosing) {
                     let mut enclosing = EnclosingCgroup::default();

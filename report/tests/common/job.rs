@@ -71,7 +71,7 @@ pub(crate) fn end_with(
     info.exit_code = Some(code);
     info.start = Some(step.start);
     info.end = Some(at);
-    info.summary.wall_seconds = at.duration_since(step.start).as_secs_f64();
+    info.summary.wall_seconds = Some(at.duration_since(step.start).as_secs_f64());
     let mut record = StepEnd::new(step.step.clone(), at, code);
     record.document = Some(Box::new(RunDocument::new(usage, info)));
     line(Record::StepEnd(record))

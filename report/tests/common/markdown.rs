@@ -9,6 +9,8 @@ pub(crate) struct Read {
     pub(crate) headings: Vec<String>,
     /// Table rows (the header row first), each a list of cell texts.
     pub(crate) rows: Vec<Vec<String>>,
+    /// The same rows, table by table.
+    pub(crate) tables: Vec<Vec<Vec<String>>>,
     pub(crate) items: Vec<String>,
     pub(crate) code: Vec<(String, String)>,
     /// Raw HTML the reader found (must stay empty: escaping failed otherwise).
@@ -33,7 +35,13 @@ pub(crate) fn read_markdown(text: &str) -> Read {
             Event::Html(h) | Event::InlineHtml(h) => read.html.push(h.to_string()),
             Event::End(TagEnd::Heading(_)) => read.headings.push(std::mem::take(&mut buffer)),
             Event::End(TagEnd::TableCell) => row.push(std::mem::take(&mut buffer)),
-            Event::End(TagEnd::TableRow | TagEnd::TableHead) => read.rows.push(std::mem::take(&mut row)),
+            Event::Start(Tag::Table(_)) => read.tables.push(Vec::new()),
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => {
+                if let Some(table) = read.tables.last_mut() {
+                    table.push(row.clone());
+                }
+                read.rows.push(std::mem::take(&mut row));
+            }
             Event::End(TagEnd::Item) => read.items.push(std::mem::take(&mut buffer)),
             Event::End(TagEnd::CodeBlock) => {
                 read.code.push((std::mem::take(&mut code_lang), std::mem::take(&mut buffer)))

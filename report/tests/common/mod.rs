@@ -2,6 +2,7 @@
 //! and the chart's series by polyline class.
 #![allow(dead_code)] // each test file uses a part
 
+pub(crate) mod bundle;
 pub(crate) mod chromium;
 pub(crate) mod job;
 pub(crate) mod markdown;

@@ -101,8 +101,10 @@ pub struct MachineSummary {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct UsageSummary {
-    /// Wall time of the step, s.
-    pub wall_seconds: f64,
+    /// Wall time of the step, s; `None` when unknown (a BuildKit step with
+    /// only its final sample and no vertex timing: the step's `wallSource`
+    /// says so), never a made-up 0 — and then no share of it either.
+    pub wall_seconds: Option<f64>,
     /// CPU.
     pub cpu: CpuSummary,
     /// Memory.
@@ -187,17 +189,20 @@ fn memory_events(s: &StepSample) -> Option<super::MemoryEventsJson> {
 }
 
 impl UsageSummary {
-    /// Summarises `usage` of a step that ran for `wall_seconds`, with the
-    /// first sample as the baseline of every counter.
+    /// Summarises `usage` of a step that ran for `wall_seconds` (`None`:
+    /// unknown), with the first sample as the baseline of every counter.
     #[must_use]
-    pub fn of(usage: &StepUsage, wall_seconds: f64) -> UsageSummary {
+    pub fn of(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummary {
         UsageSummary::with_baseline(usage, wall_seconds, Baseline::FirstSample)
     }
 
-    /// Summarises `usage` of a step that ran for `wall_seconds`, its
-    /// counters starting at `baseline`.
+    /// Summarises `usage` of a step that ran for `wall_seconds` (`None`:
+    /// unknown, and so are the shares of it), its counters starting at
+    /// `baseline`.
     #[must_use]
-    pub fn with_baseline(usage: &StepUsage, wall_seconds: f64, baseline: Baseline) -> UsageSummary {
+    pub fn with_baseline(usage: &StepUsage, wall_seconds: Option<f64>, baseline: Baseline) -> UsageSummary {
+        // `ratio` of a whole of 0 is `None`: an unknown wall time gives no share.
+        let wall = wall_seconds.unwrap_or(0.0);
         let samples = &usage.resource_usage.samples;
         let first = match baseline {
             Baseline::FirstSample => samples.first(),
@@ -211,7 +216,7 @@ impl UsageSummary {
             user_seconds: delta(c0.and_then(|c| c.user_nanos), c1.and_then(|c| c.user_nanos)).map(secs),
             system_seconds: delta(c0.and_then(|c| c.system_nanos), c1.and_then(|c| c.system_nanos)).map(secs),
             usage_seconds: usage_ns.map(secs),
-            average_cores: usage_ns.and_then(|ns| ratio(ns, wall_seconds * 1e9)),
+            average_cores: usage_ns.and_then(|ns| ratio(ns, wall * 1e9)),
             throttled_seconds: delta(c0.and_then(|c| c.throttled_nanos), c1.and_then(|c| c.throttled_nanos)).map(secs),
             throttled_periods: c1.and_then(|c| c.nr_throttled),
         };
@@ -259,9 +264,9 @@ impl UsageSummary {
             memory,
             io,
             pids_peak,
-            cpu_stall: stall(first, last, |s| s.cpu_stat.and_then(|c| c.pressure), wall_seconds),
-            memory_stall: stall(first, last, |s| s.memory_stat.and_then(|m| m.pressure), wall_seconds),
-            io_stall: stall(first, last, |s| s.io_stat.and_then(|i| i.pressure), wall_seconds),
+            cpu_stall: stall(first, last, |s| s.cpu_stat.and_then(|c| c.pressure), wall),
+            memory_stall: stall(first, last, |s| s.memory_stat.and_then(|m| m.pressure), wall),
+            io_stall: stall(first, last, |s| s.io_stat.and_then(|i| i.pressure), wall),
             net_rx_bytes: net.and_then(|n| u64::try_from(n.rx_bytes).ok()),
             net_tx_bytes: net.and_then(|n| u64::try_from(n.tx_bytes).ok()),
             machine: machine.unwrap_or_default(),

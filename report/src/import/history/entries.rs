@@ -48,6 +48,28 @@ pub fn entries(build: &Build) -> Vec<Entry> {
         .collect()
 }
 
+/// The steps of `builds` as one side of a diff (`stepmon diff`, which
+/// pairs steps by name): each named with its platform
+/// (`[2/2] RUN make (Dockerfile:3) [linux/arm64]`, the job table's shown
+/// name), since a multi-platform build runs each step once per platform and
+/// the platforms' order differs between builds. The steps that never
+/// completed are left out, as a job's interrupted steps are (their numbers
+/// stop where the build did), and returned by name.
+#[must_use]
+pub fn diff_entries(builds: &[Build]) -> (Vec<Entry>, Vec<String>) {
+    let (mut kept, mut left_out) = (Vec::new(), Vec::new());
+    for mut entry in builds.iter().flat_map(entries) {
+        if let Some(group) = &entry.group {
+            entry.step.name = format!("{} [{group}]", entry.step.name);
+        }
+        match entry.status {
+            StepStatus::Interrupted { .. } => left_out.push(entry.step.name),
+            _ => kept.push(entry),
+        }
+    }
+    (kept, left_out)
+}
+
 fn window_samples(
     build: &Build,
     from: Option<jiff::Timestamp>,

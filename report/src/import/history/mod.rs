@@ -15,20 +15,28 @@
 //!
 //! A bundle of `docker buildx history export --all` holds several records;
 //! each is one [`Build`]. No I/O here: [`read`] takes the bundle's bytes,
-//! [`read_layout`] an unpacked layout the caller collected.
+//! [`read_layout`] an unpacked layout the caller collected; [`render_as`]
+//! draws the builds in every `--format`, each with its summary
+//! ([`summary`]: counts by state, critical path, per-platform totals), and
+//! [`diff_entries`] gives a build's steps to `stepmon diff`.
 
 pub mod build;
 pub mod bundle;
 mod entries;
+mod metrics;
 pub mod provenance;
 pub mod record;
 mod render;
 pub mod status;
+pub mod summary;
+mod views;
 
 pub use build::{Build, BuildStep, Counts, MachineWindow, StepState};
 pub use bundle::Layout;
-pub use entries::entries;
+pub use entries::{diff_entries, entries};
 pub use render::{render, to_json};
+pub use summary::{PlatformTotals, critical_path_seconds, platform_totals};
+pub use views::render as render_as;
 
 /// Why a bundle could not be read (always one line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

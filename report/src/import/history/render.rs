@@ -1,6 +1,7 @@
 //! A build as text and as JSON: the timeline, the critical path, the top
-//! steps, cached vs executed counts per platform, the machine, and each
-//! step's own usage where BuildKit recorded it.
+//! steps, cached vs executed counts, the per-platform totals
+//! ([`super::summary`]), the machine, and each step's own usage where
+//! BuildKit recorded it.
 
 use std::fmt::Write as _;
 
@@ -8,19 +9,14 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::build::{Build, BuildStep, MachineWindow, StepState};
+use super::summary::{
+    PlatformTotals, counts_line, critical_path_seconds, critical_steps, executed_wall, label, platform_totals,
+    state_word, steps,
+};
 use crate::units::{bytes, percent, seconds};
 
 /// How many steps each "top" list shows.
 const TOP: usize = 5;
-
-fn state_word(s: &StepState) -> &'static str {
-    match s {
-        StepState::Executed => "ran",
-        StepState::Cached => "cached",
-        StepState::Failed { .. } => "FAILED",
-        StepState::Incomplete => "incomplete",
-    }
-}
 
 fn offset(build: &Build, t: Option<Timestamp>) -> Option<f64> {
     let origin = build.created.or_else(|| build.steps.iter().find_map(|s| s.started))?;
@@ -65,17 +61,6 @@ fn cpu_seconds(s: &BuildStep) -> Option<f64> {
     s.usage.as_ref()?.summary.cpu.usage_seconds
 }
 
-fn executed_wall(s: &BuildStep) -> Option<f64> {
-    s.wall_seconds.filter(|_| s.state != StepState::Cached)
-}
-
-fn label(s: &BuildStep) -> String {
-    match &s.platform {
-        Some(p) => format!("[{p}] {}", s.title()),
-        None => s.title(),
-    }
-}
-
 /// The builds as text.
 #[must_use]
 pub fn render(builds: &[Build]) -> String {
@@ -98,19 +83,7 @@ fn render_one(out: &mut String, b: &Build) {
     let wall = b.wall_seconds.map_or_else(|| "wall time unknown".to_owned(), |w| format!("took {}", seconds(w)));
     let outcome = if b.error.is_some() { "FAILED" } else { "succeeded" };
     let _ = writeln!(out, "  {outcome}: {when}, {wall}");
-    let c = &b.counts;
-    let record = match (c.record_total, c.record_completed) {
-        (Some(t), Some(d)) => format!(
-            " (the record: {t} total, {d} completed{})",
-            c.record_cached.map_or_else(String::new, |n| format!(", {n} cached"))
-        ),
-        _ => String::new(),
-    };
-    let _ = writeln!(
-        out,
-        "  steps    {} vertexes: {} ran, {} cached, {} failed, {} incomplete{record}",
-        c.vertexes, c.executed, c.cached, c.failed, c.incomplete
-    );
+    let _ = writeln!(out, "  steps    {}", counts_line(&b.counts));
     if let Some(e) = &b.error {
         let _ = writeln!(out, "  error    {e}");
         for s in b.steps.iter().filter(|s| matches!(s.state, StepState::Failed { .. })) {
@@ -136,10 +109,9 @@ fn render_one(out: &mut String, b: &Build) {
         let machine = if machine.is_empty() { String::new() } else { format!("  [{machine}]") };
         let _ = writeln!(out, "  {start:>7} {wall:>7}  {:<10} {}{machine}", state_word(&s.state), label(s));
     }
-    if !b.critical_path.is_empty() {
-        let total: f64 = b.critical_path.iter().filter_map(|i| b.steps.get(*i)).filter_map(executed_wall).sum();
-        let _ = writeln!(out, "\n  critical path ({} over {} steps)", seconds(total), b.critical_path.len());
-        for s in b.critical_path.iter().filter_map(|i| b.steps.get(*i)) {
+    if let Some(total) = critical_path_seconds(b) {
+        let _ = writeln!(out, "\n  critical path ({} over {})", seconds(total), steps(b.critical_path.len()));
+        for s in critical_steps(b) {
             let _ = writeln!(out, "    {:>8}  {}", dash(executed_wall(s).map(seconds)), label(s));
         }
     }
@@ -162,18 +134,24 @@ fn render_one(out: &mut String, b: &Build) {
             let _ = writeln!(out, "    {:>10}  {}", show(v), label(s));
         }
     }
-    if b.platforms.len() > 1 {
+    let totals = platform_totals(b);
+    if !totals.is_empty() {
         let _ = writeln!(out, "\n  per platform");
-        for p in &b.platforms {
-            let steps: Vec<&BuildStep> = b.steps.iter().filter(|s| s.platform.as_deref() == Some(p)).collect();
-            let ran = steps.iter().filter(|s| s.state == StepState::Executed).count();
-            let cached = steps.iter().filter(|s| s.state == StepState::Cached).count();
-            let wall: f64 = steps.iter().filter_map(|s| executed_wall(s)).sum();
+        for t in totals {
+            let cpu = t
+                .cpu_seconds
+                .map_or_else(String::new, |c| format!(", CPU {} ({} with usage)", seconds(c), t.steps_with_usage));
             let _ = writeln!(
                 out,
-                "    {p}: {} steps, {ran} ran, {cached} cached, {} of step time",
-                steps.len(),
-                seconds(wall)
+                "    {}: {}, {} ran, {} cached, {} failed, {} incomplete; wall {}, {} of step time{cpu}",
+                t.platform,
+                steps(t.steps),
+                t.executed,
+                t.cached,
+                t.failed,
+                t.incomplete,
+                dash(t.wall_seconds.map(seconds)),
+                seconds(t.step_seconds)
             );
         }
     }
@@ -242,6 +220,8 @@ struct JsonBuild<'a> {
     notice: Option<&'a str>,
     machine_samples: usize,
     critical_path: Vec<&'a str>,
+    critical_path_seconds: Option<f64>,
+    per_platform: Vec<PlatformTotals>,
     steps: Vec<JsonStep<'a>>,
 }
 
@@ -264,7 +244,9 @@ pub fn to_json(builds: &[Build]) -> String {
             sources: &b.sources,
             notice: b.notice.as_deref(),
             machine_samples: b.machine.len(),
-            critical_path: b.critical_path.iter().filter_map(|i| b.steps.get(*i)).map(|s| s.digest.as_str()).collect(),
+            critical_path: critical_steps(b).map(|s| s.digest.as_str()).collect(),
+            critical_path_seconds: critical_path_seconds(b),
+            per_platform: platform_totals(b),
             steps: b
                 .steps
                 .iter()

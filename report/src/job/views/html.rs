@@ -5,7 +5,9 @@
 //! Content-Security-Policy, nothing loaded from elsewhere).
 //!
 //! Parts a test or a script can find: `p.job-summary`,
-//! `figure.timeline > svg.stepmon-timeline`, `table.job-steps` (`thead`, and
+//! `section.summary` (a BuildKit build's: `h2`, `ul > li`, `table` with a
+//! `caption`; `super::section`), `figure.timeline > svg.stepmon-timeline`,
+//! `table.job-steps` (`thead`, and
 //! in `tbody` one `tr.job-step` per step with `data-status` and one `td` per
 //! column), `ul.job-verdicts > li`, `ul.job-notes > li`, then `section.step`
 //! per step in the table's order. An interrupted step's section says so in
@@ -18,6 +20,8 @@ use super::super::table::{HEADER, cells, extremes, headline, job, remarks, statu
 use crate::export::chart::escape::xml;
 use crate::export::chart::facts;
 use crate::export::html::{head, section};
+
+use super::section::{self as summary, Section};
 
 /// The stylesheet of the job's parts.
 const STYLE: &str = "\
@@ -32,10 +36,18 @@ svg.stepmon-timeline { max-width: 100%; height: auto; }
 /// The job of `entries` as one HTML page, with `notes` (lost lines and the like).
 #[must_use]
 pub fn render(entries: &[Entry], notes: &[String]) -> String {
+    render_with(entries, notes, &[])
+}
+
+/// As [`render`], with `sections` (a BuildKit build's summary) under the
+/// job's summary line.
+pub(crate) fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) -> String {
     let job = job(entries, notes);
     let spans = super::timeline::spans(&job, |_, _| true);
-    let mut out = head(&format!("stepmon: a job of {} steps", job.steps.len()), STYLE);
+    let style = if sections.is_empty() { STYLE.to_owned() } else { format!("{STYLE}{}", summary::STYLE) };
+    let mut out = head(&format!("stepmon: a job of {} steps", job.steps.len()), &style);
     let _ = writeln!(out, "<h1>stepmon job</h1>\n<p class=\"job-summary\">{}</p>", xml(&headline(&job)));
+    summary::html(&mut out, sections);
     let _ = writeln!(out, "<figure class=\"timeline\">\n{}\n</figure>", super::timeline_svg::svg(&job, &spans).0);
     out.push_str("<table class=\"job-steps\">\n<thead><tr>");
     for h in HEADER {

@@ -11,14 +11,22 @@ use std::fmt::Write as _;
 
 use super::super::Entry;
 use super::super::table::{HEADER, cells, extremes, headline, job, remarks};
+use super::section::{self, Section};
 use crate::export::chart::escape::{markdown_inline as md, markdown_line as md_line};
 
 /// The job of `entries` as Markdown, with `notes` (lost lines and the like).
 #[must_use]
 pub fn render(entries: &[Entry], notes: &[String]) -> String {
+    render_with(entries, notes, &[])
+}
+
+/// As [`render`], with `sections` (a BuildKit build's summary) under the
+/// job's headline.
+pub(crate) fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) -> String {
     let job = job(entries, notes);
     let mut out = String::from("## stepmon job\n\n");
     let _ = writeln!(out, "{}\n", md_line(&headline(&job)));
+    section::markdown(&mut out, sections);
     let _ = writeln!(out, "| {} |", HEADER.iter().map(|h| md(h)).collect::<Vec<_>>().join(" | "));
     // Numbers right-aligned, words left.
     let align = ["--:", ":--", "--:", "--:", "--:", "--:", "--:", "--:", "--:", ":--", "--:"];

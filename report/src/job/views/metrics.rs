@@ -76,7 +76,7 @@ fn job_families(job: &Job, steps: &[Step]) -> Vec<(&'static Family, String)> {
 }
 
 /// Every family of the job: the steps' (in table order), then the job's.
-fn all(entries: &[Entry]) -> Vec<(&'static Family, String)> {
+pub(crate) fn all(entries: &[Entry]) -> Vec<(&'static Family, String)> {
     let job = job(entries, &[]);
     let steps: Vec<Step> = job.steps.iter().map(|r| entries[r.entry].step.clone()).collect();
     let mut out = families(&steps);

@@ -8,6 +8,7 @@
 pub mod html;
 pub mod markdown;
 pub mod metrics;
+pub(crate) mod section;
 pub mod svg;
 pub(crate) mod timeline;
 mod timeline_svg;
