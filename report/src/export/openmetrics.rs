@@ -19,7 +19,7 @@
 //! * Every sample carries `step` (the step's name), `origin` (`stepmonRun`
 //!   or `buildKit`), `index` (its position in the report, so that two
 //!   steps of the same name stay distinct label sets), then the CI context
-//!   and the run's `--label`s (see [`super::families`]).
+//!   and the run's `--label`s (see `super::families`).
 //! * A value that was not measured has no sample at all — never a 0 — and
 //!   a family none of whose samples is known is left out (the spec allows
 //!   empty families, but they say nothing). Non-finite values are never

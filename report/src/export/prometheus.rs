@@ -2,7 +2,7 @@
 //! accepts on a push and node_exporter's textfile collector reads from
 //! `*.prom` files (both reject OpenMetrics' `info` and `stateset` types and
 //! its `# EOF`). The families, values and labels are those of
-//! [`super::openmetrics`] (one table, [`super::families`]); the framing is
+//! [`super::openmetrics`] (one table, `super::families`); the framing is
 //! 0.0.4's:
 //!
 //! * `# HELP` then `# TYPE`, once per family, on the name the samples carry:

@@ -4,10 +4,10 @@
 //! code lives in this module.
 //!
 //! Two ways, same outcome:
-//! * [`clone3`]: `clone3(CLONE_INTO_CGROUP)` (or a plain `clone3` when the
+//! * `clone3` (module): `clone3(CLONE_INTO_CGROUP)` (or a plain `clone3` when the
 //!   step has no cgroup), `setns` in the child, `execvp` (Linux 5.7+). No
 //!   cgroup migration, so no RCU grace period to wait for.
-//! * [`fork`]: std's spawn with a `pre_exec` hook that joins the cgroup
+//! * `fork` (module): std's spawn with a `pre_exec` hook that joins the cgroup
 //!   (a write of `0` to its `cgroup.procs`) and the namespace. Used when
 //!   clone3 fails (older kernels, seccomp filters that hide clone3).
 //!

@@ -1,5 +1,5 @@
 //! The job as one self-contained HTML page: the job's totals, its timeline
-//! ([`super::timeline_svg`]) on top, the step table, the job's verdicts and
+//! (`super::timeline_svg`) on top, the step table, the job's verdicts and
 //! notes, then each step's section with its charts as the single-step page
 //! draws them ([`crate::export::html`]: the same stylesheet and
 //! Content-Security-Policy, nothing loaded from elsewhere).

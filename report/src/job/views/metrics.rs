@@ -1,6 +1,6 @@
 //! The job in the fleet expositions (OpenMetrics and Prometheus text
 //! 0.0.4): every step's family set as the single-step exports write it
-//! ([`crate::export::families`], labelled `step`, `origin`, `index` with
+//! (`crate::export::families`, labelled `step`, `origin`, `index` with
 //! `index` its row in the job table), then the job's own families: each
 //! step's status as a stateset (so an interrupted or cached step is named
 //! as such, while the numbers it lacks have no sample at all, never a 0),

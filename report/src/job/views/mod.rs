@@ -1,5 +1,5 @@
 //! The job in every `--format` beyond text and JSON: the same table
-//! (a row per step by start) and timeline ([`timeline`]: lanes for
+//! (a row per step by start) and timeline (`timeline`: lanes for
 //! overlapping steps, gaps, the machine's samples once) in Markdown, HTML,
 //! a Chrome trace, SVG and the fleet expositions. Interrupted steps read as
 //! interrupted and cached steps as cached in every one, with dashes (or no

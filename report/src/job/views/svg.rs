@@ -1,4 +1,4 @@
-//! The job as one SVG document: its timeline ([`super::timeline_svg`]) on
+//! The job as one SVG document: its timeline (`super::timeline_svg`) on
 //! top, then each step's chart ([`crate::export::svg::chart`]) in the
 //! table's order, stacked as nested `<svg>` elements. The chart of an
 //! interrupted step says so at its top right (`text.status.interrupted`),

@@ -6,7 +6,7 @@
 //!   (`group: <name>`), in order of first appearance.
 //! * Within a process, a step takes the lowest thread (lane) free at its
 //!   start, so overlapping steps lie on their own tracks and sequential
-//!   ones share one ([`super::timeline::spans`]).
+//!   ones share one (`super::timeline::spans`).
 //! * Each step's slice and counters are the single-step trace's
 //!   ([`crate::export::trace`]: counters `<n>: cpu`, … with `n` its row in
 //!   the job table), without the machine's counters; its `args` add
@@ -15,7 +15,7 @@
 //!   and is coloured `cname: "terrible"`, a cached one `"grey"`.
 //! * The last process (`machine`) has the machine's CPU busy share and CPU
 //!   stall share from every step's machine samples, once
-//!   ([`super::timeline::machine_samples`]), and a `gaps` thread with a
+//!   (`super::timeline::machine_samples`), and a `gaps` thread with a
 //!   slice (`cat: "gap"`) for each stretch in which no step ran.
 //!
 //! `otherData` names the interrupted and cached steps and counts the gaps.
