@@ -29,6 +29,16 @@ pub fn load(paths: &[PathBuf]) -> Result<(Vec<Entry>, Vec<String>), CliError> {
     Ok((entries, notes))
 }
 
+/// [`load`] of one file, `path`, whose text the caller has read already.
+pub fn load_text(path: &Path, text: &str) -> Result<(Vec<Entry>, Vec<String>), CliError> {
+    let (mut entries, mut notes) = (Vec::new(), Vec::new());
+    add_text(path, text, &mut entries, &mut notes)?;
+    if entries.is_empty() {
+        return Err(CliError::new("no step with recorded usage in the inputs".to_owned()));
+    }
+    Ok((entries, notes))
+}
+
 fn files_of(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     let read = std::fs::read_dir(dir).map_err(|e| CliError::io(&format!("cannot read {}", dir.display()), &e))?;
     let mut files: Vec<PathBuf> = read
@@ -41,20 +51,23 @@ fn files_of(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 }
 
 fn load_file(path: &Path, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
-    let text = crate::reports::read_text(path)?;
+    add_text(path, &crate::reports::read_text(path)?, entries, notes)
+}
+
+fn add_text(path: &Path, text: &str, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
     let from = path.display().to_string();
-    if !job::looks_like_record(&text) {
-        let steps = crate::reports::steps_of(path, &text)?;
+    if !job::looks_like_record(text) {
+        let steps = crate::reports::steps_of(path, text)?;
         entries.extend(steps.into_iter().map(|step| Entry::of_run(step, from.clone())));
         return Ok(());
     }
-    let record = job::read(&text);
+    let record = job::read(text);
     notes.extend(record.lost.iter().map(|lost| format!("{from}: {lost}")));
     notes.extend(
         record.unknown.iter().map(|u| {
             format!("{from}: line {} skipped: a record of kind {:?}, unknown to this stepmon", u.line, u.kind)
         }),
     );
-    entries.extend(record.steps.iter().map(|step| Entry::of_job(step, from.clone())));
+    entries.extend(record.steps.into_iter().map(|step| Entry::from_job(step, from.clone())));
     Ok(())
 }

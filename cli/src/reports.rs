@@ -79,16 +79,17 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if let Some(builds) = crate::history::load(&args.files)? {
         return crate::history::report(args, &builds);
     }
-    if let [path] = args.files.as_slice()
-        && !path.is_dir()
-    {
-        let text = read_text(path)?;
-        if !job::looks_like_record(&text) {
-            let steps = steps_of(path, &text)?;
-            return write(args.output.as_deref(), &export::render(args.format, &steps));
+    let (entries, notes) = match args.files.as_slice() {
+        [path] if !path.is_dir() => {
+            let text = read_text(path)?;
+            if !job::looks_like_record(&text) {
+                let steps = steps_of(path, &text)?;
+                return write(args.output.as_deref(), &export::render(args.format, &steps));
+            }
+            crate::job_read::load_text(path, &text)?
         }
-    }
-    let (entries, notes) = crate::job_read::load(&args.files)?;
+        _ => crate::job_read::load(&args.files)?,
+    };
     // The text, JSON, Markdown and HTML views list the notes (lost lines
     // and the like); the other formats have no place for them.
     if !matches!(args.format, Format::Text | Format::Json | Format::Markdown | Format::MarkdownSvg | Format::Html) {
