@@ -221,20 +221,34 @@ fn a_step_first_seen_in_a_sample_line_keeps_its_place() {
 }
 
 #[test]
-fn a_sample_line_of_whole_json_but_no_sample_is_lost_only_where_it_would_be_read() {
+fn a_sample_line_of_json_but_no_sample_is_lost_also_in_a_step_with_its_document() {
     let (text, a, b) = two_steps();
     let not_a_sample = |id: &str| format!("{{\"kind\":\"sample\",\"step\":\"{id}\",\"of\":\"step\",\"sample\":5}}");
     // Line 3: the ended step's; line 5: the interrupted step's.
     let text = with_line(&with_line(&text, 3, &not_a_sample(&a.step)), 5, &not_a_sample(&b.step));
     let record = job::read(&text);
-    // The interrupted step's samples are read: the line is lost, with the
-    // reason the full read gives.
-    let value: serde_json::Value = serde_json::from_str(&not_a_sample(&b.step)).unwrap();
-    let expected = serde_json::from_value::<Record>(value).unwrap_err().to_string();
-    assert_eq!(record.lost.iter().map(|l| (l.line, l.reason.as_str())).collect::<Vec<_>>(), [(5, &*expected)]);
-    assert_eq!(record.steps[1].samples.len(), 1);
-    // The ended step's samples come from its document: its line, whole
-    // JSON of the step, is counted and not read.
-    assert_eq!(record.steps[0].sample_lines, 2);
+    let reason = |id: &str| {
+        let value: serde_json::Value = serde_json::from_str(&not_a_sample(id)).unwrap();
+        serde_json::from_value::<Record>(value).unwrap_err().to_string()
+    };
+    let lost: Vec<(usize, String)> = record.lost.iter().map(|l| (l.line, l.reason.clone())).collect();
+    assert_eq!(lost, [(3, reason(&a.step)), (5, reason(&b.step))]);
+    assert_eq!((record.steps[0].sample_lines, record.steps[1].samples.len()), (1, 1));
     assert_eq!(record.steps[0].status(), StepStatus::Ended { exit_code: 3 });
+}
+
+#[test]
+fn sample_lines_not_in_the_document_are_read_as_ever() {
+    // The document kept the first and last of three samples (thinned); the
+    // middle line is read (and, being whole, not lost); a line whose
+    // numbers differ from the document's is read too.
+    let a = start(10, "2026-12-01T10:00:00Z", "build");
+    let all = [("2026-12-01T10:00:00Z", 0), ("2026-12-01T10:00:01Z", 5), ("2026-12-01T10:00:02Z", 9)];
+    let text = line(Record::StepStart(a.clone()))
+        + &samples(&a, &all)
+        + &end(&a, "2026-12-01T10:00:02Z", 0, &[all[0], ("2026-12-01T10:00:02Z", 10)]);
+    let record = job::read(&text);
+    assert!(record.lost.is_empty(), "{:?}", record.lost);
+    assert_eq!(record.steps[0].sample_lines, 3);
+    assert_eq!(record.steps[0].to_step().usage.resource_usage.samples.len(), 2, "the document's");
 }

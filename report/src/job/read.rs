@@ -245,9 +245,9 @@ fn sample_step(line: &str) -> Option<&str> {
 
 /// A sample whose reading waits for the end of the file: a step whose
 /// `stepEnd` carries its run document has its samples there, so its sample
-/// lines are checked and counted, not read again.
+/// lines are compared with them, not read again.
 enum Deferred<'a> {
-    /// A sample line, whole JSON, of the step at `at`.
+    /// A sample line of the step at `at` (with nothing glued to it).
     Line { at: usize, number: usize, line: &'a str, last: bool },
     /// A sample record glued to a torn line (read already, to tell it from
     /// the torn part), of the step at `at`.
@@ -265,6 +265,17 @@ struct Reading<'a> {
     deferred: Vec<Deferred<'a>>,
     /// Whether the deferred samples are being read (the file's end seen).
     reading_deferred: bool,
+    /// Per step: how far its sample lines matched its document's samples.
+    matched: Vec<Matched>,
+}
+
+/// How far the sample lines of a step matched its document's samples: the
+/// next sample to match, and the last one written out (kept while lines
+/// that are not in the document, e.g. thinned out of it, are read).
+#[derive(Default)]
+struct Matched {
+    next: usize,
+    written: Option<(usize, Vec<u8>)>,
 }
 
 /// Reads a job record's text: every line that parses, in order; lines that
@@ -274,10 +285,12 @@ struct Reading<'a> {
 ///
 /// Every sample is in the record twice: on its sample line, appended as the
 /// step ran (so that a killed step keeps it), and in the run document of the
-/// step's `stepEnd`. A step that has that document is read from it: its
-/// sample lines are checked to be whole JSON (a torn or garbled one is lost
-/// as any other line, with the same reason) and counted
-/// ([`JobStep::sample_lines`]), but not read into [`JobStep::samples`].
+/// step's `stepEnd`. A step that has that document is read from it: each of
+/// its sample lines that is, byte for byte, that document's next sample as
+/// the writer writes a sample line (the line the writer wrote) is counted
+/// ([`JobStep::sample_lines`]) and not read again — it reads as that sample,
+/// which was read already; any other sample line is read as ever (lost with
+/// the same reason when it does not read).
 #[must_use]
 pub fn read(text: &str) -> JobRecord {
     let mut reading = Reading::default();
@@ -287,10 +300,10 @@ pub fn read(text: &str) -> JobRecord {
         if line.trim().is_empty() {
             continue;
         }
-        // Only the syntax here (no allocation): a torn or garbled sample
-        // line is read the full way, to be named lost as ever.
+        // A line with another record glued to it is read at once, the
+        // glued record in its place.
         if let Some(id) = sample_step(line)
-            && serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok()
+            && !line[1..].contains(RECORD_START)
         {
             let at = reading.index_of(id);
             reading.deferred.push(Deferred::Line { at, number, line, last });
@@ -302,7 +315,7 @@ pub fn read(text: &str) -> JobRecord {
     reading.reading_deferred = true;
     for deferred in std::mem::take(&mut reading.deferred) {
         match deferred {
-            Deferred::Line { at, number, .. } if reading.documented(at) => {
+            Deferred::Line { at, number, line, .. } if reading.in_document(at, line) => {
                 reading.job.steps[at].sample_lines += 1;
                 reading.read_at(at, number);
             }
@@ -330,6 +343,7 @@ impl<'a> Reading<'a> {
         }
         self.job.steps.push(JobStep::new(id.to_owned()));
         self.first_line.push(None);
+        self.matched.push(Matched::default());
         self.ids.insert(id.to_owned(), self.job.steps.len() - 1);
         self.job.steps.len() - 1
     }
@@ -337,6 +351,44 @@ impl<'a> Reading<'a> {
     /// Whether the step at `at` ended with its run document.
     fn documented(&self, at: usize) -> bool {
         self.job.steps[at].end.as_ref().is_some_and(|e| e.document.is_some())
+    }
+
+    /// Whether `line`, a sample line of the step at `at`, is its run
+    /// document's next sample as the writer lays out a sample line
+    /// (`{"kind":"sample","step":ID,"of":OF,"sample":SAMPLE}`, serde's
+    /// compact JSON of the record): the line the writer wrote for it, which
+    /// reads as that sample.
+    fn in_document(&mut self, at: usize, line: &str) -> bool {
+        let step = &self.job.steps[at];
+        let Some(document) = step.end.as_ref().and_then(|e| e.document.as_deref()) else { return false };
+        let Some(rest) = line.strip_prefix(SAMPLE_START).and_then(|r| r.strip_prefix(step.id.as_str())) else {
+            return false;
+        };
+        let (samples, body) = if let Some(body) = rest.strip_prefix("\",\"of\":\"step\",\"sample\":") {
+            (&document.resource_usage.samples, body)
+        } else if let Some(body) = rest.strip_prefix("\",\"of\":\"enclosing\",\"sample\":")
+            && let Some(enclosing) = document.stepmon.as_ref().and_then(|r| r.enclosing_cgroup.as_ref())
+        {
+            (&enclosing.samples, body)
+        } else {
+            return false;
+        };
+        let matched = &mut self.matched[at];
+        let (Some(body), Some(sample)) = (body.strip_suffix('}'), samples.get(matched.next)) else { return false };
+        let written = match &mut matched.written {
+            Some((index, bytes)) if *index == matched.next => bytes,
+            slot => {
+                let mut bytes = slot.take().map(|(_, b)| b).unwrap_or_default();
+                bytes.clear();
+                if serde_json::to_writer(&mut bytes, sample).is_err() {
+                    return false;
+                }
+                &mut slot.insert((matched.next, bytes)).1
+            }
+        };
+        let same = body.as_bytes() == written.as_slice();
+        matched.next += usize::from(same);
+        same
     }
 
     /// Line `number` was read for the step at `at`.
@@ -441,6 +493,34 @@ mod tests {
             assert_eq!(by_kind(&line).as_ref(), Some(&record), "{line}");
             assert!(matches!(parse(&line), Parsed::Record(r) if *r == record));
         }
+    }
+
+    #[test]
+    fn the_sample_lines_the_writer_writes_are_found_in_the_document() {
+        let at: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
+        let sample = |cpu: u64| -> StepSample {
+            serde_json::from_str(&format!(
+                r#"{{"timestamp": "2026-12-01T10:00:01Z", "cpuStat": {{"usageNanos": {cpu}}}, "memoryStat": {{"anon": 7}}}}"#
+            ))
+            .unwrap()
+        };
+        let mut document = RunDocument::default();
+        document.resource_usage.samples = vec![sample(1), sample(2)];
+        let mut end = StepEnd::new("7.1".to_owned(), at, 0);
+        end.document = Some(Box::new(document));
+        let sample_line =
+            |cpu| written(&Record::Sample(Box::new(SampleRecord::new("7.1".to_owned(), SampleOf::Step, sample(cpu)))));
+        let (end_line, first, second, other) =
+            (written(&Record::StepEnd(end)), sample_line(1), sample_line(2), sample_line(3));
+        let mut reading = Reading::default();
+        reading.line(1, &end_line, false);
+        // In order; a line that is not the next one is not matched (and
+        // the next stays next).
+        assert!(!reading.in_document(0, &second));
+        assert!(reading.in_document(0, &first));
+        assert!(!reading.in_document(0, &other));
+        assert!(reading.in_document(0, &second));
+        assert!(!reading.in_document(0, &second), "each document sample once");
     }
 
     #[test]
