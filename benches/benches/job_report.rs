@@ -23,7 +23,7 @@ const SAMPLES: usize = 10;
 
 fn report(text: &str, format: Format) -> String {
     let record = job::read(text);
-    let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+    let entries: Vec<Entry> = record.steps.into_iter().map(|s| Entry::from_job(s, "job.jsonl".to_owned())).collect();
     views::render(format, &entries, &[])
 }
 

@@ -70,6 +70,6 @@ fn add_text(path: &Path, text: &str, entries: &mut Vec<Entry>, notes: &mut Vec<S
             format!("{from}: line {} skipped: a record of kind {:?}, unknown to this stepmon", u.line, u.kind)
         }),
     );
-    entries.extend(record.steps.iter().map(|step| Entry::of_job(step, from.clone())));
+    entries.extend(record.steps.into_iter().map(|step| Entry::from_job(step, from.clone())));
     Ok(())
 }

@@ -4,7 +4,9 @@
 
 use stepmon_sampler::model::{Baseline, CpuSummary, IoSummary, MemorySummary, StallSummary, UsageSummary};
 
-use crate::document::RunDocument;
+use stepmon_sampler::model::StepUsage;
+
+use crate::document::{RunDocument, RunInfo};
 use crate::source::{Group, Rung};
 
 /// The summary of `document`'s step over `wall_seconds` (`None`: unknown,
@@ -12,9 +14,14 @@ use crate::source::{Group, Rung};
 /// sources (older versions) are summarised from their step samples alone.
 #[must_use]
 pub fn summary(document: &RunDocument, wall_seconds: Option<f64>) -> UsageSummary {
-    let usage = document.usage();
-    let mut summary = UsageSummary::with_baseline(&usage, wall_seconds, Baseline::FirstSample);
-    let Some(run) = document.stepmon.as_ref().filter(|run| !run.sources.is_empty()) else { return summary };
+    summary_of(&document.usage(), document.stepmon.as_ref(), wall_seconds)
+}
+
+/// [`summary`] of a document taken apart: its `usage` (`resourceUsage`
+/// and `sysUsage`) and its `run` (`stepmon`).
+pub(crate) fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option<f64>) -> UsageSummary {
+    let mut summary = UsageSummary::with_baseline(usage, wall_seconds, Baseline::FirstSample);
+    let Some(run) = run.filter(|run| !run.sources.is_empty()) else { return summary };
     let sources = &run.sources;
     let enclosing = run.enclosing_cgroup.as_ref();
     let around = enclosing.map(|e| UsageSummary::with_baseline(&e.usage(), wall_seconds, Baseline::FirstSample));
@@ -35,7 +42,7 @@ pub fn summary(document: &RunDocument, wall_seconds: Option<f64>) -> UsageSummar
         }
         cpu.average_cores = cpu.usage_seconds.zip(wall_seconds.filter(|w| *w > 0.0)).map(|(s, w)| s / w);
         summary.cpu = cpu;
-        summary.machine.others_busy_share = others_share(document, cpu.usage_seconds);
+        summary.machine.others_busy_share = others_share(usage, cpu.usage_seconds);
     }
     if !own(Group::Memory) {
         let mut memory = MemorySummary::default();
@@ -84,8 +91,8 @@ pub fn summary(document: &RunDocument, wall_seconds: Option<f64>) -> UsageSummar
 }
 
 /// Share of all CPUs' time busy with work other than `step_cpu_seconds`.
-fn others_share(document: &RunDocument, step_cpu_seconds: Option<f64>) -> Option<f64> {
-    let c = document.resource_usage.sys_cpu_stat?;
+fn others_share(usage: &StepUsage, step_cpu_seconds: Option<f64>) -> Option<f64> {
+    let c = usage.resource_usage.sys_cpu_stat?;
     let total = c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal;
     let busy = total - c.idle - c.iowait;
     step_cpu_seconds.filter(|_| total > 0.0).map(|s| ((busy - s) / total).max(0.0))

@@ -42,6 +42,7 @@ pub mod compose;
 pub mod diff;
 pub mod document;
 pub mod export;
+mod fixed;
 pub mod import;
 pub mod job;
 pub mod labels;

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use serde::Serialize;
-use stepmon_sampler::model::{Baseline, StepUsage, UsageSummary};
+use stepmon_sampler::model::{Baseline, StepSample, StepUsage, UsageSummary};
 
 use crate::document::{RunDocument, RunInfo};
 use crate::source::Sources;
@@ -90,13 +90,21 @@ impl Step {
     /// cgroup's samples as its series, labelled by [`Step::sources`].
     #[must_use]
     pub fn from_run(document: &RunDocument) -> Step {
-        let mut usage = document.usage();
-        let run = document.stepmon.clone();
-        if usage.resource_usage.samples.is_empty()
-            && let Some(enclosing) = run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref())
-        {
-            usage.resource_usage.samples.clone_from(&enclosing.samples);
-        }
+        Step::from_run_document(document.clone())
+    }
+
+    /// [`Step::from_run`], taking the document rather than copying it.
+    #[must_use]
+    pub fn from_run_document(document: RunDocument) -> Step {
+        let RunDocument { resource_usage, sys_usage, stepmon: run } = document;
+        let mut usage = StepUsage::default();
+        (usage.resource_usage, usage.sys_usage) = (resource_usage, sys_usage);
+        let enclosing = run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref());
+        // The series: the step's samples, else the enclosing cgroup's.
+        let series = match enclosing {
+            Some(e) if usage.resource_usage.samples.is_empty() => &e.samples,
+            _ => &usage.resource_usage.samples,
+        };
         let (start, end) = run.as_ref().map_or((None, None), |r| (r.start, r.end));
         // The run's own wall time is measured on the monotonic clock; the
         // timestamps are the fallback.
@@ -106,14 +114,19 @@ impl Step {
         });
         let (wall_seconds, wall_source) = match measured {
             Some(wall) => (Some(wall), WallSource::Measured),
-            None => estimate_wall(&usage, Baseline::FirstSample),
+            None => estimate_wall(series, Baseline::FirstSample),
         };
         let name = match run.as_ref() {
             Some(RunInfo { name: Some(name), .. }) => name.clone(),
             Some(r) if !r.command.is_empty() => quote_command(&r.command),
             _ => "step".to_owned(),
         };
-        let summary = crate::compose::summary(document, wall_seconds);
+        let summary = crate::compose::summary_of(&usage, run.as_ref(), wall_seconds);
+        if usage.resource_usage.samples.is_empty()
+            && let Some(enclosing) = run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref())
+        {
+            usage.resource_usage.samples.clone_from(&enclosing.samples);
+        }
         let sources = run.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
         Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run, sources }
     }
@@ -122,7 +135,7 @@ impl Step {
     /// created for the step) and the wall time is estimated from the samples.
     #[must_use]
     pub fn from_buildkit(name: String, step_id: String, digest: Option<String>, usage: StepUsage) -> Step {
-        let (wall_seconds, wall_source) = estimate_wall(&usage, Baseline::Zero);
+        let (wall_seconds, wall_source) = estimate_wall(&usage.resource_usage.samples, Baseline::Zero);
         let end = usage.resource_usage.samples.last().map(|s| s.timestamp);
         let start = match (end, wall_seconds) {
             (Some(end), Some(wall)) => {
@@ -205,8 +218,7 @@ fn buildkit_summary(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummar
     summary
 }
 
-fn estimate_wall(usage: &StepUsage, baseline: Baseline) -> (Option<f64>, WallSource) {
-    let samples = &usage.resource_usage.samples;
+fn estimate_wall(samples: &[StepSample], baseline: Baseline) -> (Option<f64>, WallSource) {
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else { return (None, WallSource::Unknown) };
     if samples.len() < 2 {
         return (None, WallSource::Unknown);

@@ -7,8 +7,8 @@
 
 /// `format!("{value:.decimals$}")` unless that text reaches `base` (the
 /// next unit's base), which it can by rounding alone; `None` then.
-fn mantissa(value: f64, decimals: usize, base: f64) -> Option<String> {
-    let text = format!("{value:.decimals$}");
+fn mantissa(value: f64, decimals: u32, base: f64) -> Option<String> {
+    let text = crate::fixed::string(value, decimals);
     // The text is a plain decimal number, so it parses; what it reads as is
     // what a person sees.
     (text.parse::<f64>().is_ok_and(|shown| shown < base)).then_some(text)
@@ -55,7 +55,7 @@ pub fn seconds(s: f64) -> String {
 
 /// `0.123` → `12.3%`.
 pub fn percent(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
+    crate::fixed::string(share * 100.0, 1) + "%"
 }
 
 /// What [`parse_bytes`] accepts, for its error messages.

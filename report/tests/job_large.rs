@@ -42,7 +42,7 @@ fn every_format_of_a_200_step_job_is_unchanged() {
     let record = job::read(&text);
     assert_eq!(record.steps.len(), 200);
     assert!(record.lost.is_empty() && record.unknown.is_empty());
-    let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+    let entries: Vec<Entry> = record.steps.into_iter().map(|s| Entry::from_job(s, "job.jsonl".to_owned())).collect();
     let print = std::env::var("STEPMON_PRINT_DIGESTS").is_ok_and(|v| v == "1");
     let mut seen = Vec::new();
     for (name, format) in Format::ALL {

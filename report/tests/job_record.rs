@@ -137,3 +137,118 @@ fn a_step_collected_by_gc_stays_interrupted_and_says_so() {
         "{table}"
     );
 }
+
+#[test]
+fn the_sample_lines_of_a_step_with_its_document_are_counted_not_read_again() {
+    let (text, _, _) = two_steps();
+    let record = job::read(&text);
+    let (whole, cut) = (&record.steps[0], &record.steps[1]);
+    // The end's document holds the whole step's samples: its lines are
+    // checked and counted.
+    assert_eq!((whole.sample_lines, whole.samples.len(), whole.samples_of), (2, 0, None));
+    assert_eq!(whole.to_step().usage.resource_usage.samples.len(), 2, "from the document");
+    // The interrupted step's lines are all it has: read.
+    assert_eq!((cut.sample_lines, cut.samples.len(), cut.samples_of), (2, 2, Some(job::SampleOf::Step)));
+}
+
+/// `text` with its line `number` (from 1) replaced by `by`.
+fn with_line(text: &str, number: usize, by: &str) -> String {
+    text.lines().enumerate().map(|(i, l)| if i + 1 == number { by } else { l }).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+#[test]
+fn a_broken_sample_line_of_a_step_with_its_document_is_lost_as_any_line() {
+    let (text, a, _) = two_steps();
+    // Line 3 is the ended step's first sample line.
+    let sample = text.lines().nth(2).unwrap();
+    assert!(sample.contains(&a.step) && sample.starts_with("{\"kind\":\"sample\""));
+    for broken in [&sample[..sample.len() / 2], &sample.replace("\"cpuStat\":", "\"cpuStat\" ")] {
+        let record = job::read(&with_line(&text, 3, broken));
+        let expected = serde_json::from_str::<serde_json::Value>(broken).unwrap_err().to_string();
+        assert_eq!(record.lost.len(), 1, "{broken}");
+        let lost = &record.lost[0];
+        assert_eq!((lost.line, lost.bytes, lost.last, lost.reason.as_str()), (3, broken.len(), false, &*expected));
+        assert_eq!(record.steps[0].status(), StepStatus::Ended { exit_code: 3 });
+        assert_eq!(record.steps[0].sample_lines, 1);
+    }
+}
+
+#[test]
+fn a_sample_glued_to_a_torn_sample_line_keeps_its_place() {
+    let (_, a, b) = two_steps();
+    let b_samples =
+        samples(&b, &[("2026-12-01T10:00:01Z", 0), ("2026-12-01T10:00:02Z", 1), ("2026-12-01T10:00:03Z", 2)]);
+    let b_lines: Vec<&str> = b_samples.lines().collect();
+    let a_samples = [("2026-12-01T10:00:00Z", 0), ("2026-12-01T10:00:02Z", 2_000_000_000)];
+    let a_lines = samples(&a, &a_samples);
+    let torn = &a_lines.lines().next().unwrap()[..60];
+    // b's first sample, then a's writer dying mid-line and b's second
+    // sample glued to it, then b's third: b (interrupted) has all three, in order.
+    let text = [
+        line(Record::StepStart(a.clone())),
+        line(Record::StepStart(b.clone())),
+        format!("{}\n", b_lines[0]),
+        format!("{torn}{}\n", b_lines[1]),
+        format!("{}\n", b_lines[2]),
+        a_lines.lines().nth(1).unwrap().to_owned() + "\n",
+        end(&a, "2026-12-01T10:00:02Z", 0, &a_samples),
+    ]
+    .concat();
+    let record = job::read(&text);
+    assert_eq!(record.lost.len(), 1, "{:?}", record.lost);
+    assert_eq!((record.lost[0].line, record.lost[0].bytes, record.lost[0].last), (4, 60, false));
+    let steps: Vec<&str> = record.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(steps, [a.step.as_str(), b.step.as_str()]);
+    let times: Vec<String> = record.steps[1].samples.iter().map(|s| s.timestamp.to_string()).collect();
+    assert_eq!(times, ["2026-12-01T10:00:01Z", "2026-12-01T10:00:02Z", "2026-12-01T10:00:03Z"]);
+    assert_eq!((record.steps[0].sample_lines, record.steps[1].sample_lines), (1, 3));
+}
+
+#[test]
+fn a_step_first_seen_in_a_sample_line_keeps_its_place() {
+    // The start lines lost: each step first appears in a sample line.
+    let (_, a, b) = two_steps();
+    let a_samples = [("2026-12-01T10:00:00Z", 0), ("2026-12-01T10:00:02Z", 2_000_000_000)];
+    let text = samples(&a, &a_samples[..1])
+        + &samples(&b, &[("2026-12-01T10:00:01Z", 0)])
+        + &end(&b, "2026-12-01T10:00:02Z", 0, &[("2026-12-01T10:00:01Z", 0)])
+        + &samples(&a, &a_samples[1..]);
+    let record = job::read(&text);
+    let steps: Vec<&str> = record.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(steps, [a.step.as_str(), b.step.as_str()]);
+    assert_eq!(record.steps[0].samples.len(), 2, "interrupted: read");
+    assert_eq!((record.steps[1].samples.len(), record.steps[1].sample_lines), (0, 1));
+}
+
+#[test]
+fn a_sample_line_of_json_but_no_sample_is_lost_also_in_a_step_with_its_document() {
+    let (text, a, b) = two_steps();
+    let not_a_sample = |id: &str| format!("{{\"kind\":\"sample\",\"step\":\"{id}\",\"of\":\"step\",\"sample\":5}}");
+    // Line 3: the ended step's; line 5: the interrupted step's.
+    let text = with_line(&with_line(&text, 3, &not_a_sample(&a.step)), 5, &not_a_sample(&b.step));
+    let record = job::read(&text);
+    let reason = |id: &str| {
+        let value: serde_json::Value = serde_json::from_str(&not_a_sample(id)).unwrap();
+        serde_json::from_value::<Record>(value).unwrap_err().to_string()
+    };
+    let lost: Vec<(usize, String)> = record.lost.iter().map(|l| (l.line, l.reason.clone())).collect();
+    assert_eq!(lost, [(3, reason(&a.step)), (5, reason(&b.step))]);
+    assert_eq!((record.steps[0].sample_lines, record.steps[1].samples.len()), (1, 1));
+    assert_eq!(record.steps[0].status(), StepStatus::Ended { exit_code: 3 });
+}
+
+#[test]
+fn sample_lines_not_in_the_document_are_read_as_ever() {
+    // The document kept the first and last of three samples (thinned); the
+    // middle line is read (and, being whole, not lost); a line whose
+    // numbers differ from the document's is read too.
+    let a = start(10, "2026-12-01T10:00:00Z", "build");
+    let all = [("2026-12-01T10:00:00Z", 0), ("2026-12-01T10:00:01Z", 5), ("2026-12-01T10:00:02Z", 9)];
+    let text = line(Record::StepStart(a.clone()))
+        + &samples(&a, &all)
+        + &end(&a, "2026-12-01T10:00:02Z", 0, &[all[0], ("2026-12-01T10:00:02Z", 10)]);
+    let record = job::read(&text);
+    assert!(record.lost.is_empty(), "{:?}", record.lost);
+    assert_eq!(record.steps[0].sample_lines, 3);
+    assert_eq!(record.steps[0].to_step().usage.resource_usage.samples.len(), 2, "the document's");
+}

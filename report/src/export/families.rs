@@ -559,7 +559,7 @@ impl Family {
 pub(crate) type Given = (Option<usize>, Vec<(&'static str, String)>, Value);
 
 /// The sample lines of `family` for `given` samples of `steps`.
-pub(crate) fn lines(family: &Family, steps: &[Step], given: &[Given]) -> String {
+pub(crate) fn lines(family: &Family, steps: &[&Step], given: &[Given]) -> String {
     let name = sample_name(family);
     let mut out = String::new();
     for (index, extra, value) in given {
@@ -578,8 +578,8 @@ pub(crate) fn lines(family: &Family, steps: &[Step], given: &[Given]) -> String 
 /// sample lines (`name{labels} value\n`, no timestamps: OpenMetrics says
 /// exposers SHOULD NOT write them, and Pushgateway and node_exporter's
 /// textfile collector reject them).
-pub(crate) fn families(steps: &[Step]) -> Vec<(&'static Family, String)> {
-    let facts: Vec<Facts<'_>> = steps.iter().map(|step| Facts { step, verdicts: step.verdicts() }).collect();
+pub(crate) fn families(steps: &[&Step]) -> Vec<(&'static Family, String)> {
+    let facts: Vec<Facts<'_>> = steps.iter().map(|&step| Facts { step, verdicts: step.verdicts() }).collect();
     let identities: Vec<_> = steps.iter().enumerate().map(|(i, step)| identity(step, i)).collect();
     let mut out = Vec::new();
     for family in FAMILIES {

@@ -70,7 +70,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// Renders `steps` as an OpenMetrics text exposition ending in `# EOF`.
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
-    frame(families(steps))
+    frame(families(&steps.iter().collect::<Vec<_>>()))
 }
 
 /// The exposition of `families` (each with its sample lines).

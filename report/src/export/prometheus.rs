@@ -68,7 +68,7 @@ fn escape_help(text: &str) -> String {
 /// Renders `steps` in the Prometheus text format 0.0.4 (empty for no steps).
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
-    frame(families(steps))
+    frame(families(&steps.iter().collect::<Vec<_>>()))
 }
 
 /// The exposition of `families` (each with its sample lines).

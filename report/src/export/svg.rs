@@ -40,6 +40,7 @@ use std::fmt::Write as _;
 
 use super::chart::escape::xml;
 use super::chart::scale::{Axis, Unit};
+use crate::fixed::Fixed;
 use crate::series::{Point, StepSeries};
 use crate::step::Step;
 
@@ -324,17 +325,18 @@ fn draw_panel(out: &mut String, panel: &Panel<'_>, top: f64, x: &Axis) {
     for l in panel.lines.iter().filter(|l| !l.points.is_empty()) {
         let _ = write!(
             out,
-            "<line class=\"legend-key {}\" x1=\"{legend_x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" \
-             stroke-width=\"3\"{}/><text class=\"legend {}\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            "<line class=\"legend-key {}\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" \
+             stroke-width=\"3\"{}/><text class=\"legend {}\" x=\"{}\" y=\"{}\">{}</text>",
             l.class,
-            legend_x + 18.0,
+            Fixed::<1>(legend_x),
+            Fixed::<1>(legend_x + 18.0),
             l.color,
             if l.dashed { " stroke-dasharray=\"4 2\"" } else { "" },
             l.class,
-            legend_x + 22.0,
-            top + 34.0,
+            Fixed::<1>(legend_x + 22.0),
+            Fixed::<1>(top + 34.0),
             xml(l.label),
-            y = top + 30.0
+            y = Fixed::<1>(top + 30.0)
         );
         // Room for the label: a generous 7 px per character of the 12 px font.
         #[allow(clippy::cast_precision_loss)]
@@ -354,22 +356,24 @@ fn draw_panel(out: &mut String, panel: &Panel<'_>, top: f64, x: &Axis) {
         let py = frame.py(v);
         let _ = write!(
             out,
-            "<line class=\"grid y\" x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"currentColor\" \
-             stroke-opacity=\"0.12\"/><text class=\"tick y\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LEFT + Frame::width(),
-            LEFT - 6.0,
-            py + 4.0,
+            "<line class=\"grid y\" x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"currentColor\" \
+             stroke-opacity=\"0.12\"/><text class=\"tick y\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            Fixed::<1>(py),
+            Fixed::<1>(LEFT + Frame::width()),
+            Fixed::<1>(py),
+            Fixed::<1>(LEFT - 6.0),
+            Fixed::<1>(py + 4.0),
             xml(&frame.y.label(v))
         );
     }
     for &t in &frame.x.ticks {
-        let px = frame.px(t);
+        let px = Fixed::<1>(frame.px(t));
         let _ = write!(
             out,
-            "<line class=\"grid x\" x1=\"{px:.1}\" y1=\"{plot_top}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"currentColor\" \
-             stroke-opacity=\"0.12\"/><text class=\"tick x\" x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            plot_top + PLOT,
-            plot_top + PLOT + 15.0,
+            "<line class=\"grid x\" x1=\"{px}\" y1=\"{plot_top}\" x2=\"{px}\" y2=\"{}\" stroke=\"currentColor\" \
+             stroke-opacity=\"0.12\"/><text class=\"tick x\" x=\"{px}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            Fixed::<1>(plot_top + PLOT),
+            Fixed::<1>(plot_top + PLOT + 15.0),
             xml(&frame.x.label(t))
         );
     }
@@ -419,21 +423,26 @@ fn draw_line(out: &mut String, l: &Line<'_>, frame: &Frame) {
     // drawn at the axis (clamped) rather than dropped, so the vertex count
     // stays the series' length.
     let xy = |p: &Point| (frame.px(finite(p.t).unwrap_or(0.0)), frame.py(finite(p.value).unwrap_or(0.0)));
-    let points: Vec<String> = l.points.iter().map(&xy).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
     let _ = write!(
         out,
-        "<polyline class=\"series {}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{} points=\"{}\"/>",
+        "<polyline class=\"series {}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{} points=\"",
         l.class,
         l.color,
         if l.dashed { " stroke-dasharray=\"5 3\"" } else { "" },
-        points.join(" ")
     );
+    for (i, (x, y)) in l.points.iter().map(&xy).enumerate() {
+        let _ = write!(out, "{}{},{}", if i == 0 { "" } else { " " }, Fixed::<1>(x), Fixed::<1>(y));
+    }
+    out.push_str("\"/>");
     if l.points.len() < 3 {
         for (x, y) in l.points.iter().map(xy) {
             let _ = write!(
                 out,
-                "<circle class=\"marker {}\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{}\"/>",
-                l.class, l.color
+                "<circle class=\"marker {}\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>",
+                l.class,
+                Fixed::<1>(x),
+                Fixed::<1>(y),
+                l.color
             );
         }
     }

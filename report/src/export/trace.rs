@@ -63,6 +63,9 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+use std::rc::Rc;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::series::{Point, StepSeries};
@@ -158,6 +161,81 @@ fn slice_args(step: &Step) -> Value {
     Value::Object(args)
 }
 
+/// A counter point (`ph: "C"`): most of a trace's events, written straight
+/// from its fields as a [`Value`] of the same event would be written — its
+/// keys in `serde_json`'s order (sorted), the same numbers — without
+/// building that value (a map, a string per key) for each point.
+#[derive(Debug, Clone)]
+pub(crate) struct Counter {
+    /// `<n>: <series>`, shared by the points of a track.
+    pub(crate) name: Rc<str>,
+    pub(crate) cat: &'static str,
+    pub(crate) pid: u64,
+    pub(crate) tid: u64,
+    pub(crate) ts: f64,
+    /// The arg's key: the unit.
+    pub(crate) key: &'static str,
+    /// A finite number (JSON has no NaN or infinity).
+    pub(crate) value: f64,
+}
+
+impl Serialize for Counter {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Arg<'a>(&'a str, f64);
+        impl Serialize for Arg<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(self.0, &self.1)?;
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(7))?;
+        map.serialize_entry("args", &Arg(self.key, self.value))?;
+        map.serialize_entry("cat", self.cat)?;
+        map.serialize_entry("name", &*self.name)?;
+        map.serialize_entry("ph", "C")?;
+        map.serialize_entry("pid", &self.pid)?;
+        map.serialize_entry("tid", &self.tid)?;
+        map.serialize_entry("ts", &self.ts)?;
+        map.end()
+    }
+}
+
+/// An event of a trace: a counter point, or any other as a JSON value.
+#[derive(Debug, Clone)]
+pub(crate) enum Event {
+    /// A counter point.
+    Counter(Counter),
+    /// Any other event.
+    Value(Value),
+}
+
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Event::Counter(c) => c.serialize(serializer),
+            Event::Value(v) => v.serialize(serializer),
+        }
+    }
+}
+
+/// The trace document: `{"displayTimeUnit", "otherData", "traceEvents"}`,
+/// in that (sorted) order as a [`Value`] of it would be written.
+pub(crate) fn document(events: &[Event], other: Map<String, Value>) -> String {
+    struct Document<'a>(&'a [Event], Map<String, Value>);
+    impl Serialize for Document<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(3))?;
+            map.serialize_entry("displayTimeUnit", "ms")?;
+            map.serialize_entry("otherData", &self.1)?;
+            map.serialize_entry("traceEvents", self.0)?;
+            map.end()
+        }
+    }
+    // Serialising cannot fail (every key is a string, every number finite).
+    serde_json::to_string(&Document(events, other)).unwrap_or_default() + "\n"
+}
+
 /// Where a step's events go: its slice on thread `tid` of process `pid`,
 /// its counters named `<n>: <series>` on that process.
 #[derive(Debug, Clone, Copy)]
@@ -175,7 +253,7 @@ pub(crate) const MACHINE_TRACKS: [&str; 2] = ["machine cpu busy", "machine cpu s
 
 /// The events of step number `n` (1-based; its `tid`), whose times count
 /// from `offset` seconds after the trace's origin, each with its `ts`.
-fn step_events(step: &Step, n: u64, offset: f64, meta: &mut Vec<Value>, events: &mut Vec<(f64, Value)>) {
+fn step_events(step: &Step, n: u64, offset: f64, meta: &mut Vec<Event>, events: &mut Vec<(f64, Event)>) {
     let duration = track_events(step, Track { pid: PID, tid: n, n, machine: true }, offset, events);
     super::trace_processes::events(step, n, offset, duration, meta, events);
 }
@@ -183,7 +261,7 @@ fn step_events(step: &Step, n: u64, offset: f64, meta: &mut Vec<Value>, events: 
 /// The events of `step` on `at`, whose times count from `offset` seconds
 /// after the trace's origin, each with its `ts`; the slice comes first.
 /// Returns the slice's length, s.
-pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec<(f64, Value)>) -> f64 {
+pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec<(f64, Event)>) -> f64 {
     let Track { pid, tid, n, machine } = at;
     let series = StepSeries::of(step);
     let mut tracks = tracks(&series).to_vec();
@@ -199,24 +277,21 @@ pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec
     let ts = micros(offset);
     events.push((
         ts,
-        json!({
+        Event::Value(json!({
             "name": step.name, "cat": "step", "ph": "X", "pid": pid, "tid": tid,
             "ts": ts, "dur": micros(duration), "args": slice_args(step),
-        }),
+        })),
     ));
     for (series_name, key, points) in tracks {
         let mut points: Vec<Point> =
             points.iter().copied().filter(|p| p.t.is_finite() && p.value.is_finite()).collect();
         // Monotonic within the track, equal times in sample order.
         points.sort_by(|a, b| a.t.total_cmp(&b.t));
-        let name = format!("{n}: {series_name}");
+        let name: Rc<str> = format!("{n}: {series_name}").into();
         for p in points {
-            let Some(value) = number(p.value) else { continue };
             let ts = micros(offset + p.t.clamp(0.0, duration));
-            events.push((
-                ts,
-                json!({ "name": name, "cat": "usage", "ph": "C", "pid": pid, "tid": tid, "ts": ts, "args": { key: value } }),
-            ));
+            let (name, value) = (Rc::clone(&name), p.value);
+            events.push((ts, Event::Counter(Counter { name, cat: "usage", pid, tid, ts, key, value })));
         }
     }
     duration
@@ -235,12 +310,12 @@ pub(crate) fn metadata_of(pid: u64, name: &str, tid: u64, args: Value) -> Value 
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
     let origin = steps.iter().filter_map(Step::time_origin).min();
-    let mut events = vec![metadata("process_name", 0, json!({ "name": "stepmon" }))];
+    let mut events = vec![Event::Value(metadata("process_name", 0, json!({ "name": "stepmon" })))];
     let mut timed = Vec::new();
     let mut untimed = Vec::new();
     for (n, step) in (1u64..).zip(steps) {
-        events.push(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.name) })));
-        events.push(metadata("thread_sort_index", n, json!({ "sort_index": n })));
+        events.push(Event::Value(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.name) }))));
+        events.push(Event::Value(metadata("thread_sort_index", n, json!({ "sort_index": n }))));
         match (origin, step.time_origin()) {
             (Some(origin), Some(start)) => {
                 let offset = start.duration_since(origin).as_secs_f64();
@@ -264,9 +339,7 @@ pub fn render(steps: &[Step]) -> String {
     if !untimed.is_empty() {
         other.insert("stepsWithoutTime".into(), json!(untimed));
     }
-    let document = json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": other });
-    // Serialising a Value cannot fail (its keys are strings).
-    serde_json::to_string(&document).unwrap_or_default() + "\n"
+    document(&events, other)
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::trace::{metadata_of, micros, number};
+use super::trace::{Event, metadata_of, micros, number};
 use crate::processes::ProcessRecord;
 use crate::step::Step;
 
@@ -46,18 +46,28 @@ pub(crate) fn events(
     n: u64,
     offset: f64,
     duration: f64,
-    meta: &mut Vec<Value>,
-    events: &mut Vec<(f64, Value)>,
+    meta: &mut Vec<Event>,
+    events: &mut Vec<(f64, Event)>,
 ) {
     let processes = drawn(step);
     let Some(start) = step.time_origin().filter(|_| !processes.is_empty()) else { return };
     let pid = pid_of(n);
     let step_start = start.as_second();
-    meta.push(metadata_of(pid, "process_name", 0, json!({ "name": format!("{n}: {} processes", step.name) })));
-    meta.push(metadata_of(pid, "process_sort_index", 0, json!({ "sort_index": pid })));
+    meta.push(Event::Value(metadata_of(
+        pid,
+        "process_name",
+        0,
+        json!({ "name": format!("{n}: {} processes", step.name) }),
+    )));
+    meta.push(Event::Value(metadata_of(pid, "process_sort_index", 0, json!({ "sort_index": pid }))));
     for r in processes {
         let tid = u64::from(r.pid);
-        meta.push(metadata_of(pid, "thread_name", tid, json!({ "name": format!("{} {}", r.command, r.pid) })));
+        meta.push(Event::Value(metadata_of(
+            pid,
+            "thread_name",
+            tid,
+            json!({ "name": format!("{} {}", r.command, r.pid) }),
+        )));
         #[allow(clippy::cast_precision_loss)] // seconds since the step's start
         let after = (i64::try_from(r.start_unix_seconds).unwrap_or(i64::MAX).saturating_sub(step_start)) as f64;
         let begin = after.clamp(0.0, duration);
@@ -73,8 +83,8 @@ pub(crate) fn events(
         }
         events.push((
             ts,
-            json!({ "name": r.command, "cat": "process", "ph": "X", "pid": pid, "tid": tid,
-                    "ts": ts, "dur": micros(length), "args": args }),
+            Event::Value(json!({ "name": r.command, "cat": "process", "ph": "X", "pid": pid, "tid": tid,
+                    "ts": ts, "dur": micros(length), "args": args })),
         ));
     }
 }

@@ -35,6 +35,14 @@ impl Entry {
         Entry { step: step.to_step(), status: step.status(), from, group: None, collected: step.collected.clone() }
     }
 
+    /// A step of a job record, taking its run document and samples rather
+    /// than copying them ([`Entry::of_job`] for a step that is kept).
+    #[must_use]
+    pub fn from_job(step: JobStep, from: String) -> Entry {
+        let (status, collected) = (step.status(), step.collected.clone());
+        Entry { step: step.into_step(), status, from, group: None, collected }
+    }
+
     /// The same entry in `group`.
     #[must_use]
     pub fn in_group(mut self, group: String) -> Entry {

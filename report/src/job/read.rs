@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 use stepmon_sampler::model::StepSample;
 
-use super::record::{Record, SampleOf, StepCollected, StepEnd, StepStart};
+use super::record::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use crate::document::{RunDocument, RunInfo};
 use crate::source::EnclosingCgroup;
 use crate::step::Step;
@@ -29,9 +29,14 @@ pub struct JobStep {
     pub id: String,
     /// Its start line (`None` when that line was lost).
     pub start: Option<StepStart>,
-    /// Its samples as they were taken.
+    /// Its samples as they were taken, read from its sample lines when its
+    /// end has no run document (an interrupted step, or one that could not
+    /// run); empty when it has one, which holds the step's samples.
     pub samples: Vec<StepSample>,
-    /// Whose samples they are (of the first sample line).
+    /// How many whole sample records of it the record holds (read or not).
+    pub sample_lines: usize,
+    /// Whose samples they are (of its first sample line; `None` when none
+    /// was read, as when its end has a run document).
     pub samples_of: Option<SampleOf>,
     /// Its end line (`None`: it never ended in the record).
     pub end: Option<StepEnd>,
@@ -68,7 +73,7 @@ pub enum StepStatus {
 
 impl JobStep {
     fn new(id: String) -> JobStep {
-        JobStep { id, start: None, samples: Vec::new(), samples_of: None, end: None, collected: None }
+        JobStep { id, start: None, samples: Vec::new(), sample_lines: 0, samples_of: None, end: None, collected: None }
     }
 
     /// How it ended.
@@ -94,40 +99,47 @@ impl JobStep {
     /// its last sample, its end unknown.
     #[must_use]
     pub fn to_step(&self) -> Step {
-        if let Some(document) = self.end.as_ref().and_then(|e| e.document.as_deref()) {
-            return Step::from_run(document);
+        self.clone().into_step()
+    }
+
+    /// [`JobStep::to_step`], taking the step's run document and samples
+    /// rather than copying them.
+    #[must_use]
+    pub fn into_step(self) -> Step {
+        let last_recorded = self.last_recorded();
+        let JobStep { id, start, samples, samples_of, end, .. } = self;
+        if let Some(StepEnd { document: Some(document), .. }) = end {
+            return Step::from_run_document(*document);
         }
         let mut info = RunInfo::default();
-        if let Some(start) = &self.start {
-            info.command.clone_from(&start.command);
-            info.name = Some(start.name.clone());
-            info.labels.clone_from(&start.labels);
+        if let Some(start) = start {
+            info.command = start.command;
+            info.name = Some(start.name);
+            info.labels = start.labels;
             info.start = Some(start.start);
         } else {
-            info.name = Some(format!("step {}", self.id));
+            info.name = Some(format!("step {id}"));
         }
         let mut document = RunDocument::default();
-        match &self.end {
+        match &end {
             Some(end) => {
                 info.exit_code = Some(end.exit_code);
                 info.end = Some(end.end);
             }
             None => {
-                let first = info.start.or(self.samples.first().map(|s| s.timestamp));
-                if let (Some(first), Some(last)) = (first, self.last_recorded()) {
+                let first = info.start.or(samples.first().map(|s| s.timestamp));
+                if let (Some(first), Some(last)) = (first, last_recorded) {
                     info.summary.wall_seconds = Some(last.duration_since(first).as_secs_f64().max(0.0));
                 }
-                if self.samples_of == Some(SampleOf::Enclosing) {
-                    let mut enclosing = EnclosingCgroup::default();
-                    enclosing.samples.clone_from(&self.samples);
-                    info.enclosing_cgroup = Some(enclosing);
+                if samples_of == Some(SampleOf::Enclosing) {
+                    info.enclosing_cgroup = Some(EnclosingCgroup { samples, ..EnclosingCgroup::default() });
                 } else {
-                    document.resource_usage.samples.clone_from(&self.samples);
+                    document.resource_usage.samples = samples;
                 }
             }
         }
         document.stepmon = Some(info);
-        Step::from_run(&document)
+        Step::from_run_document(document)
     }
 }
 
@@ -218,25 +230,179 @@ fn parse(line: &str) -> Parsed {
 /// appended after it.
 const RECORD_START: &str = "{\"kind\":\"";
 
+/// How a sample line starts as every writer lays it out (its `kind` first,
+/// then its `step`).
+const SAMPLE_START: &str = "{\"kind\":\"sample\",\"step\":\"";
+
+/// The step id of a line laid out as a sample record, when the id has no
+/// escapes (every writer's ids are `<pid>.<ns>`). Only the line's first
+/// bytes are looked at: whether the line is a whole record is for the
+/// caller to check.
+fn sample_step(line: &str) -> Option<&str> {
+    let (id, _) = line.strip_prefix(SAMPLE_START)?.split_once('"')?;
+    (!id.contains('\\')).then_some(id)
+}
+
+/// A sample whose reading waits for the end of the file: a step whose
+/// `stepEnd` carries its run document has its samples there, so its sample
+/// lines are compared with them, not read again.
+enum Deferred<'a> {
+    /// A sample line of the step at `at` (with nothing glued to it).
+    Line { at: usize, number: usize, line: &'a str, last: bool },
+    /// A sample record glued to a torn line (read already, to tell it from
+    /// the torn part), of the step at `at`.
+    Glued { at: usize, sample: Box<SampleRecord> },
+}
+
+/// The record being read: the steps by id, with the line number each was
+/// first read from (steps are ordered by it), and the samples whose
+/// reading waits for the end of the file, in the file's order.
+#[derive(Default)]
+struct Reading<'a> {
+    job: JobRecord,
+    ids: std::collections::HashMap<String, usize>,
+    first_line: Vec<Option<usize>>,
+    deferred: Vec<Deferred<'a>>,
+    /// Whether the deferred samples are being read (the file's end seen).
+    reading_deferred: bool,
+    /// Per step: how far its sample lines matched its document's samples.
+    matched: Vec<Matched>,
+}
+
+/// How far the sample lines of a step matched its document's samples: the
+/// next sample to match, and the last one written out (kept while lines
+/// that are not in the document, e.g. thinned out of it, are read).
+#[derive(Default)]
+struct Matched {
+    next: usize,
+    written: Option<(usize, Vec<u8>)>,
+}
+
 /// Reads a job record's text: every line that parses, in order; lines that
 /// do not are [`JobRecord::lost`] (a torn line followed, on the same line,
 /// by a whole record keeps that record), lines of unknown kinds are
 /// [`JobRecord::unknown`].
+///
+/// Every sample is in the record twice: on its sample line, appended as the
+/// step ran (so that a killed step keeps it), and in the run document of the
+/// step's `stepEnd`. A step that has that document is read from it: each of
+/// its sample lines that is, byte for byte, that document's next sample as
+/// the writer writes a sample line (the line the writer wrote) is counted
+/// ([`JobStep::sample_lines`]) and not read again — it reads as that sample,
+/// which was read already; any other sample line is read as ever (lost with
+/// the same reason when it does not read).
 #[must_use]
 pub fn read(text: &str) -> JobRecord {
-    let mut job = JobRecord::default();
-    // Step id → its index in `job.steps`.
-    let mut ids = std::collections::HashMap::new();
-    let count = text.lines().count();
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
+    let mut reading = Reading::default();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((index, line)) = lines.next() {
+        let (number, last) = (index + 1, lines.peek().is_none());
         if line.trim().is_empty() {
             continue;
         }
-        let lost = |reason: String, bytes: usize| Lost { line: number, bytes, last: number == count, reason };
+        // A line with another record glued to it is read at once, the
+        // glued record in its place.
+        if let Some(id) = sample_step(line)
+            && !line[1..].contains(RECORD_START)
+        {
+            let at = reading.index_of(id);
+            reading.deferred.push(Deferred::Line { at, number, line, last });
+            continue;
+        }
+        reading.line(number, line, last);
+    }
+    // Every end is known now.
+    reading.reading_deferred = true;
+    for deferred in std::mem::take(&mut reading.deferred) {
+        match deferred {
+            Deferred::Line { at, number, line, .. } if reading.in_document(at, line) => {
+                reading.job.steps[at].sample_lines += 1;
+                reading.read_at(at, number);
+            }
+            Deferred::Line { number, line, last, .. } => reading.line(number, line, last),
+            Deferred::Glued { at, .. } if reading.documented(at) => reading.job.steps[at].sample_lines += 1,
+            Deferred::Glued { at, sample } => reading.job.steps[at].add_sample(*sample),
+        }
+    }
+    reading.finish()
+}
+
+impl JobStep {
+    fn add_sample(&mut self, sample: SampleRecord) {
+        self.samples_of.get_or_insert(sample.of);
+        self.samples.push(sample.sample);
+        self.sample_lines += 1;
+    }
+}
+
+impl<'a> Reading<'a> {
+    /// The index of step `id` in the steps, added when new.
+    fn index_of(&mut self, id: &str) -> usize {
+        if let Some(at) = self.ids.get(id) {
+            return *at;
+        }
+        self.job.steps.push(JobStep::new(id.to_owned()));
+        self.first_line.push(None);
+        self.matched.push(Matched::default());
+        self.ids.insert(id.to_owned(), self.job.steps.len() - 1);
+        self.job.steps.len() - 1
+    }
+
+    /// Whether the step at `at` ended with its run document.
+    fn documented(&self, at: usize) -> bool {
+        self.job.steps[at].end.as_ref().is_some_and(|e| e.document.is_some())
+    }
+
+    /// Whether `line`, a sample line of the step at `at`, is its run
+    /// document's next sample as the writer lays out a sample line
+    /// (`{"kind":"sample","step":ID,"of":OF,"sample":SAMPLE}`, serde's
+    /// compact JSON of the record): the line the writer wrote for it, which
+    /// reads as that sample.
+    fn in_document(&mut self, at: usize, line: &str) -> bool {
+        let step = &self.job.steps[at];
+        let Some(document) = step.end.as_ref().and_then(|e| e.document.as_deref()) else { return false };
+        let Some(rest) = line.strip_prefix(SAMPLE_START).and_then(|r| r.strip_prefix(step.id.as_str())) else {
+            return false;
+        };
+        let (samples, body) = if let Some(body) = rest.strip_prefix("\",\"of\":\"step\",\"sample\":") {
+            (&document.resource_usage.samples, body)
+        } else if let Some(body) = rest.strip_prefix("\",\"of\":\"enclosing\",\"sample\":")
+            && let Some(enclosing) = document.stepmon.as_ref().and_then(|r| r.enclosing_cgroup.as_ref())
+        {
+            (&enclosing.samples, body)
+        } else {
+            return false;
+        };
+        let matched = &mut self.matched[at];
+        let (Some(body), Some(sample)) = (body.strip_suffix('}'), samples.get(matched.next)) else { return false };
+        let written = match &mut matched.written {
+            Some((index, bytes)) if *index == matched.next => bytes,
+            slot => {
+                let mut bytes = slot.take().map(|(_, b)| b).unwrap_or_default();
+                bytes.clear();
+                if serde_json::to_writer(&mut bytes, sample).is_err() {
+                    return false;
+                }
+                &mut slot.insert((matched.next, bytes)).1
+            }
+        };
+        let same = body.as_bytes() == written.as_slice();
+        matched.next += usize::from(same);
+        same
+    }
+
+    /// Line `number` was read for the step at `at`.
+    fn read_at(&mut self, at: usize, number: usize) {
+        let first = &mut self.first_line[at];
+        *first = Some(first.map_or(number, |f| f.min(number)));
+    }
+
+    /// Reads line `number`, `line` (`last`: the file's last line).
+    fn line(&mut self, number: usize, line: &'a str, last: bool) {
+        let lost = |reason: String, bytes: usize| Lost { line: number, bytes, last, reason };
         match parse(line) {
-            Parsed::Record(record) => add(&mut job, &mut ids, *record),
-            Parsed::Unknown(kind) => job.unknown.push(Unknown { line: number, kind }),
+            Parsed::Record(record) => self.add(number, *record),
+            Parsed::Unknown(kind) => self.job.unknown.push(Unknown { line: number, kind }),
             Parsed::Bad(reason) => {
                 let glued =
                     line.match_indices(RECORD_START).filter(|(at, _)| *at > 0).find_map(|(at, _)| {
@@ -247,37 +413,59 @@ pub fn read(text: &str) -> JobRecord {
                     });
                 match glued {
                     Some((at, record)) => {
-                        job.lost.push(Lost { last: false, ..lost(reason, at) });
-                        add(&mut job, &mut ids, *record);
+                        self.job.lost.push(Lost { last: false, ..lost(reason, at) });
+                        match *record {
+                            // Its place among the step's samples is this
+                            // line's: it waits with the others.
+                            Record::Sample(sample) if !self.reading_deferred => {
+                                let step = self.index_of(&sample.step);
+                                self.read_at(step, number);
+                                self.deferred.push(Deferred::Glued { at: step, sample });
+                            }
+                            record => self.add(number, record),
+                        }
                     }
-                    None => job.lost.push(lost(reason, line.len())),
+                    None => self.job.lost.push(lost(reason, line.len())),
                 }
             }
         }
     }
-    job
-}
 
-fn add(job: &mut JobRecord, ids: &mut std::collections::HashMap<String, usize>, record: Record) {
-    let id = match &record {
-        Record::StepStart(r) => &r.step,
-        Record::Sample(r) => &r.step,
-        Record::StepEnd(r) => &r.step,
-        Record::StepCollected(r) => &r.step,
-    };
-    let at = *ids.entry(id.clone()).or_insert_with(|| {
-        job.steps.push(JobStep::new(id.clone()));
-        job.steps.len() - 1
-    });
-    let step = &mut job.steps[at];
-    match record {
-        Record::StepStart(start) => step.start = Some(start),
-        Record::Sample(sample) => {
-            step.samples_of.get_or_insert(sample.of);
-            step.samples.push(sample.sample);
+    fn add(&mut self, number: usize, record: Record) {
+        let id = match &record {
+            Record::StepStart(r) => &r.step,
+            Record::Sample(r) => &r.step,
+            Record::StepEnd(r) => &r.step,
+            Record::StepCollected(r) => &r.step,
+        };
+        let at = self.index_of(id);
+        self.read_at(at, number);
+        let step = &mut self.job.steps[at];
+        match record {
+            Record::StepStart(start) => step.start = Some(start),
+            Record::Sample(sample) => step.add_sample(*sample),
+            Record::StepEnd(end) => step.end = Some(end),
+            Record::StepCollected(collected) => step.collected = Some(collected),
         }
-        Record::StepEnd(end) => step.end = Some(end),
-        Record::StepCollected(collected) => step.collected = Some(collected),
+    }
+
+    /// The steps in the order of the first line read of each (a sample line
+    /// whose reading was deferred keeps its place), the lost lines in
+    /// order. A step of whose lines none could be read is no step.
+    fn finish(self) -> JobRecord {
+        let Reading { mut job, first_line, .. } = self;
+        let mut steps: Vec<(usize, JobStep)> =
+            first_line.into_iter().zip(job.steps).filter_map(|(first, step)| Some((first?, step))).collect();
+        steps.sort_by_key(|(first, _)| *first);
+        job.steps = steps.into_iter().map(|(_, step)| step).collect();
+        // A sample glued to a torn line was read on the way: the document
+        // has it too.
+        for step in job.steps.iter_mut().filter(|s| s.end.as_ref().is_some_and(|e| e.document.is_some())) {
+            step.samples.clear();
+            step.samples_of = None;
+        }
+        job.lost.sort_by_key(|lost| lost.line);
+        job
     }
 }
 
@@ -305,6 +493,34 @@ mod tests {
             assert_eq!(by_kind(&line).as_ref(), Some(&record), "{line}");
             assert!(matches!(parse(&line), Parsed::Record(r) if *r == record));
         }
+    }
+
+    #[test]
+    fn the_sample_lines_the_writer_writes_are_found_in_the_document() {
+        let at: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
+        let sample = |cpu: u64| -> StepSample {
+            serde_json::from_str(&format!(
+                r#"{{"timestamp": "2026-12-01T10:00:01Z", "cpuStat": {{"usageNanos": {cpu}}}, "memoryStat": {{"anon": 7}}}}"#
+            ))
+            .unwrap()
+        };
+        let mut document = RunDocument::default();
+        document.resource_usage.samples = vec![sample(1), sample(2)];
+        let mut end = StepEnd::new("7.1".to_owned(), at, 0);
+        end.document = Some(Box::new(document));
+        let sample_line =
+            |cpu| written(&Record::Sample(Box::new(SampleRecord::new("7.1".to_owned(), SampleOf::Step, sample(cpu)))));
+        let (end_line, first, second, other) =
+            (written(&Record::StepEnd(end)), sample_line(1), sample_line(2), sample_line(3));
+        let mut reading = Reading::default();
+        reading.line(1, &end_line, false);
+        // In order; a line that is not the next one is not matched (and
+        // the next stays next).
+        assert!(!reading.in_document(0, &second));
+        assert!(reading.in_document(0, &first));
+        assert!(!reading.in_document(0, &other));
+        assert!(reading.in_document(0, &second));
+        assert!(!reading.in_document(0, &second), "each document sample once");
     }
 
     #[test]

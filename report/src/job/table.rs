@@ -188,7 +188,7 @@ pub(crate) fn cells(i: usize, r: &Row) -> Vec<String> {
         dash(r.start_offset_seconds, |s| format!("+{}", seconds(s))),
         dash(r.wall_seconds, seconds),
         dash(r.cpu_seconds, seconds),
-        dash(r.average_cores, |c| format!("{c:.2}")),
+        dash(r.average_cores, |c| crate::fixed::string(c, 2)),
         dash(r.memory_peak_bytes, bytes),
         format!("{} / {}", dash(r.io_read_bytes, bytes), dash(r.io_write_bytes, bytes)),
         format!("{}/{}/{}", share(r.cpu_stall_share), share(r.memory_stall_share), share(r.io_stall_share)),

@@ -95,21 +95,26 @@ fn place(entries: &[Entry]) -> Vec<Placed> {
 /// last reading at or before it. The other steps count over `(start, end)`,
 /// `own` over `[start, end]`: a step that starts the instant another ends
 /// does not overlap it (its baseline reading and the other's last one are
-/// not held at once).
-fn memory_at(steps: &[Placed], own: usize, t: f64) -> f64 {
-    steps
-        .iter()
-        .enumerate()
+/// not held at once). `near`: the indices of the steps that can count at
+/// `t` (every other step counts nothing), in order.
+fn memory_at(steps: &[Placed], near: &[usize], own: usize, t: f64) -> f64 {
+    near.iter()
+        .map(|&i| (i, &steps[i]))
         .filter(|(i, s)| if *i == own { s.start <= t && t <= s.end } else { s.start < t && t < s.end })
         .filter_map(|(_, s)| s.memory.iter().rev().find(|p| p.t <= t).map(|p| p.value))
         .sum()
 }
 
+/// Where a step's memory can count: its `[start, end]`.
+fn memory_reach(s: &Placed) -> (f64, f64) {
+    (s.start, s.end)
+}
+
 /// The job's cores at `t`: each step's rate over the interval
 /// `(previous point, point]` holding `t` (its first from its start).
-fn cores_at(steps: &[Placed], _own: usize, t: f64) -> f64 {
-    steps
-        .iter()
+fn cores_at(steps: &[Placed], near: &[usize], _own: usize, t: f64) -> f64 {
+    near.iter()
+        .map(|&i| &steps[i])
         .filter_map(|s| {
             let i = s.cores.iter().position(|p| p.t >= t)?;
             let from = if i == 0 { s.start } else { s.cores[i - 1].t };
@@ -118,9 +123,34 @@ fn cores_at(steps: &[Placed], _own: usize, t: f64) -> f64 {
         .sum()
 }
 
-/// The peak of `at` over the times of every step's `points`.
-fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: fn(&[Placed], usize, f64) -> f64) -> Option<f64> {
-    steps.iter().enumerate().flat_map(|(i, s)| points(s).iter().map(move |p| at(steps, i, p.t))).max_by(f64::total_cmp)
+/// Where a step's cores can count: from its start or first point, whichever
+/// is earlier, to its last point.
+fn cores_reach(s: &Placed) -> (f64, f64) {
+    let t = s.cores.iter().map(|p| p.t);
+    (t.clone().fold(s.start, f64::min), t.fold(f64::NEG_INFINITY, f64::max))
+}
+
+/// A sum of `at` over the steps at a time of step `own`.
+type At = fn(&[Placed], &[usize], usize, f64) -> f64;
+
+/// The peak of `at` over the times of every step's `points`. At the times
+/// of one step only the steps whose `reach` meets that step's times can
+/// count, so only they are summed, in their order — the same sum as over
+/// every step, without a job's steps times its points.
+fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: At, reach: fn(&Placed) -> (f64, f64)) -> Option<f64> {
+    let reaches: Vec<(f64, f64)> = steps.iter().map(reach).collect();
+    let mut near = Vec::new();
+    steps
+        .iter()
+        .enumerate()
+        .filter_map(|(own, s)| {
+            let times = points(s).iter().map(|p| p.t);
+            let (from, to) = (times.clone().fold(f64::INFINITY, f64::min), times.fold(f64::NEG_INFINITY, f64::max));
+            near.clear();
+            near.extend((0..steps.len()).filter(|&i| i == own || (reaches[i].0 <= to && reaches[i].1 >= from)));
+            points(s).iter().map(|p| at(steps, &near, own, p.t)).max_by(f64::total_cmp)
+        })
+        .max_by(f64::total_cmp)
 }
 
 /// The smallest limit any step's enclosing-cgroup samples recorded.
@@ -142,7 +172,7 @@ impl JobVerdict {
     pub fn of(entries: &[Entry]) -> JobVerdict {
         let steps = place(entries);
         let own_peak = entries.iter().filter_map(|e| e.step.summary.memory.peak_bytes).max();
-        let aligned = busiest(&steps, |s| &s.memory, memory_at).map(|v| v as u64);
+        let aligned = busiest(&steps, |s| &s.memory, memory_at, memory_reach).map(|v| v as u64);
         let memory_peak_bytes = aligned.max(own_peak);
         let (memory_available_bytes, memory_of) =
             match enclosing_limit(entries, |s| s.stepmon.memory_max?.value().map(|v| v as f64)) {
@@ -175,7 +205,7 @@ impl JobVerdict {
         };
         let cpu: Vec<f64> = entries.iter().filter_map(|e| e.step.summary.cpu.usage_seconds).collect();
         let average_cores = job_wall.filter(|_| !cpu.is_empty()).map(|w| cpu.iter().sum::<f64>() / w);
-        let busiest_cores = busiest(&steps, |s| &s.cores, cores_at);
+        let busiest_cores = busiest(&steps, |s| &s.cores, cores_at, cores_reach);
         let (stalled, ran) = entries
             .iter()
             .filter_map(|e| Some((e.step.summary.cpu_stall.some_seconds?, e.step.wall_seconds.filter(|w| *w > 0.0)?)))

@@ -86,8 +86,8 @@ impl Axis {
             Unit::Cores => {
                 // Enough decimals to tell neighbouring ticks apart.
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let decimals = (-self.step.log10().floor()).clamp(0.0, 3.0) as usize;
-                format!("{v:.decimals$}")
+                let decimals = (-self.step.log10().floor()).clamp(0.0, 3.0) as u32;
+                crate::fixed::string(v, decimals)
             }
         }
     }

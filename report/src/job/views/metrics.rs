@@ -47,7 +47,7 @@ const BUSIEST: Family = Family::described(
 );
 
 /// The job's families with their samples (those with none left out).
-fn job_families(job: &Job, steps: &[Step]) -> Vec<(&'static Family, String)> {
+fn job_families(job: &Job, steps: &[&Step]) -> Vec<(&'static Family, String)> {
     let status: Vec<Given> = job
         .steps
         .iter()
@@ -78,7 +78,7 @@ fn job_families(job: &Job, steps: &[Step]) -> Vec<(&'static Family, String)> {
 /// Every family of the job: the steps' (in table order), then the job's.
 pub(crate) fn all(entries: &[Entry]) -> Vec<(&'static Family, String)> {
     let job = job(entries, &[]);
-    let steps: Vec<Step> = job.steps.iter().map(|r| entries[r.entry].step.clone()).collect();
+    let steps: Vec<&Step> = job.steps.iter().map(|r| &entries[r.entry].step).collect();
     let mut out = families(&steps);
     out.extend(job_families(&job, &steps));
     out

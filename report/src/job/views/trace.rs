@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use super::super::Entry;
 use super::super::table::job;
 use super::timeline::{gaps, machine_series, spans};
-use crate::export::trace::{Track, metadata_of, micros, number, track_events};
+use crate::export::trace::{Counter, Event, Track, document, metadata_of, micros, track_events};
 
 /// The job of `entries` as Chrome trace event JSON.
 #[must_use]
@@ -46,27 +46,27 @@ pub fn render(entries: &[Entry]) -> String {
     let machine_pid = groups.len() as u64 + 2;
     let spans = spans(&job, |a, b| a.group == b.group);
     let mut events = vec![
-        metadata_of(1, "process_name", 0, json!({ "name": "job" })),
-        metadata_of(1, "process_sort_index", 0, json!({ "sort_index": 1 })),
+        Event::Value(metadata_of(1, "process_name", 0, json!({ "name": "job" }))),
+        Event::Value(metadata_of(1, "process_sort_index", 0, json!({ "sort_index": 1 }))),
     ];
     for (i, g) in groups.iter().enumerate() {
         let pid = i as u64 + 2;
-        events.push(metadata_of(pid, "process_name", 0, json!({ "name": format!("group: {g}") })));
-        events.push(metadata_of(pid, "process_sort_index", 0, json!({ "sort_index": pid })));
+        events.push(Event::Value(metadata_of(pid, "process_name", 0, json!({ "name": format!("group: {g}") }))));
+        events.push(Event::Value(metadata_of(pid, "process_sort_index", 0, json!({ "sort_index": pid }))));
     }
-    events.push(metadata_of(machine_pid, "process_name", 0, json!({ "name": "machine" })));
-    events.push(metadata_of(machine_pid, "process_sort_index", 0, json!({ "sort_index": machine_pid })));
+    events.push(Event::Value(metadata_of(machine_pid, "process_name", 0, json!({ "name": "machine" }))));
+    events.push(Event::Value(metadata_of(machine_pid, "process_sort_index", 0, json!({ "sort_index": machine_pid }))));
     let mut lanes: Vec<(u64, u64)> =
         spans.iter().map(|s| (pid_of(job.steps[s.row].group.as_deref()), s.lane as u64 + 1)).collect();
     lanes.sort_unstable();
     lanes.dedup();
     for (pid, tid) in lanes {
         let name = if tid == 1 { "steps".to_owned() } else { format!("steps (overlapping, lane {tid})") };
-        events.push(metadata_of(pid, "thread_name", tid, json!({ "name": name })));
-        events.push(metadata_of(pid, "thread_sort_index", tid, json!({ "sort_index": tid })));
+        events.push(Event::Value(metadata_of(pid, "thread_name", tid, json!({ "name": name }))));
+        events.push(Event::Value(metadata_of(pid, "thread_sort_index", tid, json!({ "sort_index": tid }))));
     }
-    events.push(metadata_of(machine_pid, "thread_name", 1, json!({ "name": "gaps" })));
-    let mut timed: Vec<(f64, Value)> = Vec::new();
+    events.push(Event::Value(metadata_of(machine_pid, "thread_name", 1, json!({ "name": "gaps" }))));
+    let mut timed: Vec<(f64, Event)> = Vec::new();
     let mut untimed = Vec::new();
     for (i, r) in job.steps.iter().enumerate() {
         let Some(span) = spans.iter().find(|s| s.row == i) else {
@@ -76,7 +76,7 @@ pub fn render(entries: &[Entry]) -> String {
         let at = Track { pid: pid_of(r.group.as_deref()), tid: span.lane as u64 + 1, n: i as u64 + 1, machine: false };
         let first = timed.len();
         track_events(&entries[r.entry].step, at, span.start, &mut timed);
-        if let Some((_, slice)) = timed.get_mut(first)
+        if let Some((_, Event::Value(slice))) = timed.get_mut(first)
             && let Some(args) = slice.get_mut("args").and_then(Value::as_object_mut)
         {
             args.insert("status".into(), json!(r.status));
@@ -99,13 +99,11 @@ pub fn render(entries: &[Entry]) -> String {
     }
     let (busy, stall) = machine_series(&job, entries);
     for (name, points) in [("machine cpu busy", busy), ("machine cpu stall", stall)] {
-        for p in points {
-            let Some(value) = number(p.value).filter(|_| p.t.is_finite()) else { continue };
-            let ts = micros(p.t);
-            timed.push((
-                ts,
-                json!({ "name": name, "cat": "machine", "ph": "C", "pid": machine_pid, "tid": 1, "ts": ts, "args": { "share": value } }),
-            ));
+        let name: std::rc::Rc<str> = name.into();
+        for p in points.iter().filter(|p| p.t.is_finite() && p.value.is_finite()) {
+            let (ts, name) = (micros(p.t), std::rc::Rc::clone(&name));
+            let counter = Counter { name, cat: "machine", pid: machine_pid, tid: 1, ts, key: "share", value: p.value };
+            timed.push((ts, Event::Counter(counter)));
         }
     }
     let gaps = gaps(&spans);
@@ -113,8 +111,8 @@ pub fn render(entries: &[Entry]) -> String {
         let ts = micros(from);
         timed.push((
             ts,
-            json!({ "name": "gap: no step ran", "cat": "gap", "ph": "X", "pid": machine_pid, "tid": 1,
-                    "ts": ts, "dur": micros(to - from), "args": { "seconds": to - from } }),
+            Event::Value(json!({ "name": "gap: no step ran", "cat": "gap", "ph": "X", "pid": machine_pid, "tid": 1,
+                    "ts": ts, "dur": micros(to - from), "args": { "seconds": to - from } })),
         ));
     }
     // Metadata first, then everything in time order (stable: each track's
@@ -136,6 +134,5 @@ pub fn render(entries: &[Entry]) -> String {
     if !untimed.is_empty() {
         other.insert("stepsWithoutTime".into(), json!(untimed));
     }
-    let document = json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": other });
-    serde_json::to_string(&document).unwrap_or_default() + "\n"
+    document(&events, other)
 }
