@@ -26,9 +26,12 @@ pub(super) fn task(s: &TaskStats<'_>, exited: bool, delay_accounting: bool) -> T
     let pid = s.pid().unwrap_or(0);
     let user = s.utime_us().unwrap_or(0) as f64 * US;
     let system = s.stime_us().unwrap_or(0) as f64 * US;
-    // The scheduler's run time is filled with or without delay accounting
-    // (kernel/delayacct.c); 0 means the kernel did not fill it.
-    let exact = s.cpu_run_virtual_total_ns().filter(|&ns| ns > 0);
+    // The scheduler's run time (sum_exec_runtime, kernel/delayacct.c). With
+    // delay accounting on the kernel fills it for every task, so a 0 is the
+    // task's run time as the scheduler's clock saw it (a `seq` under a slow
+    // clock in the VM tier: that one record made the step's CPU "tick
+    // sampled"); with it off, a 0 may mean not filled.
+    let exact = s.cpu_run_virtual_total_ns().filter(|&ns| ns > 0 || delay_accounting);
     let delay = |ns: Option<u64>| if delay_accounting { ns.map(|n| n as f64 * NS) } else { None };
     let mut record = ProcessRecord::default();
     record.command = String::from_utf8_lossy(s.comm()).into_owned();
@@ -81,5 +84,23 @@ mod tests {
         assert_eq!(t.record.delays.blkio_seconds, None, "delay accounting off: absent, not 0");
         assert!(t.record.delays.cpu_seconds.is_some());
         assert_eq!(task(&s, true, true).record.delays.blkio_seconds, Some(0.0));
+    }
+
+    #[test]
+    fn a_zero_run_time_is_exact_only_with_delay_accounting() {
+        let datagram = include_bytes!("../../../taskstats-parse/tests/data/exit-dd-fsync.bin");
+        let m = Messages::new(datagram).next().unwrap().unwrap();
+        let (_, s) = TaskstatsReply::parse(m.payload).unwrap().pid.unwrap();
+        // cpu_run_virtual_total is the u64 at offset 72 of struct taskstats
+        // (include/uapi/linux/taskstats.h).
+        let at = s.as_bytes().as_ptr() as usize - datagram.as_ptr() as usize + 72;
+        let mut zeroed = datagram.to_vec();
+        zeroed[at..at + 8].fill(0);
+        let m = Messages::new(&zeroed).next().unwrap().unwrap();
+        let (_, s) = TaskstatsReply::parse(m.payload).unwrap().pid.unwrap();
+        assert_eq!(s.cpu_run_virtual_total_ns(), Some(0));
+        assert_eq!(task(&s, true, false).record.cpu_time, Some(CpuTime::TickSampled), "off: maybe not filled");
+        let on = task(&s, true, true).record;
+        assert_eq!((on.cpu_time, on.cpu_seconds), (Some(CpuTime::Exact), 0.0), "on: the scheduler's 0");
     }
 }
