@@ -283,8 +283,8 @@ struct Sockets<'a> {
 /// Waits until `fds` can be read or `wait` passed (an interruption is a
 /// normal return).
 fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) {
-    let timeout = Timespec { tv_sec: 0, tv_nsec: i64::from(wait.subsec_nanos()) };
-    let _ = rustix::event::poll(fds, Some(&timeout));
+    let timeout = Timespec::try_from(wait).ok();
+    let _ = rustix::event::poll(fds, timeout.as_ref());
 }
 
 /// The thread: reads both sockets and answers the main thread's asks until
@@ -347,6 +347,13 @@ fn listen(
                 });
             full |= n == READ_AT_MOST;
             read += n;
+        }
+        // While fork events are still queued (the connector read its most),
+        // records wait: decided before the fork events that explain them, a
+        // reused pid would be taken for the wrong process. Once stopping,
+        // the final read takes both.
+        if full && stopped_at.is_none() {
+            continue;
         }
         let n = drain(sockets.taskstats, &mut buf, &mut counters.overruns, until, &mut tracker, |bytes, now, t| {
             for m in Messages::new(bytes).flatten() {
