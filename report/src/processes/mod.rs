@@ -135,9 +135,20 @@ impl Processes {
                 Keep::Top(n) => n,
                 Keep::All => processes.len(),
             };
+            let order = |a: &&ProcessRecord, b: &&ProcessRecord| {
+                key(b).total_cmp(&key(a)).then(a.pid.cmp(&b.pid)).then(a.start_unix_seconds.cmp(&b.start_unix_seconds))
+            };
             let mut sorted: Vec<&ProcessRecord> = processes.iter().collect();
-            sorted.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.pid.cmp(&b.pid)));
-            sorted.into_iter().take(n).cloned().collect()
+            // The top n without sorting the rest: an exit storm's 20,000
+            // processes took 13-21 ms to sort three times over.
+            if n < sorted.len() {
+                if n > 0 {
+                    sorted.select_nth_unstable_by(n - 1, order);
+                }
+                sorted.truncate(n);
+            }
+            sorted.sort_by(order);
+            sorted.into_iter().cloned().collect()
         };
         let exact = processes.iter().all(|p| p.cpu_time == Some(CpuTime::Exact));
         Processes {

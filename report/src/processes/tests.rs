@@ -265,3 +265,36 @@ fn diff_flags_a_command_whose_cpu_changed_beyond_the_noise() {
     assert_eq!(json["commands"][0]["command"], "cc1");
     assert!(crate::diff::StepDiff::between(&run_with(None), &run_with(None)).commands.is_empty());
 }
+
+proptest::proptest! {
+    /// The top lists, chosen without sorting every process, are the first n
+    /// of every process sorted.
+    #[test]
+    fn top_lists_are_the_head_of_the_whole_order(
+        values in proptest::collection::vec((0u32..50, 0u8..8, 0u64..6, 0u64..4), 0..120),
+        n in 0usize..30,
+    ) {
+        let all: Vec<ProcessRecord> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &(pid, cpu, rss, written))| {
+                // A process is one (pid, start): pids repeat, starts differ.
+                let mut p = process("cc", pid, f64::from(cpu) / 4.0, rss << 20, written);
+                p.start_unix_seconds = i as u64;
+                p
+            })
+            .collect();
+        let doc = Processes::build(all.clone(), Keep::Top(n), all.len() as u64, 0);
+        let head = |key: fn(&ProcessRecord) -> f64| {
+            let mut sorted = all.clone();
+            sorted.sort_by(|a, b| {
+                key(b).total_cmp(&key(a)).then(a.pid.cmp(&b.pid)).then(a.start_unix_seconds.cmp(&b.start_unix_seconds))
+            });
+            sorted.truncate(n);
+            sorted
+        };
+        proptest::prop_assert_eq!(&doc.top_by_cpu, &head(|p| p.cpu_seconds));
+        proptest::prop_assert_eq!(&doc.top_by_peak_rss, &head(|p| p.peak_rss_bytes.map_or(-1.0, |b| b as f64)));
+        proptest::prop_assert_eq!(&doc.top_by_io, &head(|p| p.io_bytes() as f64));
+    }
+}

@@ -45,11 +45,32 @@ const TASKSTATS_BUFFER: usize = 32 << 20;
 const CONNECTOR_BUFFER: usize = 16 << 20;
 /// How often the thread looks at the stop flag while no event comes.
 const POLL: Duration = Duration::from_millis(100);
-/// After reading, the thread lets events pile up this long before it reads
-/// again: one wake-up per batch instead of one per event (an exit storm
-/// sends four datagrams per process), well within the buffers' capacity.
-/// An ask of the main thread ends the wait.
-const BATCH: Duration = Duration::from_millis(50);
+/// Records the sockets may queue while the thread pauses: half of what the
+/// taskstats buffer holds (above), the connector's holding as many fork events.
+const PAUSE_RECORDS: f64 = 12_500.0;
+/// The fastest exit storm a CPU makes, processes a second: a C loop of
+/// `fork`, `_exit` and `waitpid` makes 3,000-3,300 a second per CPU on the
+/// 2-core VM this was measured on; bare metal forks faster, so three times that.
+const STORM_PER_CPU: f64 = 10_000.0;
+
+/// After a round that read all that was queued, the thread lets events pile
+/// up this long before it reads again (an ask of the main thread ends the
+/// wait): a wake-up per batch instead of one per event, sized so that the
+/// fastest storm of every CPU fills half the buffers meanwhile (625 ms on 2
+/// CPUs). Measured in an exit storm of 20,000 processes: stepmon's CPU
+/// 0.076-0.097 s with a 300 ms pause, 0.100-0.134 s with 50 ms.
+fn pause() -> Duration {
+    let cpus = std::fs::read_dir("/sys/devices/system/cpu").map_or(1, |dir| {
+        dir.flatten()
+            .filter(|e| {
+                e.file_name().to_str().and_then(|n| n.strip_prefix("cpu")).is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .count()
+    });
+    #[allow(clippy::cast_precision_loss)] // CPU counts far below 2^52
+    let seconds = PAUSE_RECORDS / (STORM_PER_CPU * cpus.max(1) as f64);
+    Duration::from_secs_f64(seconds).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
 /// The most datagrams read from one socket before the thread looks at the
 /// main thread's asks again: when the machine's exits come faster than
 /// they are read (a slow CPU, a debug build), the queue never empties, and
@@ -88,8 +109,8 @@ pub(crate) struct Listener {
 /// only after the step had exited, so SIGTERM reached nobody).
 #[derive(Debug)]
 enum Ask {
-    /// The step's main process was spawned.
-    Root(u32),
+    /// The step's main process was spawned (pid, s since the epoch).
+    Root(u32, u64),
     /// The step's processes still alive.
     Live(mpsc::Sender<Vec<u32>>),
     /// The step's processes are reaped: read what is queued and end.
@@ -155,7 +176,8 @@ impl Session {
     /// The step's main process was spawned with this pid.
     pub(crate) fn set_root(&self, pid: i32) {
         if let Session::Listening(l) = self {
-            l.ask(Ask::Root(pid.unsigned_abs()));
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            l.ask(Ask::Root(pid.unsigned_abs(), now.map_or(0, |d| d.as_secs())));
         }
     }
 
@@ -302,11 +324,12 @@ fn listen(
     let mut stopped_at: Option<Instant> = None;
     let mut marker_read = false;
     let mut wakes = [0u8; 64];
+    let pause = pause();
     loop {
         while matches!(rustix::io::read(sockets.woken, &mut wakes), Ok(n) if n > 0) {}
         for ask in asks.try_iter() {
             match ask {
-                Ask::Root(pid) => tracker.set_root(pid, Instant::now()),
+                Ask::Root(pid, started) => tracker.set_root(pid, started, Instant::now()),
                 Ask::Live(reply) => {
                     let _ = reply.send(tracker.live());
                 }
@@ -328,34 +351,11 @@ fn listen(
             }
             wait_for(&mut fds, POLL);
         }
-        // Fork events first: they decide which of the records are the step's.
-        let mut read = 0;
-        let mut full = false;
-        if let Some(c) = sockets.connector {
-            let n =
-                drain(c, &mut buf, &mut counters.connector_overruns, connector_until, &mut tracker, |bytes, now, t| {
-                    for m in Messages::new(bytes).flatten() {
-                        if let Ok(ProcEvent {
-                            kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. }, ..
-                        }) = ProcEvent::parse(m.payload)
-                            && child_pid == child_tgid
-                        {
-                            t.fork(parent_tgid, child_tgid, now);
-                        }
-                    }
-                    true
-                });
-            full |= n == READ_AT_MOST;
-            read += n;
-        }
-        // While fork events are still queued (the connector read its most),
-        // records wait: decided before the fork events that explain them, a
-        // reused pid would be taken for the wrong process. Once stopping,
-        // the final read takes both.
-        if full && stopped_at.is_none() {
-            continue;
-        }
-        let n = drain(sockets.taskstats, &mut buf, &mut counters.overruns, until, &mut tracker, |bytes, now, t| {
+        // Records first, then fork events: a record is weighed once the
+        // connector was read to its end after it, so that every fork event
+        // sent before its exit is known (a reused pid is taken for the
+        // wrong process otherwise).
+        let records = drain(sockets.taskstats, &mut buf, &mut counters.overruns, until, &mut tracker, |bytes, _, t| {
             for m in Messages::new(bytes).flatten() {
                 // Multicast records come from port 0; the marker's reply
                 // and acknowledgement to this socket's port.
@@ -367,20 +367,37 @@ fn listen(
                     continue;
                 }
                 if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
-                    t.record(convert::task(&stats, true, delay_accounting), now);
+                    t.record(convert::task(&stats, true, delay_accounting));
                 }
             }
             true
         });
-        full |= n == READ_AT_MOST;
-        read += n;
+        let forks = sockets.connector.map_or(0, |c| {
+            drain(c, &mut buf, &mut counters.connector_overruns, connector_until, &mut tracker, |bytes, now, t| {
+                for m in Messages::new(bytes).flatten() {
+                    if let Ok(ProcEvent { kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. }, .. }) =
+                        ProcEvent::parse(m.payload)
+                        && child_pid == child_tgid
+                    {
+                        t.fork(parent_tgid, child_tgid, now);
+                    }
+                }
+                true
+            })
+        });
+        let forks_to_the_end = forks < READ_AT_MOST;
+        if forks_to_the_end {
+            tracker.forks_read(Instant::now());
+        }
+        let full = records == READ_AT_MOST || !forks_to_the_end;
         if let Some(until) = until {
-            if marker_read || read == 0 || Instant::now() >= until {
+            let records_read = marker_read || records == 0 || Instant::now() >= until;
+            if records_read && forks_to_the_end {
                 break;
             }
-        } else if read > 0 && !full {
+        } else if records + forks > 0 && !full {
             // Let events pile up, unless the main thread asks meanwhile.
-            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], BATCH);
+            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], pause);
         }
     }
     counters.drops = drops::of(sockets.taskstats.as_fd());

@@ -5,12 +5,12 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::net::netlink::{self, SocketAddrNetlink};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType, sockopt};
-use stepmon_taskstats_parse::cn_proc::{CN_IDX_PROC, CN_VAL_PROC, EventKind, PROC_CN_MCAST_LISTEN, ProcEvent};
+use stepmon_taskstats_parse::cn_proc::{CN_IDX_PROC, CN_VAL_PROC, PROC_CN_MCAST_LISTEN};
 use stepmon_taskstats_parse::ctrl::{CTRL_ATTR_FAMILY_NAME, CTRL_CMD_GETFAMILY, Family, GENL_ID_CTRL};
 use stepmon_taskstats_parse::netlink::{Messages, NLMSG_DONE};
 use stepmon_taskstats_parse::taskstats::{
@@ -170,34 +170,6 @@ fn listen_request(filter: Option<u32>) -> Vec<u8> {
     message(NLMSG_DONE, 0, 0, 0, &cn)
 }
 
-/// How long the connector's acknowledgement of a filtered listen request
-/// is waited for: kernels before 6.6 never send one.
-const ACK_WAIT: Duration = Duration::from_millis(200);
-
-/// Waits (at most [`ACK_WAIT`] in all) for the connector's acknowledgement
-/// of a listen request; events before it are dropped (the step has not
-/// started). The bound is on the whole wait, not on each receive: once any
-/// process has listened since boot, the kernel multicasts every fork, exec
-/// and exit to the group this socket joined, and on a busy machine before
-/// 6.6 those events would keep a per-receive timeout from ever expiring
-/// (seen in the VM tier's 6.1 boot: the step did not start within 10 s).
-fn acknowledged(fd: impl AsFd) -> bool {
-    let deadline = Instant::now() + ACK_WAIT;
-    let mut buf = vec![0u8; DATAGRAM];
-    while let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
-        if sockopt::set_socket_timeout(fd.as_fd(), sockopt::Timeout::Recv, Some(left)).is_err() {
-            return false;
-        }
-        let Ok((read, _)) = rustix::net::recv(fd.as_fd(), &mut buf[..], RecvFlags::empty()) else { return false };
-        for m in Messages::new(&buf[..read]).flatten() {
-            if let Ok(ProcEvent { kind: EventKind::Ack { err }, .. }) = ProcEvent::parse(m.payload) {
-                return err == 0;
-            }
-        }
-    }
-    false
-}
-
 /// Whether the running kernel takes a `struct proc_input` event filter
 /// (`include/uapi/linux/cn_proc.h`, Linux 6.6): older ones drop the
 /// request without an answer (`cn_proc_mcast_ctl` returns early on a
@@ -207,23 +179,26 @@ fn filters_events() -> bool {
     crate::host::kernel_version(&release).is_none_or(|v| v >= (6, 6))
 }
 
-/// A proc connector socket joined to `CN_IDX_PROC` with the fork events
-/// on. Where the kernel filters ([`filters_events`]) it asks for fork
-/// events alone (an exit storm then sends one connector message per
-/// process instead of three), and falls back to the plain request when
-/// that is not acknowledged; older kernels get the plain one at once,
-/// without waiting for an answer that never comes.
+/// A proc connector socket joined to `CN_IDX_PROC`, listening. Where the
+/// kernel filters ([`filters_events`]) it then asks for fork events alone:
+/// an exit storm sends one connector message per process instead of three.
+///
+/// The plain request comes first and nothing is waited for: the kernel
+/// handles a connector request within the `send` (`netlink_unicast` to a
+/// kernel socket calls `cn_rx_skb` in the sender's context), and it
+/// multicasts its acknowledgement (`PROC_EVENT_NONE`) through the same
+/// event filter as everything else (`cn_filter`, drivers/connector/cn_proc.c),
+/// so a socket that asked for forks alone never sees it. Asked the other
+/// way round, every step waited for an acknowledgement that could not
+/// come. Before 6.6 the kernel ignores the longer, filtered request
+/// (`cn_proc_mcast_ctl` returns early), and the socket gets every event.
 pub(super) fn connector() -> io::Result<OwnedFd> {
     let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(netlink::CONNECTOR))?;
     rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))?;
-    let filtered = filters_events() && {
+    rustix::net::send(&fd, &listen_request(None), SendFlags::empty())?;
+    if filters_events() {
         rustix::net::send(&fd, &listen_request(Some(PROC_EVENT_FORK)), SendFlags::empty())?;
-        acknowledged(&fd)
-    };
-    if !filtered {
-        rustix::net::send(&fd, &listen_request(None), SendFlags::empty())?;
     }
-    sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, None)?;
     Ok(fd)
 }
 
@@ -244,6 +219,7 @@ pub(super) fn is_overrun(e: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
     use stepmon_taskstats_parse::genl::GenlMessage;
 
     #[test]
@@ -255,6 +231,48 @@ mod tests {
         let attrs: Vec<_> = g.attrs().collect::<Result<_, _>>().unwrap();
         assert_eq!(attrs[0].u32().unwrap(), 42);
         assert_eq!(attrs[1].c_str(), b"0-1");
+    }
+
+    /// Where the kernel filters, the socket gets the fork event of a child
+    /// and neither its exec nor its exit (asked in the other order, the
+    /// filter's own acknowledgement was waited for in vain, and the socket
+    /// listened unfiltered).
+    #[test]
+    fn the_connector_gets_fork_events_alone_where_the_kernel_filters() {
+        use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
+        if !filters_events() {
+            eprintln!("SKIPPED the_connector_gets_fork_events_alone_where_the_kernel_filters: kernel before 6.6");
+            return;
+        }
+        let fd = match connector() {
+            Ok(fd) => fd,
+            Err(e) => {
+                eprintln!(
+                    "SKIPPED the_connector_gets_fork_events_alone_where_the_kernel_filters: no connector ({e}; needs root)"
+                );
+                return;
+            }
+        };
+        let started = Instant::now();
+        let child = std::process::Command::new("/bin/true").status();
+        assert!(child.is_ok_and(|s| s.success()));
+        sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(Duration::from_millis(200))).unwrap();
+        let (mut forks, mut others) = (0, Vec::new());
+        let mut buf = vec![0u8; DATAGRAM];
+        // This process's children's events, until the queue is quiet.
+        while let Ok((read, _)) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()) {
+            for m in Messages::new(&buf[..read]).flatten() {
+                match ProcEvent::parse(m.payload).map(|e| e.kind) {
+                    Ok(EventKind::Fork { parent_tgid, .. }) if parent_tgid == std::process::id() => forks += 1,
+                    Ok(EventKind::Ack { .. } | EventKind::Fork { .. }) => {}
+                    Ok(other) => others.push(other),
+                    Err(e) => panic!("unreadable event: {e}"),
+                }
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "the queue never went quiet");
+        }
+        assert!(forks >= 1, "the child's fork event");
+        assert!(others.is_empty(), "events other than forks: {others:?}");
     }
 
     #[test]

@@ -7,9 +7,14 @@
 //!
 //! Pids are reused (`pid_max` is often 32768): a process is keyed by its
 //! tgid while it lives and by (tgid, start) once its leader's record came;
-//! a fork event of a reused pid starts a new process. The sockets are not
-//! ordered with each other, so a record whose membership is not known yet
-//! waits (a few seconds at most) for the fork event that would decide it.
+//! a fork event of a reused pid starts a new process, and a fork event of
+//! another process taking a pid of the step says that the step's process
+//! of that pid is over, even before its record is read. The sockets are
+//! not ordered with each other: a record is weighed only once the
+//! connector was read to its end after it ([`Tracker::forks_read`]), so the
+//! fork events sent before its exit are known, and a record whose
+//! membership is still not known waits (a few seconds at most) for the
+//! fork event that would decide it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -21,18 +26,32 @@ use super::convert::Task;
 /// How long a record of a task not (yet) known as the step's waits for
 /// its fork event before it is taken as another process's.
 const UNDECIDED_FOR: Duration = Duration::from_secs(3);
+/// A process that started this long before the step's main process was
+/// spawned is not the step's, whatever its parent: `ac_btime` is the exit
+/// time less the elapsed time in whole seconds (kernel/tsacct.c), so a
+/// process of the step may read up to a second early.
+const STARTED_BEFORE_THE_STEP: u64 = 2;
 
 /// The step's processes as the events came.
 #[derive(Debug, Default)]
 pub(super) struct Tracker {
     /// The step's main process, once spawned.
     root: Option<u32>,
+    /// When it was spawned, s since the epoch.
+    root_started: u64,
     /// This process: orphans of the step are reparented to it.
     subreaper: u32,
     /// Live processes (tgids) of the step.
     members: HashSet<u32>,
+    /// Processes of the step whose pid another process took (its fork
+    /// event came) before their own record was read: that record is the
+    /// step's, but threads outliving it can no longer be told from the
+    /// new process's.
+    superseded: HashSet<u32>,
     /// Forks seen before the root was known: (parent tgid, child tgid).
     early_forks: Vec<(u32, u32)>,
+    /// Records read since the connector was last read to its end.
+    unweighed: Vec<Task>,
     /// Records not decided yet, with when they came (oldest first).
     undecided: VecDeque<(Instant, Task)>,
     /// How many undecided records name each pid as their tgid or parent:
@@ -55,9 +74,10 @@ impl Tracker {
         Tracker { subreaper, ..Tracker::default() }
     }
 
-    /// The step's main process was spawned.
-    pub(super) fn set_root(&mut self, root: u32, now: Instant) {
+    /// The step's main process was spawned `started` (s since the epoch).
+    pub(super) fn set_root(&mut self, root: u32, started: u64, now: Instant) {
         self.root = Some(root);
+        self.root_started = started;
         self.members.insert(root);
         for (parent, child) in std::mem::take(&mut self.early_forks) {
             self.fork(parent, child, now);
@@ -71,13 +91,23 @@ impl Tracker {
             self.early_forks.push((parent, child));
             return;
         }
+        if Some(child) == self.root && parent == self.subreaper {
+            // The spawn of the root itself, read before or after it was set.
+            return;
+        }
         // A reused pid: whatever had it before is over.
         self.closed.remove(&child);
         if self.members.contains(&parent) {
             self.members.insert(child);
+            self.superseded.remove(&child);
             if self.undecided_ids.contains_key(&child) {
                 self.retry(now, false);
             }
+        } else if self.members.remove(&child) {
+            // Another process took the pid of one of the step's whose
+            // record is not read yet: the new one and its children are not
+            // the step's (seen: 20,005 processes counted for 20,003).
+            self.superseded.insert(child);
         }
     }
 
@@ -86,29 +116,48 @@ impl Tracker {
         self.members.iter().copied().collect()
     }
 
-    /// An exit record.
-    pub(super) fn record(&mut self, task: Task, now: Instant) {
+    /// An exit record, weighed at the next [`Tracker::forks_read`].
+    pub(super) fn record(&mut self, task: Task) {
+        self.unweighed.push(task);
+    }
+
+    /// The connector was read to its end: every fork event sent before the
+    /// exits read so far is known, and their records are weighed.
+    pub(super) fn forks_read(&mut self, now: Instant) {
+        let mut unweighed = std::mem::take(&mut self.unweighed);
+        for task in unweighed.drain(..) {
+            self.weigh(task, now);
+        }
+        // Keep the allocation for the next batch.
+        self.unweighed = unweighed;
+    }
+
+    /// Decides a record, or lets it wait for the fork event that would.
+    fn weigh(&mut self, task: Task, now: Instant) {
         let decides = task.tgid;
-        if self.take(task.clone()) {
+        match self.take(task) {
             // It may be the parent of records that came before it.
-            if self.undecided_ids.contains_key(&decides) {
-                self.retry(now, false);
+            None => {
+                if self.undecided_ids.contains_key(&decides) {
+                    self.retry(now, false);
+                }
             }
-        } else {
-            *self.undecided_ids.entry(task.tgid).or_default() += 1;
-            *self.undecided_ids.entry(task.ppid).or_default() += 1;
-            self.undecided.push_back((now, task));
+            Some(task) => {
+                *self.undecided_ids.entry(task.tgid).or_default() += 1;
+                *self.undecided_ids.entry(task.ppid).or_default() += 1;
+                self.undecided.push_back((now, task));
+            }
         }
         while self.undecided.front().is_some_and(|(at, _)| now.duration_since(*at) > UNDECIDED_FOR) {
             if let Some((_, old)) = self.undecided.pop_front() {
-                self.forget(&old);
+                self.forget(old.tgid, old.ppid);
             }
         }
     }
 
     /// Removes an undecided record from the id counts.
-    fn forget(&mut self, task: &Task) {
-        for id in [task.tgid, task.ppid] {
+    fn forget(&mut self, tgid: u32, ppid: u32) {
+        for id in [tgid, ppid] {
             if let Some(n) = self.undecided_ids.get_mut(&id) {
                 *n -= 1;
                 if *n == 0 {
@@ -118,10 +167,12 @@ impl Tracker {
         }
     }
 
-    /// Whether `task` is the step's; if so it is accounted.
-    fn take(&mut self, task: Task) -> bool {
-        if self.root.is_none() {
-            return false;
+    /// Accounts `task` if it is the step's, else hands it back.
+    fn take(&mut self, task: Task) -> Option<Task> {
+        if self.root.is_none()
+            || task.record.start_unix_seconds.saturating_add(STARTED_BEFORE_THE_STEP) < self.root_started
+        {
+            return Some(task);
         }
         let leader = task.pid == task.tgid;
         // A process of the step has, when it exits, a parent of the step
@@ -133,7 +184,8 @@ impl Tracker {
             || self.closed.contains_key(&task.ppid)
             || (task.ppid == self.subreaper && task.ppid != 0);
         let live = self.members.contains(&task.tgid);
-        let member = (live && Some(task.tgid) == self.root) || (parent_is_the_steps && (leader || live));
+        let superseded = self.superseded.contains(&task.tgid);
+        let member = (live && Some(task.tgid) == self.root) || (parent_is_the_steps && (leader || live || superseded));
         if member {
             self.records += 1;
             if leader {
@@ -142,7 +194,9 @@ impl Tracker {
                     process.add_thread(&threads);
                 }
                 self.members.remove(&task.tgid);
-                self.closed.insert(task.tgid, self.done.len());
+                if !self.superseded.remove(&task.tgid) {
+                    self.closed.insert(task.tgid, self.done.len());
+                }
                 self.done.push(process);
             } else {
                 match self.open.get_mut(&task.tgid) {
@@ -152,7 +206,7 @@ impl Tracker {
                     }
                 }
             }
-            return true;
+            return None;
         }
         // A thread that outlived its leader.
         if !leader && let Some(&at) = self.closed.get(&task.tgid) {
@@ -160,9 +214,9 @@ impl Tracker {
             if let Some(p) = self.done.get_mut(at) {
                 p.add_thread(&task.record);
             }
-            return true;
+            return None;
         }
-        false
+        Some(task)
     }
 
     /// Retries the undecided records; with `all` (or once they are too old)
@@ -171,10 +225,10 @@ impl Tracker {
         let mut keep = VecDeque::with_capacity(self.undecided.len());
         while let Some((at, task)) = self.undecided.pop_front() {
             let old = all || now.duration_since(at) > UNDECIDED_FOR;
-            if self.take(task.clone()) || old {
-                self.forget(&task);
-            } else {
-                keep.push_back((at, task));
+            let (tgid, ppid) = (task.tgid, task.ppid);
+            match self.take(task) {
+                Some(task) if !old => keep.push_back((at, task)),
+                _ => self.forget(tgid, ppid),
             }
         }
         self.undecided = keep;
@@ -184,6 +238,7 @@ impl Tracker {
     /// never came (lost), then `running` (queried before the kill) for
     /// processes without an exit record.
     pub(super) fn finish(mut self, now: Instant, running: Vec<Task>) -> (Vec<ProcessRecord>, u64) {
+        self.forks_read(now);
         self.retry(now, true);
         let mut out = self.done;
         out.extend(self.open.into_values());
@@ -211,19 +266,87 @@ mod tests {
         Task { pid, tgid, ppid, record }
     }
 
+    /// A record read with the connector read to its end after it.
+    fn exit(t: &mut Tracker, task: Task, now: Instant) {
+        t.record(task);
+        t.forks_read(now);
+    }
+
+    #[test]
+    fn the_roots_own_fork_event_read_after_it_was_set_keeps_it() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, 0, now);
+        t.fork(1, 100, now);
+        t.fork(100, 101, now);
+        exit(&mut t, task(101, 101, 100, 1.0), now);
+        exit(&mut t, task(100, 100, 1, 1.0), now);
+        assert_eq!(t.finish(now, Vec::new()).1, 2);
+    }
+
+    #[test]
+    fn a_step_pid_taken_by_another_process_before_its_record_came_is_not_the_steps_any_more() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, 0, now);
+        t.fork(100, 300, now);
+        // 300 exits, its record is still queued; another process gets pid
+        // 300 and forks 301, which exits.
+        t.fork(700, 300, now);
+        t.fork(300, 301, now);
+        exit(&mut t, task(301, 301, 300, 5.0), now);
+        exit(&mut t, task(300, 300, 100, 1.0), now);
+        let (done, records) = t.finish(now, Vec::new());
+        assert_eq!((done.len(), records), (1, 1), "{done:?}");
+        assert_eq!(done[0].cpu_seconds, 1.0);
+    }
+
+    #[test]
+    fn a_record_is_weighed_only_after_the_fork_events_sent_before_it() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, 0, now);
+        t.fork(100, 300, now);
+        // 301 (child of another process that took pid 300) is read before
+        // the fork events that say so.
+        t.record(task(301, 301, 300, 5.0));
+        t.fork(700, 300, now);
+        t.fork(300, 301, now);
+        t.forks_read(now);
+        exit(&mut t, task(300, 300, 100, 1.0), now);
+        let (done, records) = t.finish(now, Vec::new());
+        assert_eq!((done.len(), records), (1, 1), "{done:?}");
+    }
+
+    #[test]
+    fn a_process_started_well_before_the_step_is_not_the_steps() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, 1_000, now);
+        t.fork(100, 101, now);
+        let mut old = task(101, 101, 100, 1.0);
+        old.record.start_unix_seconds = 1_000 - STARTED_BEFORE_THE_STEP - 1;
+        let mut new = task(102, 102, 100, 1.0);
+        new.record.start_unix_seconds = 999;
+        exit(&mut t, old, now);
+        exit(&mut t, new, now);
+        let (done, _) = t.finish(now, Vec::new());
+        assert_eq!(done.iter().map(|p| p.pid).collect::<Vec<_>>(), [102]);
+    }
+
     #[test]
     fn descendants_are_kept_and_others_are_not() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
         t.fork(1, 100, now); // the spawn, before the root is known
-        t.set_root(100, now);
+        t.set_root(100, 0, now);
         t.fork(100, 101, now);
         t.fork(101, 102, now);
         t.fork(555, 556, now); // someone else's
-        t.record(task(102, 102, 101, 1.0), now);
-        t.record(task(556, 556, 555, 9.0), now);
-        t.record(task(101, 101, 100, 1.0), now);
-        t.record(task(100, 100, 1, 1.0), now);
+        exit(&mut t, task(102, 102, 101, 1.0), now);
+        exit(&mut t, task(556, 556, 555, 9.0), now);
+        exit(&mut t, task(101, 101, 100, 1.0), now);
+        exit(&mut t, task(100, 100, 1, 1.0), now);
         let (done, records) = t.finish(now, Vec::new());
         assert_eq!(records, 3);
         assert_eq!(done.iter().map(|p| p.pid).collect::<Vec<_>>(), [102, 101, 100]);
@@ -233,9 +356,9 @@ mod tests {
     fn a_record_before_its_fork_event_waits_for_it() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, now);
+        t.set_root(100, 0, now);
         // 201's parent 200 is not known yet either: both wait.
-        t.record(task(201, 201, 200, 1.0), now);
+        exit(&mut t, task(201, 201, 200, 1.0), now);
         t.fork(100, 200, now);
         assert_eq!(t.records, 1, "decided by its parent");
         let (done, _) = t.finish(now, Vec::new());
@@ -246,12 +369,12 @@ mod tests {
     fn a_reused_pid_outside_the_step_is_not_counted() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, now);
+        t.set_root(100, 0, now);
         t.fork(100, 300, now);
-        t.record(task(300, 300, 100, 1.0), now);
+        exit(&mut t, task(300, 300, 100, 1.0), now);
         // pid 300 reused by an unrelated process.
         t.fork(700, 300, now);
-        t.record(task(300, 300, 700, 5.0), now);
+        exit(&mut t, task(300, 300, 700, 5.0), now);
         let (done, records) = t.finish(now + UNDECIDED_FOR * 2, Vec::new());
         assert_eq!((done.len(), records), (1, 1));
         assert_eq!(done[0].cpu_seconds, 1.0);
@@ -261,10 +384,10 @@ mod tests {
     fn threads_fold_into_their_process_before_and_after_the_leader() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, now);
-        t.record(task(101, 100, 1, 2.0), now); // a thread
-        t.record(task(100, 100, 1, 1.0), now); // the leader
-        t.record(task(102, 100, 1, 4.0), now); // a thread outliving it
+        t.set_root(100, 0, now);
+        exit(&mut t, task(101, 100, 1, 2.0), now); // a thread
+        exit(&mut t, task(100, 100, 1, 1.0), now); // the leader
+        exit(&mut t, task(102, 100, 1, 4.0), now); // a thread outliving it
         let (done, records) = t.finish(now, Vec::new());
         assert_eq!((done.len(), records), (1, 3));
         assert_eq!((done[0].threads, done[0].cpu_seconds), (3, 7.0));
@@ -274,12 +397,12 @@ mod tests {
     fn a_waiting_record_of_another_process_is_not_claimed_by_a_step_process_reusing_its_pid() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, now);
+        t.set_root(100, 0, now);
         // Another process (parent 700) exited with pid 300; its record waits.
-        t.record(task(300, 300, 700, 5.0), now);
+        exit(&mut t, task(300, 300, 700, 5.0), now);
         // The step forks a process that gets pid 300 again, which exits.
         t.fork(100, 300, now);
-        t.record(task(300, 300, 100, 1.0), now);
+        exit(&mut t, task(300, 300, 100, 1.0), now);
         let (done, records) = t.finish(now, Vec::new());
         assert_eq!((done.len(), records), (1, 1), "{done:?}");
         assert_eq!(done[0].cpu_seconds, 1.0);
@@ -289,10 +412,10 @@ mod tests {
     fn without_fork_events_records_are_decided_by_their_parents() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, now);
+        t.set_root(100, 0, now);
         // 102's parent 101 was the root's child; 102's record comes first.
-        t.record(task(102, 102, 101, 1.0), now);
-        t.record(task(101, 101, 100, 1.0), now);
+        exit(&mut t, task(102, 102, 101, 1.0), now);
+        exit(&mut t, task(101, 101, 100, 1.0), now);
         assert_eq!(t.records, 2);
     }
 
@@ -300,8 +423,8 @@ mod tests {
     fn orphans_reparented_to_the_subreaper_are_the_steps() {
         let now = Instant::now();
         let mut t = Tracker::new(42);
-        t.set_root(100, now);
-        t.record(task(900, 900, 42, 1.0), now);
+        t.set_root(100, 0, now);
+        exit(&mut t, task(900, 900, 42, 1.0), now);
         assert_eq!(t.records, 1);
     }
 
@@ -309,11 +432,11 @@ mod tests {
     fn a_running_process_counts_once() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, now);
+        t.set_root(100, 0, now);
         t.fork(100, 101, now);
         let mut running = task(101, 101, 100, 0.5);
         running.record.running_at_end = true;
-        t.record(task(100, 100, 1, 1.0), now);
+        exit(&mut t, task(100, 100, 1, 1.0), now);
         let (done, _) = t.finish(now, vec![running.clone(), task(100, 100, 1, 1.0)]);
         assert_eq!(done.len(), 2, "the exited root once, the running child from its query");
         assert!(done.iter().any(|p| p.pid == 101 && p.running_at_end));
