@@ -65,14 +65,14 @@ fn usable(arg: &str) -> bool {
     !base_name(arg).is_empty() && arg.chars().any(char::is_alphabetic) && !before_slash.contains('=')
 }
 
-/// The most telling argument of `args` (argv, argv[0] first) for a short
+/// The most telling argument of `args` (argv, argv\[0\] first) for a short
 /// label, or `None`:
 ///
 /// * rustc's `--crate-name NAME`: the crate (its file is `lib.rs` or
 ///   `main.rs` for every crate);
 /// * else the last argument that is not argv\[0\], not an option (`-...`)
 ///   and not the value of an option that names an output or a setting
-///   ([`VALUE_OPTIONS`], a shell's or Python's `-c` code), preferring one
+///   (search paths, definitions, outputs; a shell's or Python's `-c` code), preferring one
 ///   that looks like a file (holds a `.` or a `/`), shown by its file name.
 ///
 /// ```

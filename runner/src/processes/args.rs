@@ -6,7 +6,7 @@
 
 use stepmon_sysusage::parse::CmdLine;
 
-/// Arguments kept per process: argv[0] and the first options and inputs.
+/// Arguments kept per process: argv\[0\] and the first options and inputs.
 const MAX_ARGS: usize = 8;
 /// Bytes kept of each argument.
 const MAX_ARG_BYTES: usize = 80;
