@@ -26,6 +26,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "-idirafter",
     "-iprefix",
     "-isysroot",
+    "-imultiarch",
     "-include",
     "-imacros",
     "-L",
@@ -136,6 +137,8 @@ mod tests {
         assert_eq!(of("ld -o app main.o util.o -L /usr/lib -lc").as_deref(), Some("util.o"));
         // The path of an include directory is no input.
         assert_eq!(of("cc1 src/a.c -I /usr/include").as_deref(), Some("a.c"));
+        // Cut at 8 args before its input: the target triple is no label either.
+        assert_eq!(of("cc1plus -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE -I include -I src"), None);
     }
 
     #[test]
