@@ -172,15 +172,21 @@ fn a_machine_that_keeps_forking_does_not_hold_the_step_up() {
 /// Runs a step with a 1 s `sleep` under `prefix` (as a user or in a
 /// namespace where the kernel refuses a taskstats listener) and checks the
 /// run says why taskstats is unavailable and falls back to reading procfs at
-/// each sample: the `sleep` is there, with its peak RSS, labelled sampled.
-fn falls_back(name: &str, prefix: &[&str], expected: &str) {
-    if !root(name) || !tool(name, prefix[0]) {
+/// each sample: the `sleep` is there, with its peak RSS and its arguments,
+/// labelled sampled; and the rusage of what stepmon reaped: the step's `sh`,
+/// whose max RSS is that of the `dd` it waited for (64 MiB buffer), too
+/// short for the samples. `host_procfs`: /proc is another pid namespace's
+/// (`unshare --pid` without `--mount-proc`), where a reaped pid names
+/// another process, so its command must be left out, not guessed.
+fn falls_back(name: &str, prefix: &[&str], expected: &str, host_procfs: bool) {
+    if !root(name) || !tool(name, prefix[0]) || !tool(name, "dd") {
         return;
     }
     let dir = scratch(name);
     // Writable for an unprivileged stepmon too.
     std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let (p, _) = run(&dir.join("run.json"), prefix, &["--", "sh", "-c", "sleep 1; true"], Duration::from_secs(60));
+    let script = "sleep 1; dd if=/dev/zero of=/dev/null bs=64M count=1 status=none; true";
+    let (p, _) = run(&dir.join("run.json"), prefix, &["--", "sh", "-c", script], Duration::from_secs(60));
     assert_eq!(p["source"], "sampled", "{p:#}");
     assert_eq!(p["partial"], true, "processes shorter than the interval are missing: {p:#}");
     assert_eq!(p["missing"][0], "sampled: processes shorter than the interval are missing");
@@ -189,7 +195,22 @@ fn falls_back(name: &str, prefix: &[&str], expected: &str) {
     let sleep = command(&p, "sleep");
     assert_eq!(sleep["count"], 1, "{sleep:#}");
     assert!(sleep["maxPeakRssBytes"].as_u64().unwrap() > 0, "{sleep:#}");
+    assert_eq!(sleep["maxPeakRssArgs"], serde_json::json!(["sleep", "1"]), "{sleep:#}");
     assert_eq!(p["cpuTime"], "tickSampled");
+    let reaped = &p["reaped"];
+    assert!(reaped["rusage"].as_str().unwrap().contains("the descendants it waited for"), "{reaped:#}");
+    assert!(reaped["count"].as_u64().unwrap() >= 1, "{reaped:#}");
+    let main = reaped["topByCpu"].as_array().unwrap().iter().find(|r| r["main"] == true);
+    let main = main.unwrap_or_else(|| panic!("the step's main process is reaped: {reaped:#}"));
+    let max_rss = main["maxRssBytes"].as_u64().unwrap();
+    eprintln!("{name}: the reaped sh's max RSS {max_rss} B, CPU {} s", main["cpuSeconds"]);
+    assert!((64 << 20..1 << 30).contains(&max_rss), "dd's 64 MiB, waited for by sh: {main:#}");
+    assert_eq!(main["exitStatus"], 0, "{main:#}");
+    if host_procfs {
+        assert!(main["command"].is_null() || main["command"] == "sh", "{main:#}");
+    } else {
+        assert_eq!(main["command"], "sh", "{main:#}");
+    }
 }
 
 #[test]
@@ -198,6 +219,7 @@ fn an_unprivileged_run_falls_back_and_says_so() {
         "an_unprivileged_run_falls_back_and_says_so",
         &["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"],
         "needs root",
+        false,
     );
 }
 
@@ -207,6 +229,7 @@ fn a_run_in_a_pid_namespace_falls_back_and_says_so() {
         "a_run_in_a_pid_namespace_falls_back_and_says_so",
         &["unshare", "--pid", "--fork", "--"],
         "initial user and pid namespaces",
+        true,
     );
 }
 
@@ -216,5 +239,6 @@ fn a_run_in_a_user_namespace_falls_back_and_says_so() {
         "a_run_in_a_user_namespace_falls_back_and_says_so",
         &["unshare", "--user", "--map-root-user", "--"],
         "taskstats listener refused",
+        false,
     );
 }

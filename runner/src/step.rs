@@ -704,7 +704,12 @@ impl Prepared {
             }
             reaper.kill_leftovers(KILL_TIMEOUT);
         }
-        let processes = processes.finish();
+        let mut processes = processes.finish();
+        // Sampled records miss what lived between two samples; the rusage
+        // of what stepmon reaped holds it (with the descendants each waited for).
+        if processes.source == Some(stepmon_report::processes::ProcessSource::Sampled) {
+            processes.add_reaped(reaper.reaped(), reaper.reaped_not_kept());
+        }
         let wall = started.elapsed().as_secs_f64();
         let end = Timestamp::now();
         let stepmon_cpu = own_cpu_seconds() - cpu_at_start;

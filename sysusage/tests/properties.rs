@@ -7,7 +7,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use stepmon_sysusage::model::{PressureJson, SysCPUStat, SysMemoryStat, round_millis};
 use stepmon_sysusage::parse::{
-    CpuTimes, Hundredths, KernelStat, LoadAvg, MemInfo, MemInfoEntries, MemUnit, Pressure, PressureLine,
+    CmdLine, CpuTimes, Hundredths, KernelStat, LoadAvg, MemInfo, MemInfoEntries, MemUnit, Pressure, PressureLine,
 };
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -21,6 +21,8 @@ fn run_all_parsers(input: &[u8]) {
     let _ = LoadAvg::parse(input);
     let _ = Pressure::parse(input);
     let _ = CpuTimes::parse_columns(input);
+    let line = CmdLine::new(input);
+    assert_eq!(line.args().count(), line.len());
 }
 
 proptest! {
@@ -117,5 +119,20 @@ proptest! {
             mem.try_into().unwrap();
         let back: SysMemoryStat = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         prop_assert_eq!(back, m);
+    }
+
+    #[test]
+    fn cmdline_round_trip(args in vec(vec(1u8..=255, 0..12), 0..10), final_nul in any::<bool>()) {
+        // The kernel's layout: each argument followed by a NUL; a rewritten
+        // argument area may lack the last one (proc_pid_cmdline(5)).
+        let mut file: Vec<u8> = args.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
+        let unterminated = !final_nul && args.last().is_some_and(|a| !a.is_empty());
+        if unterminated {
+            file.pop();
+        }
+        let line = CmdLine::new(&file);
+        prop_assert_eq!(line.args().collect::<Vec<_>>(), args.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        prop_assert_eq!(line.argv0(), args.first().map(Vec::as_slice));
+        prop_assert_eq!(line.is_empty(), args.is_empty());
     }
 }

@@ -1,7 +1,7 @@
 //! The /proc parsers never allocate, and neither does a warm held-fd re-read.
 //! `allocation-counter` counts per thread, so parallel tests do not interfere.
 
-use stepmon_sysusage::parse::{KernelStat, LoadAvg, MemInfo, MemInfoEntries, Pressure};
+use stepmon_sysusage::parse::{CmdLine, KernelStat, LoadAvg, MemInfo, MemInfoEntries, Pressure};
 use stepmon_sysusage::probe::{ProcFile, ReadStrategy, SysProbe};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -38,6 +38,8 @@ fn parsers_do_not_allocate() {
         checksum += MemInfoEntries::new(&meminfo).map(|e| e.unwrap().value).sum::<u64>();
         checksum += LoadAvg::parse(&loadavg).unwrap().threads;
         checksum += Pressure::parse(&psi).unwrap().some.unwrap().total_usec.unwrap();
+        let cmdline = CmdLine::new(b"rustc\0--crate-name\0foo\0src/lib.rs\0");
+        checksum += cmdline.args().map(|a| a.len() as u64).sum::<u64>() + cmdline.len() as u64;
         // Error paths too.
         checksum += u64::from(KernelStat::parse(b"cpu 1 2\n").unwrap_err().offset);
         checksum += u64::from(MemInfo::parse(b"MemTotal: 5").unwrap_err().line);

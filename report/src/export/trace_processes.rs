@@ -66,7 +66,7 @@ pub(crate) fn events(
             pid,
             "thread_name",
             tid,
-            json!({ "name": format!("{} {}", r.command, r.pid) }),
+            json!({ "name": r.label().map_or_else(|| format!("{} {}", r.command, r.pid), |l| format!("{} {} {l}", r.command, r.pid)) }),
         )));
         #[allow(clippy::cast_precision_loss)] // seconds since the step's start
         let after = (i64::try_from(r.start_unix_seconds).unwrap_or(i64::MAX).saturating_sub(step_start)) as f64;
@@ -80,6 +80,9 @@ pub(crate) fn events(
             if let Some(v) = value {
                 args[key] = json!(v);
             }
+        }
+        if !r.args.is_empty() {
+            args["args"] = json!(r.args);
         }
         events.push((
             ts,

@@ -24,12 +24,33 @@ pub struct CommandAggregate {
     /// The pid that had it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_peak_rss_pid: Option<u32>,
+    /// That process's arguments ([`ProcessRecord::args`]): which of the
+    /// command's runs it was. Empty when they were not read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub max_peak_rss_args: Vec<String>,
     /// Bytes read from storage.
     pub read_bytes: u64,
     /// Bytes written to storage.
     pub write_bytes: u64,
     /// Their delays summed (absent where not counted).
     pub delays: Delays,
+}
+
+impl CommandAggregate {
+    /// The label of the process with the largest peak RSS (see [`super::label`]).
+    #[must_use]
+    pub fn max_peak_rss_label(&self) -> Option<&str> {
+        super::label(&self.max_peak_rss_args)
+    }
+
+    /// "1.2 GiB (pid 8841, foo.cpp)": the largest peak RSS, whose it was,
+    /// and its label where there is one.
+    #[must_use]
+    pub fn largest(&self) -> Option<String> {
+        let (bytes, pid) = self.max_peak_rss_bytes.zip(self.max_peak_rss_pid)?;
+        let label = self.max_peak_rss_label().map_or_else(String::new, |l| format!(", {l}"));
+        Some(format!("{} (pid {pid}{label})", crate::units::bytes(bytes)))
+    }
 }
 
 /// One aggregate per command, most CPU first (then by name).
@@ -49,6 +70,7 @@ pub(super) fn by_command(processes: &[ProcessRecord]) -> Vec<CommandAggregate> {
         if p.peak_rss_bytes > a.max_peak_rss_bytes {
             a.max_peak_rss_bytes = p.peak_rss_bytes;
             a.max_peak_rss_pid = Some(p.pid);
+            a.max_peak_rss_args.clone_from(&p.args);
         }
         a.read_bytes = a.read_bytes.saturating_add(p.read_bytes.unwrap_or(0));
         a.write_bytes = a.write_bytes.saturating_add(p.write_bytes.unwrap_or(0));

@@ -14,8 +14,10 @@ impl Processes {
         let Some(table) = self.table(step_cpu_seconds) else { return String::new() };
         let mut out = format!("\n**Top commands** ({})\n\n| {} |\n", table.caption, HEADERS.join(" | "));
         out.push_str("|:--|--:|--:|--:|:--|--:|--:|\n");
-        for [command, rest @ ..] in &table.rows {
-            let _ = writeln!(out, "| {} | {} |", md(command), rest.join(" | "));
+        for row in &table.rows {
+            // Every cell escaped: the label comes from a process's arguments.
+            let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out
     }

@@ -12,12 +12,16 @@
 
 mod aggregate;
 mod html;
+mod label;
 mod markdown;
+mod reaped;
 mod record;
 mod summary;
 mod table;
 
 pub use aggregate::CommandAggregate;
+pub use label::label;
+pub use reaped::{RUSAGE, Reaped, ReapedProcess};
 pub use record::{CpuTime, Delays, ProcessRecord};
 
 use serde::{Deserialize, Serialize};
@@ -38,7 +42,8 @@ pub enum ProcessSource {
     Taskstats,
     /// `/proc/PID/{stat,status,io}` of the step's processes read at each
     /// sample where taskstats is unavailable: a process that lived between
-    /// two samples is missing, and CPU is counted in clock ticks.
+    /// two samples is missing, and CPU is counted in clock ticks; plus the
+    /// `wait4` rusage of the processes stepmon reaped ([`Processes::reaped`]).
     Sampled,
     /// Nothing per process (taskstats unavailable): the reason is in `missing`.
     None,
@@ -115,6 +120,11 @@ pub struct Processes {
     /// Every process, in start order (only with [`Keep::All`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub all: Vec<ProcessRecord>,
+    /// The processes stepmon reaped and their `wait4` rusage (sampled
+    /// documents: what the samples miss, the rusage of a parent that
+    /// waited for it counts): [`Reaped`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reaped: Option<Reaped>,
 }
 
 impl Processes {
@@ -166,7 +176,19 @@ impl Processes {
             top_by_peak_rss: top(|p| p.peak_rss_bytes.map_or(-1.0, |b| b as f64)),
             top_by_io: top(|p| p.io_bytes() as f64),
             all: if keep == Keep::All { processes } else { Vec::new() },
+            reaped: None,
         }
+    }
+
+    /// Adds the processes stepmon reaped ([`Reaped`], as many per top list
+    /// as [`Processes::keep`] says); `not_kept`: how many more were reaped
+    /// than stepmon kept.
+    pub fn add_reaped(&mut self, reaped: &[ReapedProcess], not_kept: u64) {
+        let n = match self.keep {
+            Keep::Top(n) => n,
+            Keep::All => reaped.len(),
+        };
+        self.reaped = Some(Reaped::build(reaped, not_kept, n));
     }
 
     /// The document of processes read at each sample ([`ProcessSource::Sampled`]),

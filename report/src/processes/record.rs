@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::label::label;
+
 /// What `cpuSeconds` measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,6 +55,11 @@ impl Delays {
 pub struct ProcessRecord {
     /// `ac_comm`: the command name the kernel keeps (15 bytes at most).
     pub command: String,
+    /// argv as read from `/proc/PID/cmdline` while it ran, at most 8 args
+    /// of 80 bytes; empty when not read (a process shorter than the
+    /// listener's pause, or no access).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
     /// The process id (tgid).
     pub pid: u32,
     /// Its parent at exit (`ac_ppid`; the subreaper for an orphan).
@@ -100,6 +107,13 @@ pub struct ProcessRecord {
 }
 
 impl ProcessRecord {
+    /// The argument that tells this run of its command from the others
+    /// (`foo.cpp` for `cc1plus ... src/foo.cpp -o x.s`), see [`label`].
+    #[must_use]
+    pub fn label(&self) -> Option<&str> {
+        label(&self.args)
+    }
+
     /// Read + written bytes (absent counts as 0 here: only for ranking).
     #[must_use]
     pub fn io_bytes(&self) -> u64 {

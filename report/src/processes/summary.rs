@@ -1,7 +1,8 @@
 //! The summary's lines about the step's processes: how many were
 //! accounted and lost, and the commands that used the most CPU with the
 //! largest of each ("cc1plus ×312: 71% of the step's CPU, largest 1.2 GiB
-//! (pid 8841)").
+//! (pid 8841, foo.cpp)"), and in a sampled document what stepmon's own
+//! `wait4` said of the processes it reaped.
 
 use super::{CpuTime, ProcessSource, Processes};
 use crate::units::{bytes, percent, seconds};
@@ -28,13 +29,28 @@ impl Processes {
             } else {
                 format!("{} CPU", seconds(c.cpu_seconds))
             };
-            let largest = c
-                .max_peak_rss_bytes
-                .zip(c.max_peak_rss_pid)
-                .map_or_else(String::new, |(b, pid)| format!(", largest {} (pid {pid})", bytes(b)));
+            let largest = c.largest().map_or_else(String::new, |l| format!(", largest {l}"));
             lines.push(format!("top      {} ×{}: {share}{largest}", c.command, c.count));
         }
+        lines.extend(self.reaped_line());
         lines
+    }
+
+    /// "reaped   3 processes (wait4 rusage, with what each waited for):
+    /// 1.2 s CPU, largest 512.0 MiB (pid 77, make, or one it waited for)",
+    /// when stepmon reaped orphans too: the main process alone is what the
+    /// `tree` line already says.
+    fn reaped_line(&self) -> Option<String> {
+        let r = self.reaped.as_ref().filter(|r| r.count > 1)?;
+        let largest = r.largest().map_or_else(String::new, |p| {
+            let command = p.command.as_ref().map_or_else(String::new, |c| format!(", {c}"));
+            format!(", largest {} (pid {}{command}, or one it waited for)", bytes(p.max_rss_bytes), p.pid)
+        });
+        Some(format!(
+            "reaped   {} processes (wait4 rusage, with what each waited for): {} CPU{largest}",
+            r.count,
+            seconds(r.cpu_seconds)
+        ))
     }
 }
 

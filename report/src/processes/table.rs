@@ -1,5 +1,6 @@
 //! The table of the top commands, shared by the Markdown and HTML reports:
-//! count, CPU and its share, the largest peak RSS with its pid, and storage IO.
+//! count, CPU and its share, the largest peak RSS with its pid and label
+//! (its input file, [`super::label`]), and storage IO.
 
 use super::Processes;
 use crate::units::{bytes, percent, seconds};
@@ -34,10 +35,7 @@ impl Processes {
             .take(ROWS)
             .map(|c| {
                 let share = if total > 0.0 { percent(c.cpu_seconds / total) } else { "—".to_owned() };
-                let largest = c
-                    .max_peak_rss_bytes
-                    .zip(c.max_peak_rss_pid)
-                    .map_or_else(|| "—".to_owned(), |(b, pid)| format!("{} (pid {pid})", bytes(b)));
+                let largest = c.largest().unwrap_or_else(|| "—".to_owned());
                 [
                     c.command.clone(),
                     c.count.to_string(),

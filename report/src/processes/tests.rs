@@ -298,3 +298,131 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&doc.top_by_io, &head(|p| p.io_bytes() as f64));
     }
 }
+
+fn with_args(mut p: ProcessRecord, line: &str) -> ProcessRecord {
+    p.args = line.split(' ').map(str::to_owned).collect();
+    p
+}
+
+#[test]
+fn the_largest_process_is_named_by_its_input_in_the_summary_verdict_and_json() {
+    let big = with_args(process("cc1plus", 8841, 0.5, 150 << 20, 0), "cc1plus -quiet src/foo.cpp -o /tmp/foo.s");
+    let small = with_args(process("cc1plus", 8842, 0.25, 10 << 20, 0), "cc1plus -quiet src/bar.cpp -o /tmp/bar.s");
+    let unread = process("ld", 9, 0.1, 1 << 20, 0);
+    let p = Processes::build(vec![big, small, unread], Keep::default(), 3, 0);
+    assert_eq!(p.commands[0].max_peak_rss_args, ["cc1plus", "-quiet", "src/foo.cpp", "-o", "/tmp/foo.s"]);
+    assert_eq!(p.commands[0].max_peak_rss_label(), Some("foo.cpp"));
+    let step = run_with(Some(p.clone()));
+    let text = crate::text::render(&step, &step.verdicts());
+    assert!(
+        text.contains("\n  top      cc1plus ×2: 50.0% of the step's CPU, largest 150.0 MiB (pid 8841, foo.cpp)\n"),
+        "{text}"
+    );
+    assert!(text.contains("largest 1.0 MiB (pid 9)\n"), "no label without args: {text}");
+    let verdict = step.verdicts().memory;
+    assert_eq!(verdict.peak_process.as_ref().and_then(|p| p.label.as_deref()), Some("foo.cpp"));
+    assert!(verdict.reason.contains("largest process cc1plus (pid 8841, foo.cpp) 150.0 MiB"), "{}", verdict.reason);
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["topByPeakRss"][0]["args"][2], "src/foo.cpp");
+    assert_eq!(json["commands"][0]["maxPeakRssArgs"][2], "src/foo.cpp");
+    let ld = json["topByCpu"].as_array().unwrap().iter().find(|r| r["command"] == "ld").unwrap();
+    assert!(ld.get("args").is_none(), "empty args are left out: {ld}");
+    assert!(json["commands"][1].get("maxPeakRssArgs").is_none());
+    assert_eq!(serde_json::from_value::<Processes>(json).unwrap(), p);
+    let trace: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[step])).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let named = |tid: u64| events.iter().find(|e| e["name"] == "thread_name" && e["pid"] == 2 && e["tid"] == tid);
+    assert_eq!(named(8841).unwrap()["args"]["name"], "cc1plus 8841 foo.cpp");
+    assert_eq!(named(9).unwrap()["args"]["name"], "ld 9");
+    let slice = events.iter().find(|e| e["cat"] == "process" && e["tid"] == 8841).unwrap();
+    assert_eq!(slice["args"]["args"][2], "src/foo.cpp");
+}
+
+#[test]
+fn labels_are_escaped_in_the_markdown_and_html_tables() {
+    let markdown_cells = |markdown: &str| -> Vec<Vec<String>> {
+        use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+        let (mut rows, mut row, mut cell, mut in_cell) = (Vec::new(), Vec::new(), String::new(), false);
+        for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+            match event {
+                Event::Start(Tag::Table(_)) => rows.clear(),
+                Event::Start(Tag::TableCell) => (in_cell, cell) = (true, String::new()),
+                Event::End(TagEnd::TableCell) => {
+                    in_cell = false;
+                    row.push(std::mem::take(&mut cell));
+                }
+                Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
+                Event::Text(t) | Event::Code(t) if in_cell => cell.push_str(&t),
+                _ => {}
+            }
+        }
+        rows
+    };
+    let p = Processes::build(
+        vec![with_args(process("cc1plus", 8841, 0.75, 150 << 20, 0), "cc1plus src/a|<b>*_c`.cpp")],
+        Keep::default(),
+        1,
+        0,
+    );
+    let step = run_with(Some(p));
+    let rows = markdown_cells(&crate::export::markdown::render(std::slice::from_ref(&step)));
+    assert_eq!(rows[1][4], "150.0 MiB (pid 8841, a|<b>*_c`.cpp)", "{rows:?}");
+    let html = crate::export::html::render(&[step]);
+    let start = html.find("<table class=\"processes\">").unwrap();
+    let end = start + html[start..].find("</table>").unwrap() + "</table>".len();
+    let doc = roxmltree::Document::parse(&html[start..end]).unwrap();
+    let cells: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("td")).filter_map(|n| n.text()).collect();
+    assert!(cells.contains(&"150.0 MiB (pid 8841, a|<b>*_c`.cpp)"), "{cells:?}");
+}
+
+fn reaped(pid: u32, command: Option<&str>, cpu: f64, max_rss: u64) -> ReapedProcess {
+    ReapedProcess {
+        pid,
+        command: command.map(str::to_owned),
+        main: pid == 77,
+        cpu_seconds: cpu,
+        user_seconds: cpu,
+        max_rss_bytes: max_rss,
+        ..ReapedProcess::default()
+    }
+}
+
+#[test]
+fn a_sampled_document_carries_the_reaped_rusage_bounded() {
+    let mut p = Processes::sampled(vec![process("sleep", 5, 0.0, 1 << 20, 0)], Keep::Top(2), "needs root");
+    let all = [
+        reaped(77, Some("make"), 1.0, 512 << 20),
+        reaped(80, None, 0.125, 1 << 20),
+        reaped(81, Some("sleep"), 0.0625, 2 << 20),
+    ];
+    p.add_reaped(&all, 4);
+    let r = p.reaped.as_ref().unwrap();
+    assert_eq!((r.count, r.not_kept), (7, 4));
+    assert!((r.cpu_seconds - 1.1875).abs() < 1e-12, "{}", r.cpu_seconds);
+    assert_eq!(r.top_by_cpu.iter().map(|r| r.pid).collect::<Vec<_>>(), [77, 80], "bounded by keep");
+    assert_eq!(r.top_by_max_rss.iter().map(|r| r.pid).collect::<Vec<_>>(), [77, 81]);
+    assert_eq!(r.largest().map(|r| r.pid), Some(77));
+    let lines = p.summary_lines(None);
+    assert_eq!(
+        lines.last().unwrap(),
+        "reaped   7 processes (wait4 rusage, with what each waited for): 1.19 s CPU, \
+         largest 512.0 MiB (pid 77, make, or one it waited for)"
+    );
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["reaped"]["rusage"], RUSAGE);
+    assert_eq!(json["reaped"]["topByCpu"][0]["main"], true);
+    assert!(json["reaped"]["topByCpu"][1].get("command").is_none(), "unread command left out");
+    assert_eq!(json["reaped"]["topByCpu"][1]["maxRssBytes"], 1 << 20);
+    assert_eq!(serde_json::from_value::<Processes>(json).unwrap(), p);
+    // Keep::All lists them all; a taskstats document has none.
+    let mut every = Processes::sampled(Vec::new(), Keep::All, "needs root");
+    every.add_reaped(&all, 0);
+    assert_eq!(every.reaped.as_ref().unwrap().top_by_cpu.len(), 3);
+    let mut alone = Processes::sampled(Vec::new(), Keep::All, "needs root");
+    alone.add_reaped(&all[..1], 0);
+    assert_eq!(alone.reaped.as_ref().unwrap().count, 1);
+    assert!(!alone.summary_lines(None).iter().any(|l| l.starts_with("reaped")), "the tree line says it all");
+    let taskstats = Processes::build(vec![process("a", 1, 1.0, 1, 0)], Keep::default(), 1, 0);
+    assert!(serde_json::to_value(&taskstats).unwrap().get("reaped").is_none());
+    assert!(!taskstats.summary_lines(None).iter().any(|l| l.starts_with("reaped")));
+}

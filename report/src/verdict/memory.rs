@@ -68,6 +68,10 @@ pub struct PeakProcess {
     pub pid: u32,
     /// Its peak resident set, bytes.
     pub peak_rss_bytes: u64,
+    /// Which run of the command it was, from its arguments (its input
+    /// file, [`crate::processes::label`]), when they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// Sizes as the summary prints them (one unit and precision rule for both).
@@ -97,11 +101,17 @@ impl MemoryVerdict {
             .zip(file_share)
             .map(|(a, f)| format!("largest sample {}: {} anonymous, {} page cache", mib(parts), pct(a), pct(f)));
         let peak_process = step.run.as_ref().and_then(|r| r.processes.as_ref()?.peak()).and_then(|p| {
-            Some(PeakProcess { command: p.command.clone(), pid: p.pid, peak_rss_bytes: p.peak_rss_bytes? })
+            Some(PeakProcess {
+                command: p.command.clone(),
+                pid: p.pid,
+                peak_rss_bytes: p.peak_rss_bytes?,
+                label: p.label().map(str::to_owned),
+            })
         });
-        let largest = peak_process
-            .as_ref()
-            .map(|p| format!("largest process {} (pid {}) {}", p.command, p.pid, mib(p.peak_rss_bytes)));
+        let largest = peak_process.as_ref().map(|p| {
+            let label = p.label.as_ref().map_or_else(String::new, |l| format!(", {l}"));
+            format!("largest process {} (pid {}{label}) {}", p.command, p.pid, mib(p.peak_rss_bytes))
+        });
         let details = [peak, split, largest.clone()].into_iter().flatten().collect::<Vec<_>>().join(", ");
         let details = if details.is_empty() { String::new() } else { format!(" ({details})") };
         let kills = m.oom_kills.unwrap_or(0).saturating_add(m.oom_group_kills.unwrap_or(0));

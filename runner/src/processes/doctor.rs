@@ -11,7 +11,9 @@ pub(crate) fn taskstats() -> Result<String, (String, Option<String>)> {
         }
         Err(reason) => {
             let reason = format!(
-                "{reason}; falls back to /proc/PID/{{stat,status,io}} at each sample ({})",
+                "{reason}; falls back to /proc/PID/{{stat,status,io}} at each sample ({}) and the wait4 rusage \
+                 of the processes stepmon reaps (the step's main process and its orphans, each with the \
+                 descendants it waited for)",
                 stepmon_report::processes::SAMPLED
             );
             let hint = (!rustix::process::geteuid().is_root())

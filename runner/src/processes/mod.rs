@@ -12,6 +12,7 @@
 //! the socket's buffer was full are counted from `/proc/net/netlink`
 //! ([`drops`]) and from `ENOBUFS`, never hidden.
 
+mod args;
 mod convert;
 pub(crate) mod doctor;
 mod drops;

@@ -79,15 +79,20 @@ fn read(pid: i32, hz: f64, (since_boot, unix): (f64, f64)) -> Option<((u32, u64)
     r.write_bytes = io.and_then(|io| io.write_bytes);
     r.minor_faults = stat.minflt;
     r.major_faults = stat.majflt;
+    r.args = super::args::of(r.pid).unwrap_or_default();
     Some(((r.pid, stat.start_ticks), r))
 }
 
 /// Folds a newer reading of a process into what was kept: the counters only
 /// grow, the peak is the larger, and what the newer reading lacks (a zombie's
-/// memory) keeps its last value.
-fn update(kept: &mut ProcessRecord, newer: ProcessRecord) {
+/// memory and arguments) keeps its last value; arguments only while the
+/// command is the same (an exec changes both).
+fn update(kept: &mut ProcessRecord, mut newer: ProcessRecord) {
     let peak = kept.peak_rss_bytes.max(newer.peak_rss_bytes);
     let (read, write) = (newer.read_bytes.or(kept.read_bytes), newer.write_bytes.or(kept.write_bytes));
+    if newer.args.is_empty() && newer.command == kept.command {
+        newer.args = std::mem::take(&mut kept.args);
+    }
     *kept = newer;
     kept.peak_rss_bytes = peak;
     kept.read_bytes = read;
@@ -175,6 +180,8 @@ mod tests {
         let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(PoisonError::into_inner);
         let before: BTreeSet<i32> = children::of_self().into_iter().collect();
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        // Its exec done to the end: its arguments are in place.
+        assert!(super::super::args::tests::until_read(child.id()).is_some());
         let seen = Mutex::new(Seen::new());
         sample(&before, &seen, false);
         sample(&before, &seen, true);
@@ -185,17 +192,34 @@ mod tests {
         let sleep: Vec<_> = seen.iter().filter(|((p, _), _)| *p == pid).map(|(_, r)| r).collect();
         assert_eq!(sleep.len(), 1, "two readings, one process: {seen:?}");
         assert_eq!(sleep[0].command, "sleep");
+        assert_eq!(sleep[0].args, ["sleep", "5"]);
         assert!(sleep[0].peak_rss_bytes.is_some_and(|b| b > 0), "{:?}", sleep[0]);
         assert!(sleep[0].running_at_end);
     }
 
     #[test]
-    fn a_zombie_keeps_its_last_peak() {
+    fn a_zombie_keeps_its_last_peak_and_args() {
         let mut kept = ProcessRecord::default();
         (kept.peak_rss_bytes, kept.read_bytes) = (Some(4096), Some(1));
+        (kept.command, kept.args) = ("cc1".to_owned(), vec!["cc1".to_owned(), "a.c".to_owned()]);
         let mut zombie = ProcessRecord::default();
         zombie.cpu_seconds = 2.0;
+        zombie.command = "cc1".to_owned();
         update(&mut kept, zombie);
         assert_eq!((kept.peak_rss_bytes, kept.read_bytes, kept.cpu_seconds), (Some(4096), Some(1), 2.0));
+        assert_eq!(kept.args, ["cc1", "a.c"]);
+    }
+
+    #[test]
+    fn an_exec_replaces_the_args() {
+        let mut kept = ProcessRecord::default();
+        (kept.command, kept.args) = ("sh".to_owned(), vec!["sh".to_owned(), "-c".to_owned()]);
+        let mut execed = ProcessRecord::default();
+        execed.command = "cc1".to_owned();
+        update(&mut kept, execed.clone());
+        assert!(kept.args.is_empty(), "not sh's args for cc1: {kept:?}");
+        execed.args = vec!["cc1".to_owned()];
+        update(&mut kept, execed);
+        assert_eq!(kept.args, ["cc1"]);
     }
 }

@@ -5,6 +5,7 @@
 //! | `/proc/stat` | [`KernelStat`] (+ [`CpuTimes`], [`PerCpu`], [`Softirqs`]) | <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat> |
 //! | `/proc/meminfo` | [`MemInfo`], [`MemInfoEntries`] | <https://docs.kernel.org/filesystems/proc.html#meminfo> |
 //! | `/proc/PID/{stat,status,io}` | [`ProcStat`], [`ProcStatus`], [`ProcIo`] | <https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories> |
+//! | `/proc/PID/cmdline` | [`CmdLine`] (+ [`Args`]) | <https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories>, proc_pid_cmdline(5) |
 //! | `/proc/loadavg` | [`LoadAvg`] | <https://docs.kernel.org/filesystems/proc.html#kernel-data> |
 //! | `/proc/pressure/{cpu,memory,io,irq}` | [`stepmon_psi::Pressure`] | <https://docs.kernel.org/accounting/psi.html#pressure-interface> |
 //!
@@ -14,6 +15,7 @@
 //! Values are the kernel's raw units: clock ticks (USER_HZ) for CPU times, kB
 //! for most meminfo keys; conversions live in the `model` module (feature `std`).
 
+mod cmdline;
 mod columns;
 mod cpu;
 mod loadavg;
@@ -21,6 +23,7 @@ mod meminfo;
 mod process;
 mod stat;
 
+pub use cmdline::{Args, CmdLine};
 pub use cpu::{CpuTimes, PerCpuTimes};
 pub use loadavg::LoadAvg;
 pub use meminfo::{MemInfo, MemInfoEntries, MemInfoEntry, MemUnit};
