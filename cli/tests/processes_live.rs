@@ -167,6 +167,8 @@ fn a_machine_that_keeps_forking_does_not_hold_the_step_up() {
     assert_eq!(p["source"], "taskstats", "{p:#}");
     assert_eq!(command(&p, "true")["count"], 2, "{p:#}");
     assert_eq!(command(&p, "sleep")["count"], 1, "{p:#}");
+    // A process that lives through a pause of the listener has its arguments.
+    assert_eq!(command(&p, "sleep")["maxPeakRssArgs"], serde_json::json!(["sleep", "1"]), "{p:#}");
 }
 
 /// Runs a step with a 1 s `sleep` under `prefix` (as a user or in a

@@ -78,7 +78,8 @@ pub enum EventKind {
 pub struct ProcEvent {
     /// `cpu` the event happened on.
     pub cpu: u32,
-    /// `timestamp_ns`: ns since boot (`CLOCK_MONOTONIC` including suspend: boot time).
+    /// `timestamp_ns`: `ktime_get_ns()` when it happened, the `CLOCK_MONOTONIC`
+    /// clock (suspend not counted).
     pub timestamp_ns: u64,
     /// The event.
     pub kind: EventKind,

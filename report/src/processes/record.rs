@@ -55,9 +55,11 @@ impl Delays {
 pub struct ProcessRecord {
     /// `ac_comm`: the command name the kernel keeps (15 bytes at most).
     pub command: String,
-    /// argv as read from `/proc/PID/cmdline` while it ran, at most 8 args
-    /// of 80 bytes; empty when not read (a process shorter than the
-    /// listener's pause, or no access).
+    /// argv as read from `/proc/PID/cmdline` while it ran: at most 8 args
+    /// of 80 bytes (argv\[0\], the next two and the last five of a longer
+    /// list); empty when not read (a process shorter than the listener's
+    /// pause or the sampling interval, arguments read before its exec, no
+    /// access).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// The process id (tgid).

@@ -6,8 +6,11 @@
 
 use stepmon_sysusage::parse::CmdLine;
 
-/// Arguments kept per process: argv\[0\] and the first options and inputs.
+/// Arguments kept per process: argv\[0\] and the next two, and the last
+/// five: a compiler's input comes after its many `-I` and `-D` options.
 const MAX_ARGS: usize = 8;
+/// Of them, from the start.
+const FIRST_ARGS: usize = 3;
 /// Bytes kept of each argument.
 const MAX_ARG_BYTES: usize = 80;
 /// The longest UTF-8 encoding of a char: bytes read past the cut so that a
@@ -29,7 +32,13 @@ pub(super) fn of(pid: u32) -> Option<Vec<String>> {
 
 /// The arguments of `line` as [`of`] keeps them.
 fn kept(line: CmdLine<'_>) -> Vec<String> {
-    line.args().take(MAX_ARGS).map(cut).collect()
+    let count = line.args().count();
+    let skipped = count.saturating_sub(MAX_ARGS);
+    line.args()
+        .enumerate()
+        .filter(|(i, _)| *i < FIRST_ARGS || *i >= FIRST_ARGS + skipped)
+        .map(|(_, a)| cut(a))
+        .collect()
 }
 
 /// `arg` as text of at most [`MAX_ARG_BYTES`] bytes, cut at a char boundary.
@@ -58,7 +67,7 @@ pub(super) mod tests {
             file.push(0);
         }
         let args = kept(CmdLine::new(&file));
-        assert_eq!(args, ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7"]);
+        assert_eq!(args, ["arg0", "arg1", "arg2", "arg7", "arg8", "arg9", "arg10", "arg11"]);
         let long = vec![b'x'; 500];
         assert_eq!(kept(CmdLine::new(&long)), ["x".repeat(80)]);
         assert_eq!(cut(&[b'y'; 80]), "y".repeat(80), "exactly 80 bytes stay whole");

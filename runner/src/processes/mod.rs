@@ -247,7 +247,9 @@ impl Listener {
             let Ok(reply) = socket::query_pid(&fd, self.family, pid, seq) else { continue };
             for m in Messages::new(&reply).flatten() {
                 if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
-                    self.running.push(convert::task(&stats, false, self.delay_accounting));
+                    let mut task = convert::task(&stats, false, self.delay_accounting);
+                    task.record.args = args::of(task.tgid).unwrap_or_default();
+                    self.running.push(task);
                 }
             }
         }
@@ -308,6 +310,17 @@ struct Sockets<'a> {
 fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) {
     let timeout = Timespec::try_from(wait).ok();
     let _ = rustix::event::poll(fds, timeout.as_ref());
+}
+
+/// When an event stamped `timestamp_ns` (`ktime_get_ns`, the monotonic
+/// clock, drivers/connector/cn_proc.c) happened, as an [`Instant`] of the
+/// same clock read at `now`: a fork read after a pause happened up to the
+/// pause earlier.
+fn happened(timestamp_ns: u64, now: Instant) -> Instant {
+    let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let clock_ns = u64::try_from(clock.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000)
+        + u64::try_from(clock.tv_nsec).unwrap_or(0);
+    now.checked_sub(Duration::from_nanos(clock_ns.saturating_sub(timestamp_ns))).unwrap_or(now)
 }
 
 /// The thread: reads both sockets and answers the main thread's asks until
@@ -376,11 +389,14 @@ fn listen(
         let forks = sockets.connector.map_or(0, |c| {
             drain(c, &mut buf, &mut counters.connector_overruns, connector_until, &mut tracker, |bytes, now, t| {
                 for m in Messages::new(bytes).flatten() {
-                    if let Ok(ProcEvent { kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. }, .. }) =
-                        ProcEvent::parse(m.payload)
+                    if let Ok(ProcEvent {
+                        kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. },
+                        timestamp_ns,
+                        ..
+                    }) = ProcEvent::parse(m.payload)
                         && child_pid == child_tgid
                     {
-                        t.fork(parent_tgid, child_tgid, now);
+                        t.fork(parent_tgid, child_tgid, happened(timestamp_ns, now));
                     }
                 }
                 true
@@ -391,6 +407,18 @@ fn listen(
             tracker.forks_read(Instant::now());
         }
         let full = records == READ_AT_MOST || !forks_to_the_end;
+        if stopped_at.is_none() && !full {
+            // The step's processes that lived until now: their arguments (a
+            // process shorter than a pause has none). Only once both queues
+            // were read to their end: before that, the members include
+            // processes whose records are still queued (in an exit storm,
+            // trying their gone /proc entries cost more than the rest).
+            for pid in tracker.wanting_args(Instant::now()) {
+                if let Some(args) = args::of(pid) {
+                    tracker.set_args(pid, args);
+                }
+            }
+        }
         if let Some(until) = until {
             let records_read = marker_read || records == 0 || Instant::now() >= until;
             if records_read && forks_to_the_end {

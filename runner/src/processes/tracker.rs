@@ -31,6 +31,9 @@ const UNDECIDED_FOR: Duration = Duration::from_secs(3);
 /// time less the elapsed time in whole seconds (kernel/tsacct.c), so a
 /// process of the step may read up to a second early.
 const STARTED_BEFORE_THE_STEP: u64 = 2;
+/// A process's arguments are read this long after its fork at the
+/// earliest: a forked child runs its parent's program until it execs.
+const ARGS_AFTER: Duration = Duration::from_millis(50);
 
 /// The step's processes as the events came.
 #[derive(Debug, Default)]
@@ -65,6 +68,11 @@ pub(super) struct Tracker {
     closed: HashMap<u32, usize>,
     /// Finished processes.
     done: Vec<ProcessRecord>,
+    /// Members whose arguments were not asked for yet, with when they were
+    /// forked (oldest first).
+    fresh: VecDeque<(Instant, u32)>,
+    /// Arguments read of live members, by tgid.
+    args: HashMap<u32, Vec<String>>,
     /// Records of the step's tasks that arrived.
     pub(super) records: u64,
 }
@@ -79,6 +87,7 @@ impl Tracker {
         self.root = Some(root);
         self.root_started = started;
         self.members.insert(root);
+        self.fresh.push_back((now, root));
         for (parent, child) in std::mem::take(&mut self.early_forks) {
             self.fork(parent, child, now);
         }
@@ -97,8 +106,10 @@ impl Tracker {
         }
         // A reused pid: whatever had it before is over.
         self.closed.remove(&child);
+        self.args.remove(&child);
         if self.members.contains(&parent) {
             self.members.insert(child);
+            self.fresh.push_back((now, child));
             self.superseded.remove(&child);
             if self.undecided_ids.contains_key(&child) {
                 self.retry(now, false);
@@ -108,6 +119,29 @@ impl Tracker {
             // record is not read yet: the new one and its children are not
             // the step's (seen: 20,005 processes counted for 20,003).
             self.superseded.insert(child);
+        }
+    }
+
+    /// Members forked [`ARGS_AFTER`] ago or more and still alive, whose
+    /// arguments are worth reading now (once each).
+    pub(super) fn wanting_args(&mut self, now: Instant) -> Vec<u32> {
+        let mut wanting = Vec::new();
+        while let Some(&(at, pid)) = self.fresh.front() {
+            if now.duration_since(at) < ARGS_AFTER {
+                break;
+            }
+            self.fresh.pop_front();
+            if self.members.contains(&pid) && !self.args.contains_key(&pid) {
+                wanting.push(pid);
+            }
+        }
+        wanting
+    }
+
+    /// The arguments read of a live member.
+    pub(super) fn set_args(&mut self, tgid: u32, args: Vec<String>) {
+        if self.members.contains(&tgid) {
+            self.args.insert(tgid, args);
         }
     }
 
@@ -190,6 +224,9 @@ impl Tracker {
             self.records += 1;
             if leader {
                 let mut process = task.record;
+                if let Some(args) = self.args.remove(&task.tgid).filter(|a| ran(a, &process.command)) {
+                    process.args = args;
+                }
                 if let Some(threads) = self.open.remove(&task.tgid) {
                     process.add_thread(&threads);
                 }
@@ -253,6 +290,15 @@ impl Tracker {
     }
 }
 
+/// Whether `args` are those of the program that exited as `command`
+/// (`ac_comm`, the executable's file name cut to 15 bytes): arguments read
+/// before the exec are its parent's. argv\[1\] for a script, whose
+/// argv\[0\] is its interpreter.
+fn ran(args: &[String], command: &str) -> bool {
+    !command.is_empty()
+        && args.iter().take(2).any(|a| a.rsplit('/').next().is_some_and(|name| name.starts_with(command)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +328,36 @@ mod tests {
         exit(&mut t, task(101, 101, 100, 1.0), now);
         exit(&mut t, task(100, 100, 1, 1.0), now);
         assert_eq!(t.finish(now, Vec::new()).1, 2);
+    }
+
+    #[test]
+    fn args_read_while_it_ran_are_kept_when_they_are_of_the_program_that_exited() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, 0, now);
+        t.fork(100, 101, now);
+        t.fork(100, 102, now);
+        t.fork(100, 103, now);
+        exit(&mut t, task(103, 103, 100, 1.0), now);
+        assert!(t.wanting_args(now).is_empty(), "not right after the fork");
+        let later = now + ARGS_AFTER;
+        assert_eq!(t.wanting_args(later), [100, 101, 102], "the exited one is not asked for");
+        assert!(t.wanting_args(later).is_empty(), "asked once");
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        t.set_args(101, args(&["/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "-quiet", "foo.cpp"]));
+        // Read before its exec: the shell's arguments.
+        t.set_args(102, args(&["sh", "-c", "ld -o x"]));
+        let mut cc = task(101, 101, 100, 1.0);
+        cc.record.command = "cc1plus".to_owned();
+        let mut ld = task(102, 102, 100, 1.0);
+        ld.record.command = "ld".to_owned();
+        exit(&mut t, cc, now);
+        exit(&mut t, ld, now);
+        let (done, _) = t.finish(now, Vec::new());
+        let of = |pid: u32| done.iter().find(|p| p.pid == pid).map(|p| p.args.clone()).unwrap();
+        assert_eq!(of(101).len(), 3);
+        assert!(of(102).is_empty(), "not the args of the program that exited");
+        assert!(ran(&args(&["/bin/bash", "./build-all.sh"]), "build-all.sh"), "a script");
     }
 
     #[test]
