@@ -54,7 +54,7 @@ impl CommandAggregate {
 }
 
 /// One aggregate per command, most CPU first (then by name).
-pub(super) fn by_command(processes: &[ProcessRecord]) -> Vec<CommandAggregate> {
+pub(super) fn by_command<'a>(processes: impl IntoIterator<Item = &'a ProcessRecord>) -> Vec<CommandAggregate> {
     let mut by: BTreeMap<&str, CommandAggregate> = BTreeMap::new();
     for p in processes {
         let a = by.entry(p.command.as_str()).or_insert_with(|| CommandAggregate {
