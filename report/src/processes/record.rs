@@ -59,7 +59,9 @@ pub struct ProcessRecord {
     /// of 80 bytes (argv\[0\], the next two and the last five of a longer
     /// list); empty when not read (a process shorter than the listener's
     /// pause or the sampling interval, arguments read before its exec, no
-    /// access).
+    /// access). Secrets are hidden as `***` when read: values of options
+    /// and variables named like a password, token, secret or credential,
+    /// `Authorization:` and `Cookie:` headers, a URL's password.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// The process id (tgid).

@@ -2,7 +2,8 @@
 //! (<https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories>,
 //! proc_pid_cmdline(5)), kept short: the command name alone (`comm`, 15
 //! bytes) does not say which of 312 compiler runs peaked, its input file
-//! does. Read while the process runs: a zombie's file is empty.
+//! does. Read while the process runs: a zombie's file is empty. Secrets
+//! are hidden before the arguments are kept (`super::redact`).
 
 use stepmon_sysusage::parse::CmdLine;
 
@@ -26,7 +27,8 @@ const MAX_CHAR_BYTES: usize = 4;
 /// that its child's exec succeeded can still read an empty file).
 pub(super) fn of(pid: u32) -> Option<Vec<String>> {
     let bytes = stepmon_fdread::read_path(format!("/proc/{pid}/cmdline")).ok()?;
-    let args = kept(CmdLine::new(&bytes));
+    let mut args = kept(CmdLine::new(&bytes));
+    super::redact::redact(&mut args);
     (!args.is_empty()).then_some(args)
 }
 

@@ -16,6 +16,7 @@ mod args;
 mod convert;
 pub(crate) mod doctor;
 mod drops;
+mod redact;
 mod sampled;
 mod socket;
 mod tracker;
