@@ -90,13 +90,15 @@ pub(super) mod tests {
         assert_eq!(cut(b"caf\xff.c"), "caf\u{fffd}.c");
     }
 
-    /// The args of `pid` once its exec has set them up (see [`of`]), or
-    /// what there is after 5 s.
-    pub(in crate::processes) fn until_read(pid: u32) -> Option<Vec<String>> {
+    /// The args of `pid` once its exec of `program` has set them up (see
+    /// [`of`]; before the exec a spawned child is a copy of the test binary,
+    /// seen in the VM tier's slow guest), or what there is after 5 s.
+    pub(in crate::processes) fn until_read(pid: u32, program: &str) -> Option<Vec<String>> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         loop {
             let args = of(pid);
-            if args.is_some() || std::time::Instant::now() > deadline {
+            let execed = args.as_ref().and_then(|a| a.first()).is_some_and(|a| a == program);
+            if execed || std::time::Instant::now() > deadline {
                 return args;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -107,7 +109,7 @@ pub(super) mod tests {
     fn a_running_process_has_its_args_and_a_zombie_or_gone_one_none() {
         let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        let args = until_read(child.id());
+        let args = until_read(child.id(), "sleep");
         child.kill().unwrap();
         // Not reaped yet: a zombie, whose cmdline is empty once it has exited.
         let zombie = |pid: u32| {

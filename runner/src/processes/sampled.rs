@@ -181,7 +181,7 @@ mod tests {
         let before: BTreeSet<i32> = children::of_self().into_iter().collect();
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         // Its exec done to the end: its arguments are in place.
-        assert!(super::super::args::tests::until_read(child.id()).is_some());
+        assert!(super::super::args::tests::until_read(child.id(), "sleep").is_some());
         let seen = Mutex::new(Seen::new());
         sample(&before, &seen, false);
         sample(&before, &seen, true);
