@@ -240,10 +240,8 @@ mod tests {
     #[test]
     fn the_connector_gets_fork_events_alone_where_the_kernel_filters() {
         use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
-        if !filters_events() {
-            eprintln!("SKIPPED the_connector_gets_fork_events_alone_where_the_kernel_filters: kernel before 6.6");
-            return;
-        }
+        // Before 6.6 every event comes: then only the fork event is checked.
+        let filtered = filters_events();
         let fd = match connector() {
             Ok(fd) => fd,
             Err(e) => {
@@ -272,7 +270,7 @@ mod tests {
             assert!(started.elapsed() < Duration::from_secs(30), "the queue never went quiet");
         }
         assert!(forks >= 1, "the child's fork event");
-        assert!(others.is_empty(), "events other than forks: {others:?}");
+        assert!(!filtered || others.is_empty(), "events other than forks: {others:?}");
     }
 
     #[test]
