@@ -313,15 +313,33 @@ fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) {
     let _ = rustix::event::poll(fds, timeout.as_ref());
 }
 
-/// When an event stamped `timestamp_ns` (`ktime_get_ns`, the monotonic
-/// clock, drivers/connector/cn_proc.c) happened, as an [`Instant`] of the
-/// same clock read at `now`: a fork read after a pause happened up to the
-/// pause earlier.
-fn happened(timestamp_ns: u64, now: Instant) -> Instant {
-    let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    let clock_ns = u64::try_from(clock.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000)
-        + u64::try_from(clock.tv_nsec).unwrap_or(0);
-    now.checked_sub(Duration::from_nanos(clock_ns.saturating_sub(timestamp_ns))).unwrap_or(now)
+/// The monotonic clock (`ktime_get_ns`, which stamps connector events,
+/// drivers/connector/cn_proc.c) read once beside an [`Instant`] (the same
+/// clock on Linux), so that an event's stamp becomes an [`Instant`] without a
+/// clock read per event: a fork read after a pause happened up to the pause
+/// earlier.
+struct EventClock {
+    at: Instant,
+    ns: u64,
+}
+
+impl EventClock {
+    fn now() -> EventClock {
+        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let ns = u64::try_from(clock.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000)
+            + u64::try_from(clock.tv_nsec).unwrap_or(0);
+        EventClock { at: Instant::now(), ns }
+    }
+
+    /// When the event stamped `timestamp_ns` happened, no later than `now`.
+    fn happened(&self, timestamp_ns: u64, now: Instant) -> Instant {
+        let at = if timestamp_ns >= self.ns {
+            self.at + Duration::from_nanos(timestamp_ns - self.ns)
+        } else {
+            self.at.checked_sub(Duration::from_nanos(self.ns - timestamp_ns)).unwrap_or(self.at)
+        };
+        at.min(now)
+    }
 }
 
 /// The thread: reads both sockets and answers the main thread's asks until
@@ -340,6 +358,7 @@ fn listen(
     let mut marker_read = false;
     let mut wakes = [0u8; 64];
     let pause = pause();
+    let clock = EventClock::now();
     loop {
         while matches!(rustix::io::read(sockets.woken, &mut wakes), Ok(n) if n > 0) {}
         for ask in asks.try_iter() {
@@ -397,7 +416,7 @@ fn listen(
                     }) = ProcEvent::parse(m.payload)
                         && child_pid == child_tgid
                     {
-                        t.fork(parent_tgid, child_tgid, happened(timestamp_ns, now));
+                        t.fork(parent_tgid, child_tgid, clock.happened(timestamp_ns, now));
                     }
                 }
                 true
@@ -463,4 +482,16 @@ fn drain(
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_events_stamp_becomes_the_instant_it_happened() {
+        let clock = super::EventClock::now();
+        let later = clock.at + std::time::Duration::from_millis(700);
+        assert_eq!(clock.happened(clock.ns + 200_000_000, later), clock.at + std::time::Duration::from_millis(200));
+        assert_eq!(clock.happened(clock.ns + 900_000_000, later), later, "never after it was read");
+        assert!(clock.happened(clock.ns.saturating_sub(1_000), later) <= clock.at);
+    }
 }
