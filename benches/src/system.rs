@@ -33,7 +33,6 @@ use procfs_core::{
 };
 use stepmon_fdread::{Dir, HeldFile};
 use stepmon_netns_stats::{NetDev, NetDevLines};
-use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::parse::{KernelStat, LoadAvg, MemInfo, ParseError, Pressure};
 use stepmon_sysusage::probe::{ProcFile, ReadStrategy, SysProbe};
 
@@ -306,11 +305,11 @@ fn sample_json_cases<R: Runner>(r: &mut R) -> io::Result<()> {
     let first = probe.read();
     std::thread::sleep(Duration::from_millis(20));
     let second = probe.read();
-    r.case("ours_from_reading", Side::Ours, || SysSample::from_reading(black_box(&second), Some(&first)));
-    let sample = SysSample::from_reading(&second, Some(&first));
+    r.case("ours_from_reading", Side::Ours, || stepmon_sysusage::model::sys_sample(black_box(&second), Some(&first)));
+    let sample = stepmon_sysusage::model::sys_sample(&second, Some(&first));
     r.case("ours_to_json", Side::Ours, || serde_json::to_string(black_box(&sample)));
     r.case("ours_from_reading_to_json", Side::Ours, || {
-        serde_json::to_string(&SysSample::from_reading(black_box(&second), Some(&first)))
+        serde_json::to_string(&stepmon_sysusage::model::sys_sample(black_box(&second), Some(&first)))
     });
     Ok(())
 }

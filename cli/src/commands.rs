@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use stepmon_sampler::cgroup::{CgroupProbe, discover};
-use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::probe::SysProbe;
 
 use crate::error::CliError;
@@ -95,7 +94,7 @@ fn not_a_cgroup_v2_dir(dir: &Path, error: &std::io::Error) -> Option<String> {
 pub fn sys(args: &SysArgs) -> Result<(), CliError> {
     let mut probe = SysProbe::open(&args.proc_root)
         .map_err(|e| CliError::io(&format!("cannot open {}", args.proc_root.display()), &e))?;
-    print_json(&SysSample::from_reading(&probe.read(), None))
+    print_json(&stepmon_sysusage::model::sys_sample(&probe.read(), None))
 }
 
 fn base(cgroup_parent: Option<&Path>) -> Result<PathBuf, CliError> {

@@ -21,7 +21,7 @@ use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
-use stepmon_report::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
+use stepmon_report::job::{Record, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_runner::LiveSample;
 
 use crate::error::CliError;
@@ -92,11 +92,7 @@ impl JobWriter {
     pub fn follow(mut self, samples: Receiver<LiveSample>) -> std::io::Result<JoinHandle<JobWriter>> {
         std::thread::Builder::new().name("stepmon-job".into()).spawn(move || {
             for live in samples {
-                let of = match live.of {
-                    stepmon_runner::SampleOf::Enclosing => SampleOf::Enclosing,
-                    _ => SampleOf::Step,
-                };
-                let record = SampleRecord::new(self.step.clone(), of, live.sample);
+                let record = SampleRecord::new(self.step.clone(), live.of, live.sample);
                 self.append(&Record::Sample(Box::new(record)));
             }
             self

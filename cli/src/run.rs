@@ -223,6 +223,8 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     for message in &finished.messages {
         eprintln!("stepmon: {message}");
     }
+    // The runner measured; the summary and the verdicts are the report's.
+    stepmon_report::compose::complete(&mut finished.document);
     if let Some(info) = finished.document.stepmon.as_mut() {
         info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
     }

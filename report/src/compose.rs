@@ -2,12 +2,41 @@
 //! rung the run recorded for it ([`crate::source`]) — the step's cgroup
 //! samples, the process tree's rusage, or the enclosing cgroup's samples.
 
-use stepmon_sampler::model::{Baseline, CpuSummary, IoSummary, MemorySummary, StallSummary, UsageSummary};
-
-use stepmon_sampler::model::StepUsage;
+use stepmon_model::sample::{CpuSummary, IoSummary, MemorySummary, StallSummary, StepUsage, UsageSummary};
 
 use crate::document::{RunDocument, RunInfo};
 use crate::source::{Group, Rung};
+use crate::summary::{Baseline, with_baseline};
+
+/// Fills in what a measured step's document leaves to the report: its
+/// summary (over the wall time the runner recorded in
+/// `stepmon.summary.wallSeconds`) and its verdicts. `stepmon run` writes
+/// documents completed so; a builder that runs steps through
+/// `stepmon-runner` calls this when it wants them too.
+///
+/// ```
+/// use stepmon_report::RunDocument;
+/// let json = r#"{"resourceUsage": {"samples": [
+///     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
+///     {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},
+///   "stepmon": {"command": ["make"], "exitCode": 0, "summary": {"wallSeconds": 2.0}}}"#;
+/// let mut document: RunDocument = serde_json::from_str(json)?;
+/// stepmon_report::compose::complete(&mut document);
+/// let run = document.stepmon.as_ref().unwrap();
+/// assert_eq!(run.summary.cpu.average_cores, Some(0.75));
+/// assert!(run.verdicts.is_some());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn complete(document: &mut RunDocument) {
+    let Some(wall) = document.stepmon.as_ref().map(|info| info.summary.wall_seconds) else { return };
+    let summary = summary(document, wall);
+    let Some(info) = document.stepmon.as_mut() else { return };
+    info.summary = summary;
+    let verdicts = crate::Step::from_run(document).verdicts();
+    if let Some(info) = document.stepmon.as_mut() {
+        info.verdicts = Some(verdicts);
+    }
+}
 
 /// The summary of `document`'s step over `wall_seconds` (`None`: unknown,
 /// and so are the shares of it). Documents without
@@ -20,11 +49,11 @@ pub fn summary(document: &RunDocument, wall_seconds: Option<f64>) -> UsageSummar
 /// [`summary`] of a document taken apart: its `usage` (`resourceUsage`
 /// and `sysUsage`) and its `run` (`stepmon`).
 pub(crate) fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option<f64>) -> UsageSummary {
-    let mut summary = UsageSummary::with_baseline(usage, wall_seconds, Baseline::FirstSample);
+    let mut summary = with_baseline(usage, wall_seconds, Baseline::FirstSample);
     let Some(run) = run.filter(|run| !run.sources.is_empty()) else { return summary };
     let sources = &run.sources;
     let enclosing = run.enclosing_cgroup.as_ref();
-    let around = enclosing.map(|e| UsageSummary::with_baseline(&e.usage(), wall_seconds, Baseline::FirstSample));
+    let around = enclosing.map(|e| with_baseline(&e.usage(), wall_seconds, Baseline::FirstSample));
     let own = |group| matches!(sources.rung(group), Some(Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope));
 
     if !own(Group::Cpu) {
@@ -35,9 +64,7 @@ pub(crate) fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds:
                 cpu.system_seconds = Some(tree.system_seconds);
                 cpu.usage_seconds = Some(tree.cpu_seconds());
             }
-            (Some(Rung::EnclosingCgroup), _, Some(e)) => {
-                cpu.usage_seconds = e.cpu_seconds_without_stepmon(wall_seconds)
-            }
+            (Some(Rung::EnclosingCgroup), _, Some(e)) => cpu.usage_seconds = e.cpu_seconds_without_stepmon(),
             _ => {}
         }
         cpu.average_cores = cpu.usage_seconds.zip(wall_seconds.filter(|w| *w > 0.0)).map(|(s, w)| s / w);

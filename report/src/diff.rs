@@ -487,7 +487,7 @@ fn busy_share(machine: &MachineVerdict) -> Option<f64> {
 }
 
 fn side(step: &Step, thresholds: &Thresholds) -> Side {
-    let machine = MachineVerdict::of(step, thresholds);
+    let machine = crate::verdict::machine_of(step, thresholds);
     Side {
         name: step.name.clone(),
         origin: step.origin.clone(),
@@ -855,7 +855,7 @@ impl JobTotals {
             memory_peak_bytes: float(verdict.memory_peak_bytes),
             busy_share: entries
                 .iter()
-                .filter_map(|e| busy_share(&crate::verdict::MachineVerdict::of(&e.step, &thresholds)))
+                .filter_map(|e| busy_share(&crate::verdict::machine_of(&e.step, &thresholds)))
                 .fold(0.0, f64::max),
         }
     }

@@ -40,24 +40,27 @@
 
 pub mod compose;
 pub mod diff;
-pub mod document;
 pub mod export;
 mod fixed;
 pub mod import;
 pub mod job;
-pub mod labels;
 pub mod processes;
 pub mod series;
 pub mod source;
 pub mod step;
+pub mod summary;
 pub mod text;
 pub mod units;
 pub mod verdict;
 
-pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
-pub use labels::{CiContext, Label};
-pub use source::{Bound, Group, Rung, Source, Sources};
 pub use step::{Origin, Step, WallSource};
+/// The run document's types ([`stepmon_model::document`]).
+pub use stepmon_model::document;
+/// A step's name, labels and CI context ([`stepmon_model::labels`]).
+pub use stepmon_model::labels;
+pub use stepmon_model::{
+    Bound, CiContext, Collector, Group, Host, Label, NotEnabled, RunDocument, RunInfo, Rung, Source, Sources,
+};
 pub use verdict::{Thresholds, Verdicts};
 
 /// The README's example, compiled and run as a doctest.

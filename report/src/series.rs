@@ -8,8 +8,8 @@
 
 use jiff::Timestamp;
 use serde::Serialize;
-use stepmon_sampler::model::StepSample;
-use stepmon_sysusage::model::{PressureJson, SysCPUStat};
+use stepmon_model::sample::StepSample;
+use stepmon_model::system::{PressureJson, SysCPUStat};
 
 use crate::step::{Origin, Step};
 

@@ -3,7 +3,11 @@
 
 use jiff::Timestamp;
 use serde::Serialize;
-use stepmon_sampler::model::{Baseline, StepSample, StepUsage, UsageSummary};
+use stepmon_model::sample::{StepSample, StepUsage, UsageSummary};
+
+use crate::summary::Baseline;
+/// One argument, shell-style ([`stepmon_model::labels::quote`]).
+pub use stepmon_model::labels::quote;
 
 use crate::document::{RunDocument, RunInfo};
 use crate::source::Sources;
@@ -186,7 +190,7 @@ impl Step {
     /// What the numbers mean.
     #[must_use]
     pub fn verdicts(&self) -> Verdicts {
-        Verdicts::of(self)
+        crate::verdict::of(self)
     }
 
     /// Where the step's time axis starts: its start, else its first sample.
@@ -209,7 +213,7 @@ pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
 /// The summary of a BuildKit step; a single (post-exit) sample gives no
 /// pids peak and no anon/file split ([`POST_EXIT_SAMPLE`]), not zeros.
 fn buildkit_summary(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummary {
-    let mut summary = UsageSummary::with_baseline(usage, wall_seconds, Baseline::Zero);
+    let mut summary = crate::summary::with_baseline(usage, wall_seconds, Baseline::Zero);
     if usage.resource_usage.samples.len() == 1 {
         summary.pids_peak = None;
         summary.memory.anon_at_peak_bytes = None;
@@ -233,26 +237,6 @@ fn estimate_wall(samples: &[StepSample], baseline: Baseline) -> (Option<f64>, Wa
 #[must_use]
 pub fn quote_command(args: &[String]) -> String {
     args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
-}
-
-/// One argument, shell-style: as is when plain, else in single quotes with
-/// control characters escaped.
-#[must_use]
-pub fn quote(arg: &str) -> String {
-    let plain = !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
-    if plain {
-        return arg.to_owned();
-    }
-    let mut out = String::from("'");
-    for c in arg.chars() {
-        match c {
-            '\'' => out.push_str("'\\''"),
-            c if c.is_control() => out.extend(c.escape_default()),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
 }
 
 #[cfg(test)]

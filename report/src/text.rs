@@ -1,8 +1,9 @@
 //! The human summary of a step: one fact per line, then the verdicts.
 
+use crate::processes::ProcessesText as _;
 use std::fmt::Write as _;
 
-use stepmon_sampler::model::StallSummary;
+use stepmon_model::sample::StallSummary;
 
 use crate::source::Group;
 use crate::step::{Step, WallSource};
@@ -155,7 +156,7 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
         }
     }
     if let Some(e) = step.run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref()) {
-        let cpu = e.cpu_seconds_without_stepmon(step.wall_seconds).map_or_else(String::new, |c| {
+        let cpu = e.cpu_seconds_without_stepmon().map_or_else(String::new, |c| {
             format!(": cpu {} without stepmon's own {}", seconds(c), seconds(e.stepmon_cpu_seconds.unwrap_or(0.0)))
         });
         let _ = writeln!(out, "  around   {}{cpu}", e.covers());

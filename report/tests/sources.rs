@@ -44,7 +44,7 @@ fn the_summary_takes_each_group_from_its_rung() {
     assert_eq!(step.summary.io.write_bytes, Some(tree.block_write_bytes));
     // The enclosing (root) cgroup's own CPU includes everyone's: it is not
     // the step's CPU.
-    let around = run.enclosing_cgroup.as_ref().unwrap().cpu_seconds_without_stepmon(Some(wall)).unwrap();
+    let around = run.enclosing_cgroup.as_ref().unwrap().cpu_seconds_without_stepmon().unwrap();
     assert!(around > tree.cpu_seconds(), "{around} vs {}", tree.cpu_seconds());
     // The stored summary is what the report recomputes.
     assert_eq!(step.summary, run.summary);
@@ -186,7 +186,7 @@ fn documents_without_sources_read_as_before() {
     let doc = document(OWN_CGROUP);
     assert!(doc.stepmon.as_ref().unwrap().sources.is_empty());
     let step = Step::from_run(&doc);
-    let plain = stepmon_sampler::model::UsageSummary::of(&doc.usage(), step.wall_seconds);
+    let plain = stepmon_report::summary::of(&doc.usage(), step.wall_seconds);
     assert_eq!(step.summary, plain);
     assert!(!stepmon_report::text::render(&step, &step.verdicts()).contains('['));
 }

@@ -202,18 +202,18 @@ fn machine_busy_by_others_or_steal() {
     // Other work at the threshold: busy (judged on the summary's numbers).
     let mut busy = quiet.clone();
     busy.summary.machine.others_busy_share = Some(t.others_busy_share);
-    let v = Verdicts::of(&busy);
+    let v = stepmon_report::verdict::of(&busy);
     assert_eq!(v.machine.class, MachineLoad::Busy);
     assert!(v.machine.reason.contains("other work used 50.0%"), "{}", v.machine.reason);
 
     let mut steal = quiet.clone();
     steal.summary.machine.steal_share = Some(t.steal_share);
-    assert_eq!(Verdicts::of(&steal).machine.class, MachineLoad::Busy);
+    assert_eq!(stepmon_report::verdict::of(&steal).machine.class, MachineLoad::Busy);
 
     let mut unknown = quiet;
     unknown.summary.machine = Default::default();
     unknown.usage.sys_usage.clear();
-    assert_eq!(Verdicts::of(&unknown).machine.class, MachineLoad::Unknown);
+    assert_eq!(stepmon_report::verdict::of(&unknown).machine.class, MachineLoad::Unknown);
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn a_cpu_stall_from_its_own_parallelism_says_so_not_other_work() {
     // waited for each other.
     let mut step = unthrottled_pure_v2();
     step.summary.cpu.average_cores = Some(1.77);
-    let v = Verdicts::of(&step);
+    let v = stepmon_report::verdict::of(&step);
     assert_eq!(v.machine.others_busy_share, Some(0.0));
     assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnParallelism], "{}", v.bottleneck.reason);
     let reason = &v.bottleneck.reason;
@@ -310,9 +310,9 @@ fn a_cpu_stall_from_its_own_parallelism_says_so_not_other_work() {
     // The threshold: 80% of the CPUs.
     let t = Thresholds::default();
     step.summary.cpu.average_cores = Some(2.0 * t.own_cores_share);
-    assert_eq!(Verdicts::of(&step).bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnParallelism]);
+    assert_eq!(stepmon_report::verdict::of(&step).bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnParallelism]);
     step.summary.cpu.average_cores = Some(2.0 * t.own_cores_share - 0.01);
-    assert!(Verdicts::of(&step).bottleneck.cpu_stall_causes.is_empty());
+    assert!(stepmon_report::verdict::of(&step).bottleneck.cpu_stall_causes.is_empty());
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn a_cpu_stall_from_other_work_or_steal_says_so() {
     // Steal at its threshold on the otherwise quiet pure-v2 run.
     let mut step = unthrottled_pure_v2();
     step.summary.machine.steal_share = Some(Thresholds::default().steal_share);
-    let v = Verdicts::of(&step);
+    let v = stepmon_report::verdict::of(&step);
     assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OtherWork], "{}", v.bottleneck.reason);
 }
 
@@ -332,7 +332,7 @@ fn a_cpu_stall_from_other_work_or_steal_says_so() {
 fn every_cpu_stall_cause_that_holds_is_named() {
     let mut step = step_of(recorded("hybrid-cpu-3s.json"));
     step.summary.cpu.average_cores = Some(1.9);
-    let v = Verdicts::of(&step);
+    let v = stepmon_report::verdict::of(&step);
     assert_eq!(
         v.bottleneck.cpu_stall_causes,
         vec![CpuStallCause::OwnParallelism, CpuStallCause::OtherWork],
@@ -342,7 +342,7 @@ fn every_cpu_stall_cause_that_holds_is_named() {
     let mut step = step_of(recorded(PURE_V2));
     step.summary.cpu.average_cores = Some(1.9);
     step.summary.machine.others_busy_share = Some(0.6);
-    let v = Verdicts::of(&step);
+    let v = stepmon_report::verdict::of(&step);
     assert_eq!(
         v.bottleneck.cpu_stall_causes,
         vec![CpuStallCause::OwnParallelism, CpuStallCause::OtherWork, CpuStallCause::OwnLimit],
@@ -353,7 +353,7 @@ fn every_cpu_stall_cause_that_holds_is_named() {
 
 #[test]
 fn a_cpu_stall_with_no_cause_shown_says_cause_unknown_with_the_numbers() {
-    let v = Verdicts::of(&unthrottled_pure_v2());
+    let v = stepmon_report::verdict::of(&unthrottled_pure_v2());
     assert!(v.bottleneck.cpu_stall_causes.is_empty());
     assert!(
         v.bottleneck.reason.contains(
@@ -376,7 +376,7 @@ fn an_unknown_cpu_count_is_said() {
         }
     }
     step.summary.cpu.average_cores = Some(1.9);
-    let v = Verdicts::of(&step);
+    let v = stepmon_report::verdict::of(&step);
     assert_eq!(v.bottleneck.machine_cpus, None);
     // Still throttled by its own limit; its own parallelism cannot be judged.
     assert_eq!(v.bottleneck.cpu_stall_causes, vec![CpuStallCause::OwnLimit]);

@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use stepmon_report::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources};
+use stepmon_model::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources};
 use stepmon_sampler::model::StepSample;
 
 /// What one run measured, for [`choose`].
@@ -135,7 +135,7 @@ mod tests {
     use std::path::Path;
 
     use jiff::Timestamp;
-    use stepmon_report::source::{Group, ProcessTree, Rung};
+    use stepmon_model::source::{Group, ProcessTree, Rung};
     use stepmon_sampler::model::StepSample;
 
     use super::{Evidence, choose};

@@ -104,11 +104,11 @@ pub struct StepOptions {
     /// The program and its arguments (executed directly, never through a shell).
     pub command: Vec<OsString>,
     /// The step's name in the document and every export (`None`: the
-    /// program's base name, [`stepmon_report::labels::default_name`]).
+    /// program's base name, [`stepmon_model::labels::default_name`]).
     pub name: Option<String>,
     /// Labels of the step (validated by the caller, e.g. with
-    /// [`stepmon_report::Label`]'s `FromStr`).
-    pub labels: Vec<stepmon_report::Label>,
+    /// [`stepmon_model::Label`]'s `FromStr`).
+    pub labels: Vec<stepmon_model::Label>,
     /// Create the step's cgroups under this directory instead of this
     /// process's own cgroup (naming the own cgroup means "it is delegated to
     /// me"); a cgroup that cannot be created there is an error.
@@ -120,7 +120,7 @@ pub struct StepOptions {
     pub wait_all: bool,
     /// How many processes the document lists one by one (taskstats; the
     /// per-command aggregates cover all of them either way).
-    pub processes: stepmon_report::processes::Keep,
+    pub processes: stepmon_model::processes::Keep,
     /// The step's network.
     pub net: NetMode,
     /// Count loopback traffic too (own namespaces only).
@@ -141,16 +141,8 @@ pub struct StepOptions {
     pub live: Option<std::sync::mpsc::Sender<LiveSample>>,
 }
 
-/// Whose sample a [`LiveSample`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SampleOf {
-    /// The step's own cgroup (or its process tree's view without one).
-    Step,
-    /// The enclosing cgroup (the step has no cgroup of its own; other
-    /// processes' usage is in it too).
-    Enclosing,
-}
+/// Whose sample a [`LiveSample`] is: the job record's own [`SampleOf`].
+pub use stepmon_model::SampleOf;
 
 /// One sample of a running step, sent to [`StepOptions::live`].
 #[derive(Debug, Clone)]
@@ -179,7 +171,7 @@ impl StepOptions {
             cgroup_parent: None,
             cgroup: CgroupMode::Auto,
             wait_all: false,
-            processes: stepmon_report::processes::Keep::default(),
+            processes: stepmon_model::processes::Keep::default(),
             net: NetMode::Host,
             include_loopback: false,
             limits: Limits::default(),

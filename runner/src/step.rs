@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use stepmon_report::source::{EnclosingCgroup, Group, Rung, Sources};
-use stepmon_report::{Collector, Host, NotEnabled, RunDocument, RunInfo, Step};
+use stepmon_model::source::{EnclosingCgroup, Group, Rung, Sources};
+use stepmon_model::{Collector, Host, NotEnabled, RunDocument, RunInfo};
 use stepmon_sampler::cgroup::{CgroupV1Dirs, discover};
 use stepmon_sampler::model::StepUsage;
 use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource, Recorder};
@@ -34,7 +34,10 @@ const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Finished {
-    /// The run document (what `stepmon run -o` writes), with its summary and verdicts.
+    /// The run document: what the step's counters measured, where each
+    /// number came from, and the wall time in `summary.wallSeconds`. Its
+    /// summary and verdicts are `stepmon_report::compose::complete`'s to
+    /// fill (what `stepmon run -o` writes is that).
     pub document: RunDocument,
     /// The status a wrapper should exit with: the step's code, 128 + N for
     /// a signal, 127 not found, 126 not executable.
@@ -369,7 +372,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     if resolve(program).is_none() {
         let mut error = RunError::new(format!(
             "cannot run {}: command not found",
-            stepmon_report::step::quote(&program.to_string_lossy())
+            stepmon_model::labels::quote(&program.to_string_lossy())
         ));
         error.exit_code = spawn::NOT_FOUND;
         return Err(error);
@@ -707,7 +710,7 @@ impl Prepared {
         let mut processes = processes.finish();
         // Sampled records miss what lived between two samples; the rusage
         // of what stepmon reaped holds it (with the descendants each waited for).
-        if processes.source == Some(stepmon_report::processes::ProcessSource::Sampled) {
+        if processes.source == Some(stepmon_model::processes::ProcessSource::Sampled) {
             processes.add_reaped(reaper.reaped(), reaper.reaped_not_kept());
         }
         let wall = started.elapsed().as_secs_f64();
@@ -725,10 +728,7 @@ impl Prepared {
         let leaf = cgroups.as_ref().map(|c| c.get().leaf.clone());
         let scope_unit = cgroups.as_ref().and_then(|c| c.get().scope.as_ref().map(|s| s.unit.clone()));
         let (enabled, not_enabled) = cgroups.as_ref().map_or((Vec::new(), Vec::new()), |c| {
-            (
-                c.get().enabled.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(),
-                c.get().not_enabled.iter().map(|n| NotEnabled::new(n.controller, n.reason.clone())).collect::<Vec<_>>(),
-            )
+            (c.get().enabled.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(), c.get().not_enabled.clone())
         });
         if let Some(warning) = cgroups.and_then(OwnedCgroups::release) {
             messages.push(warning);
@@ -793,7 +793,7 @@ impl Prepared {
         let mut info = RunInfo::default();
         info.command = self.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         info.name =
-            Some(self.options.name.clone().unwrap_or_else(|| stepmon_report::labels::default_name(&info.command)));
+            Some(self.options.name.clone().unwrap_or_else(|| stepmon_model::labels::default_name(&info.command)));
         info.labels.clone_from(&self.options.labels);
         info.exit_code = exit;
         info.signal = signal;
@@ -830,13 +830,7 @@ impl Prepared {
         info.enclosing_cgroup = enclosing;
         info.processes = Some(processes);
         info.summary.wall_seconds = Some(wall);
-        let mut document = RunDocument::new(usage, info);
-        let summary = stepmon_report::compose::summary(&document, Some(wall));
-        let verdicts = Step::from_run(&document).verdicts();
-        if let Some(info) = document.stepmon.as_mut() {
-            info.summary = summary;
-            info.verdicts = Some(verdicts);
-        }
+        let document = RunDocument::new(usage, info);
         Ok(Finished { document, exit_code: code, messages })
     }
 }

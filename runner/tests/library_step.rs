@@ -21,7 +21,10 @@ fn run(mode: CgroupMode, script: &str) -> stepmon_runner::Finished {
     let mut options = StepOptions::new(["sh", "-c", script]);
     options.cgroup = mode;
     let prepared = prepare(options).unwrap();
-    prepared.run().unwrap()
+    let mut finished = prepared.run().unwrap();
+    // The summary is the report's to compute, as `stepmon run` does.
+    stepmon_report::compose::complete(&mut finished.document);
+    finished
 }
 
 /// A shell loop that burns about `iterations / 1e6` s of CPU here.

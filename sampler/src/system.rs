@@ -46,7 +46,7 @@ impl Probe for SystemProbe {
     fn sample(&mut self, tick: Tick) -> SysSample {
         let mut reading = self.probe.read();
         reading.timestamp = tick.wall;
-        let sample = SysSample::from_reading(&reading, self.previous.as_ref());
+        let sample = stepmon_sysusage::model::sys_sample(&reading, self.previous.as_ref());
         self.previous = Some(reading);
         sample
     }

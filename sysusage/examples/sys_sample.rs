@@ -8,7 +8,6 @@
 
 use std::time::Duration;
 
-use stepmon_sysusage::model::{SysCpuDelta, SysSample};
 use stepmon_sysusage::probe::SysProbe;
 
 fn main() -> std::io::Result<()> {
@@ -20,9 +19,9 @@ fn main() -> std::io::Result<()> {
     for m in &second.missing {
         eprintln!("missing {} ({}): {}", m.field, m.file, m.reason);
     }
-    println!("{}", json(&SysSample::from_reading(&first, None)));
-    println!("{}", json(&SysSample::from_reading(&second, Some(&first))));
-    if let Some(delta) = SysCpuDelta::between(&first, &second) {
+    println!("{}", json(&stepmon_sysusage::model::sys_sample(&first, None)));
+    println!("{}", json(&stepmon_sysusage::model::sys_sample(&second, Some(&first))));
+    if let Some(delta) = stepmon_sysusage::model::sys_cpu_delta(&first, &second) {
         println!("{}", json(&delta));
     }
     Ok(())

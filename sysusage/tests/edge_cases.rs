@@ -5,7 +5,6 @@
 use std::num::NonZeroU64;
 use std::path::Path;
 
-use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::parse::{ErrorKind, KernelStat, LoadAvg, MemInfo, Pressure};
 use stepmon_sysusage::probe::{MissingKind, ProcFile, ReadStrategy, SysProbe};
 
@@ -101,7 +100,7 @@ fn pre_2_5_four_column_stat() {
     dir.put("stat", &bytes);
     let mut probe = SysProbe::open(dir.path()).unwrap();
     probe.set_user_hz(HZ);
-    let sample = SysSample::from_reading(&probe.read(), None);
+    let sample = stepmon_sysusage::model::sys_sample(&probe.read(), None);
     let cpu = sample.cpu_stat.unwrap();
     assert_eq!((cpu.user, cpu.idle, cpu.iowait, cpu.steal), (15.39, 1134.08, 0.0, 0.0));
     assert_eq!(sample.proc_stat, None);

@@ -7,7 +7,7 @@ use std::num::NonZeroU64;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use stepmon_sysusage::model::{PressureJson, SysCpuDelta, SysMemoryStat, SysSample};
+use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::parse::{KernelStat, MemInfo, Pressure};
 use stepmon_sysusage::probe::{StatSnapshot, SysProbe, SysReading};
 
@@ -32,7 +32,7 @@ fn golden(name: &str) -> String {
 
 #[test]
 fn sys_sample_of_the_hybrid_capture() {
-    let sample = SysSample::from_reading(&hybrid_reading(), None);
+    let sample = stepmon_sysusage::model::sys_sample(&hybrid_reading(), None);
     let ours = serde_json::to_string_pretty(&sample).unwrap();
     assert_eq!(ours, golden("sys-sample-hybrid.json").trim_end());
     // Reading it back gives the same sample.
@@ -42,7 +42,7 @@ fn sys_sample_of_the_hybrid_capture() {
 
 #[test]
 fn buildkit_fields_alone() {
-    let mut sample = SysSample::from_reading(&hybrid_reading(), None);
+    let mut sample = stepmon_sysusage::model::sys_sample(&hybrid_reading(), None);
     sample.stepmon = None;
     let ours = serde_json::to_string(&sample).unwrap();
     let expected = concat!(
@@ -64,18 +64,18 @@ fn omitted_versus_null() {
     assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"timestamp":"2026-11-30T03:21:57.123456789Z"}"#);
     // §2.11: a meminfo key the kernel did not print is null, not omitted.
     let old = MemInfo::parse(&std::fs::read(format!("{DATA}/edge/meminfo-hwcorrupted-no-available")).unwrap()).unwrap();
-    let mem = serde_json::to_value(SysMemoryStat::from_meminfo(&old)).unwrap();
+    let mem = serde_json::to_value(stepmon_sysusage::model::memory_stat(&old)).unwrap();
     assert_eq!(mem["available"], Value::Null);
     assert_eq!(mem.as_object().unwrap().len(), 11);
     // §2.7: a missing line is null; a missing value inside a line is null.
     let cpu_old = Pressure::parse(b"some avg10=0.12 avg60=0.00 avg300=0.00 total=5\n").unwrap();
     assert_eq!(
-        serde_json::to_value(PressureJson::from(&cpu_old)).unwrap(),
+        serde_json::to_value(stepmon_sysusage::model::pressure(&cpu_old)).unwrap(),
         json!({"some": {"avg10": 0.12, "avg60": 0, "avg300": 0, "total": 5}, "full": null})
     );
     let irq = Pressure::parse(b"full total=9\n").unwrap();
     assert_eq!(
-        serde_json::to_value(PressureJson::from(&irq)).unwrap(),
+        serde_json::to_value(stepmon_sysusage::model::pressure(&irq)).unwrap(),
         json!({"some": null, "full": {"avg10": null, "avg60": null, "avg300": null, "total": 9}})
     );
 }
@@ -92,10 +92,10 @@ fn per_step_cpu_delta() {
     later.stat = Some(snapshot(
         b"cpu  1391 5 1282 38560 90 0 31 17 40 0\ncpu0 429 5 593 19621 7 0 10 7 40 0\ncpu1 961 0 688 18939 83 0 20 10 0 0\n",
     ));
-    let delta = SysCpuDelta::between(&earlier, &later).unwrap();
+    let delta = stepmon_sysusage::model::sys_cpu_delta(&earlier, &later).unwrap();
     assert_eq!(serde_json::to_string_pretty(&delta).unwrap(), golden("sys-cpu-delta.json").trim_end());
     // BuildKit skips the delta when either /proc/stat read failed.
-    assert_eq!(SysCpuDelta::between(&SysReading::new(timestamp(), HZ), &later), None);
+    assert_eq!(stepmon_sysusage::model::sys_cpu_delta(&SysReading::new(timestamp(), HZ), &later), None);
 }
 
 #[test]

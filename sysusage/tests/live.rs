@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use stepmon_sysusage::model::{SysCpuDelta, SysSample};
 use stepmon_sysusage::parse::{CpuTimes, KernelStat, Pressure};
 use stepmon_sysusage::probe::{MissingKind, ProcFile, SysProbe, SysReading};
 
@@ -123,7 +122,7 @@ fn cpu_time_across_cpus_matches_wall_time() {
     let mut windows = Vec::new();
     let (a, b, delta) = loop {
         let (a, b) = work_between_reads(&mut probe);
-        let delta = SysCpuDelta::between(&a, &b).unwrap();
+        let delta = stepmon_sysusage::model::sys_cpu_delta(&a, &b).unwrap();
         let wall = delta.stepmon.wall_seconds.unwrap();
         let cpus = b.stat.as_ref().unwrap().per_cpu.len() as f64;
         let s = delta.sys_cpu_stat;
@@ -139,7 +138,7 @@ fn cpu_time_across_cpus_matches_wall_time() {
     };
     let share = delta.stepmon.steal_share.expect("6.18 prints a steal column");
     assert!((0.0..=1.0).contains(&share), "{share}");
-    let sample = SysSample::from_reading(&b, Some(&a));
+    let sample = stepmon_sysusage::model::sys_sample(&b, Some(&a));
     assert_eq!(sample.stepmon.as_ref().unwrap().steal_share, Some(share));
     assert!(sample.cpu_stat.unwrap().idle > 0.0 && sample.memory_stat.unwrap().total.unwrap() > 0);
     serde_json::to_string(&sample).unwrap();

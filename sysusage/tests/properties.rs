@@ -99,7 +99,7 @@ proptest! {
     fn sys_cpu_stat_json_round_trip(ticks in vec(0u64..(1 << 40), 10), hz in prop_oneof![Just(100u64), Just(250), Just(1000), 1u64..5000]) {
         let line: String = ticks.iter().map(|t| format!("{t} ")).collect();
         let times = CpuTimes::parse_columns(line.as_bytes()).unwrap();
-        let stat = SysCPUStat::from_ticks(&times, std::num::NonZeroU64::new(hz).unwrap());
+        let stat = stepmon_sysusage::model::cpu_stat(&times, std::num::NonZeroU64::new(hz).unwrap());
         let json = serde_json::to_string(&stat).unwrap();
         let back: SysCPUStat = serde_json::from_str(&json).unwrap();
         prop_assert_eq!(back.as_array(), stat.as_array().map(round_millis), "{}", json);
@@ -111,7 +111,7 @@ proptest! {
         mem in vec(proptest::option::of(any::<u64>()), 11),
     ) {
         let line = |l: Option<([u64; 3], u64)>| l.map(|(a, t)| PressureLine::new(Hundredths(a[0]), Hundredths(a[1]), Hundredths(a[2]), t));
-        let p = PressureJson::from(&Pressure::new(line(lines[0]), line(lines[1])));
+        let p = stepmon_sysusage::model::pressure(&Pressure::new(line(lines[0]), line(lines[1])));
         let back: PressureJson = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
         prop_assert_eq!(back, p);
         let mut m = SysMemoryStat::default();

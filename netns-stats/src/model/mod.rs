@@ -11,6 +11,6 @@ mod sample;
 mod sampler;
 mod snapshot;
 
-pub use sample::NetworkSample;
+pub use sample::{NetworkSample, sample_of_delta};
 pub use sampler::{NetworkSampler, SampleOutcome};
 pub use snapshot::{InterfaceCounters, Snapshot, Totals, TotalsOptions};

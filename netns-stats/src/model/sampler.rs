@@ -3,7 +3,7 @@
 use std::string::String;
 use std::vec::Vec;
 
-use super::sample::NetworkSample;
+use super::sample::{NetworkSample, sample_of_delta};
 use super::snapshot::{Snapshot, TotalsOptions};
 use crate::parse::DevCounters;
 
@@ -145,7 +145,7 @@ impl NetworkSampler {
         self.discontinuity |= out.counters_went_backwards || out.interfaces_vanished;
         out.delta = delta;
         out.interfaces = self.tracked.len();
-        out.sample = NetworkSample::from_delta(&delta);
+        out.sample = sample_of_delta(&delta);
         out
     }
 }

@@ -15,6 +15,7 @@
 //! `table.summary` (`th` label, `td` value), `ul.verdicts > li`,
 //! `ul.not-measured > li`, `figure.chart > svg.stepmon-chart`.
 
+use crate::processes::ProcessesText as _;
 use std::fmt::Write as _;
 
 use super::chart::escape::xml;

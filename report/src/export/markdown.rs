@@ -38,6 +38,7 @@
 //! (the status paragraph, list items) are a leading `-`, `#`, `>` … and a
 //! leading `12.` escaped too; numbers such as `3.80 s` read raw everywhere.
 
+use crate::processes::ProcessesText as _;
 use std::fmt::Write as _;
 
 use super::chart::escape::{markdown_inline as md, markdown_line as md_line};
@@ -148,7 +149,7 @@ enum Kind {
 /// with a known start, the start itself (its counters were zero when its
 /// cgroup was created), else the first sample holding it — the reading
 /// [`crate::series`] starts its first interval at.
-fn first_reading(step: &Step, has: impl Fn(&stepmon_sampler::model::StepSample) -> bool) -> Option<f64> {
+fn first_reading(step: &Step, has: impl Fn(&stepmon_model::sample::StepSample) -> bool) -> Option<f64> {
     if matches!(step.origin, Origin::BuildKit { .. }) && step.start.is_some() {
         return Some(0.0);
     }

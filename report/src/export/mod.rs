@@ -81,7 +81,7 @@ pub(crate) struct StepJson<'a> {
     end: Option<jiff::Timestamp>,
     wall_seconds: Option<f64>,
     wall_source: crate::step::WallSource,
-    summary: &'a stepmon_sampler::model::UsageSummary,
+    summary: &'a stepmon_model::sample::UsageSummary,
     verdicts: Verdicts,
 }
 

@@ -28,8 +28,8 @@
 //! counter deltas (CPU pressure totals) cover the whole step.
 
 use serde_json::Value;
-use stepmon_sampler::model::{Samples, StepUsage};
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::sample::{Samples, StepUsage};
+use stepmon_model::system::SysSample;
 
 use super::detect::{Found, Kind, shape};
 use super::{ImportError, Skipped, join_key};
@@ -164,9 +164,7 @@ pub(super) fn steps(found: &Found<'_>, label: Option<&str>) -> Result<Read, Impo
             continue;
         }
         let digest = digests.iter().find(|(step, _)| *step == id).map(|(_, d)| (*d).to_owned());
-        let mut usage = StepUsage::default();
-        usage.sys_usage = window(&sys, &samples);
-        usage.resource_usage = samples;
+        let usage = StepUsage { sys_usage: window(&sys, &samples), resource_usage: samples };
         read.steps.push(Step::from_buildkit(name, id, digest, usage));
     }
     if read.steps.is_empty() && read.empty == 0 {

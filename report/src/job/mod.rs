@@ -16,14 +16,13 @@
 
 mod entry;
 mod read;
-mod record;
 mod table;
 mod text;
 pub mod views;
 
 pub use entry::Entry;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
-pub use record::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
+pub use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 pub use text::{render, to_json};
 
 /// Whether `text` is a job record rather than a run document or a

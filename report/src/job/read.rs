@@ -2,12 +2,12 @@
 
 use jiff::Timestamp;
 use serde_json::Value;
-use stepmon_sampler::model::StepSample;
+use stepmon_model::sample::StepSample;
 
-use super::record::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use crate::document::{RunDocument, RunInfo};
 use crate::source::EnclosingCgroup;
 use crate::step::Step;
+use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 
 /// What a job record holds.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -472,7 +472,7 @@ impl<'a> Reading<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::record::SampleRecord;
+    use stepmon_model::job::SampleRecord;
 
     fn written(record: &Record) -> String {
         serde_json::to_string(record).expect("JSON")

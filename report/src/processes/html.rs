@@ -6,28 +6,25 @@ use super::Processes;
 use super::table::HEADERS;
 use crate::export::chart::escape::xml;
 
-impl Processes {
-    /// The table with its heading, or nothing when there are no processes.
-    /// `step_cpu_seconds` as for [`Processes::summary_lines`].
-    #[must_use]
-    pub fn html_table(&self, step_cpu_seconds: Option<f64>) -> String {
-        let Some(table) = self.table(step_cpu_seconds) else { return String::new() };
-        let mut out = format!(
-            "<h3>Top commands</h3>\n<table class=\"processes\">\n<caption>{}</caption>\n<thead>\n<tr>",
-            xml(&table.caption)
-        );
-        for h in HEADERS {
-            let _ = write!(out, "<th scope=\"col\">{}</th>", xml(h));
-        }
-        out.push_str("</tr>\n</thead>\n<tbody>\n");
-        for [command, rest @ ..] in &table.rows {
-            let _ = write!(out, "<tr><th scope=\"row\">{}</th>", xml(command));
-            for cell in rest {
-                let _ = write!(out, "<td>{}</td>", xml(cell));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n</table>\n");
-        out
+/// The table with its heading, or nothing when there are no processes.
+/// `step_cpu_seconds` as for [`Processes::summary_lines`].
+pub(super) fn html_table(p: &Processes, step_cpu_seconds: Option<f64>) -> String {
+    let Some(table) = super::table::table(p, step_cpu_seconds) else { return String::new() };
+    let mut out = format!(
+        "<h3>Top commands</h3>\n<table class=\"processes\">\n<caption>{}</caption>\n<thead>\n<tr>",
+        xml(&table.caption)
+    );
+    for h in HEADERS {
+        let _ = write!(out, "<th scope=\"col\">{}</th>", xml(h));
     }
+    out.push_str("</tr>\n</thead>\n<tbody>\n");
+    for [command, rest @ ..] in &table.rows {
+        let _ = write!(out, "<tr><th scope=\"row\">{}</th>", xml(command));
+        for cell in rest {
+            let _ = write!(out, "<td>{}</td>", xml(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
 }

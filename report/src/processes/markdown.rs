@@ -6,19 +6,16 @@ use super::Processes;
 use super::table::HEADERS;
 use crate::export::chart::escape::markdown_inline as md;
 
-impl Processes {
-    /// The table with its heading, or nothing when there are no processes.
-    /// `step_cpu_seconds` as for [`Processes::summary_lines`].
-    #[must_use]
-    pub fn markdown_table(&self, step_cpu_seconds: Option<f64>) -> String {
-        let Some(table) = self.table(step_cpu_seconds) else { return String::new() };
-        let mut out = format!("\n**Top commands** ({})\n\n| {} |\n", table.caption, HEADERS.join(" | "));
-        out.push_str("|:--|--:|--:|--:|:--|--:|--:|\n");
-        for row in &table.rows {
-            // Every cell escaped: the label comes from a process's arguments.
-            let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
-        out
+/// The table with its heading, or nothing when there are no processes.
+/// `step_cpu_seconds` as for [`Processes::summary_lines`].
+pub(super) fn markdown_table(p: &Processes, step_cpu_seconds: Option<f64>) -> String {
+    let Some(table) = super::table::table(p, step_cpu_seconds) else { return String::new() };
+    let mut out = format!("\n**Top commands** ({})\n\n| {} |\n", table.caption, HEADERS.join(" | "));
+    out.push_str("|:--|--:|--:|--:|:--|--:|--:|\n");
+    for row in &table.rows {
+        // Every cell escaped: the label comes from a process's arguments.
+        let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
+    out
 }

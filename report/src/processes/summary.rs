@@ -10,53 +10,50 @@ use crate::units::{bytes, percent, seconds};
 /// Commands named in the summary.
 const TOP_COMMANDS: usize = 3;
 
-impl Processes {
-    /// The summary's lines (without indentation). `step_cpu_seconds`: the
-    /// step's CPU from its best source, for the shares; without it the
-    /// processes' own sum.
-    #[must_use]
-    pub fn summary_lines(&self, step_cpu_seconds: Option<f64>) -> Vec<String> {
-        if self.source.is_none() {
-            return self.missing.first().map(|m| format!("procs    none per process: {m}")).into_iter().collect();
-        }
-        let source = if self.source == Some(ProcessSource::Sampled) { "sampled" } else { "taskstats" };
-        let sampled = if self.cpu_time == Some(CpuTime::TickSampled) { ", CPU sampled at timer ticks" } else { "" };
-        let mut lines = vec![format!("procs    {} processes ({source}), {}{sampled}", self.processes, self.losses())];
-        let total = step_cpu_seconds.filter(|c| *c > 0.0).unwrap_or_else(|| self.cpu_seconds());
-        for c in self.commands.iter().take(TOP_COMMANDS) {
-            let share = if total > 0.0 {
-                format!("{} of the step's CPU", percent(c.cpu_seconds / total))
-            } else {
-                format!("{} CPU", seconds(c.cpu_seconds))
-            };
-            let largest = c.largest().map_or_else(String::new, |l| format!(", largest {l}"));
-            lines.push(format!("top      {} ×{}: {share}{largest}", c.command, c.count));
-        }
-        lines.extend(self.reaped_line());
-        lines
+/// The summary's lines (without indentation). `step_cpu_seconds`: the
+/// step's CPU from its best source, for the shares; without it the
+/// processes' own sum.
+pub(super) fn summary_lines(p: &Processes, step_cpu_seconds: Option<f64>) -> Vec<String> {
+    if p.source.is_none() {
+        return p.missing.first().map(|m| format!("procs    none per process: {m}")).into_iter().collect();
     }
+    let source = if p.source == Some(ProcessSource::Sampled) { "sampled" } else { "taskstats" };
+    let sampled = if p.cpu_time == Some(CpuTime::TickSampled) { ", CPU sampled at timer ticks" } else { "" };
+    let mut lines = vec![format!("procs    {} processes ({source}), {}{sampled}", p.processes, p.losses())];
+    let total = step_cpu_seconds.filter(|c| *c > 0.0).unwrap_or_else(|| p.cpu_seconds());
+    for c in p.commands.iter().take(TOP_COMMANDS) {
+        let share = if total > 0.0 {
+            format!("{} of the step's CPU", percent(c.cpu_seconds / total))
+        } else {
+            format!("{} CPU", seconds(c.cpu_seconds))
+        };
+        let largest = super::table::largest(c).map_or_else(String::new, |l| format!(", largest {l}"));
+        lines.push(format!("top      {} ×{}: {share}{largest}", c.command, c.count));
+    }
+    lines.extend(reaped_line(p));
+    lines
+}
 
-    /// "reaped   3 processes (wait4 rusage, with what each waited for):
-    /// 1.2 s CPU, largest 512.0 MiB (pid 77, make, or one it waited for)",
-    /// when stepmon reaped orphans too: the main process alone is what the
-    /// `tree` line already says.
-    fn reaped_line(&self) -> Option<String> {
-        let r = self.reaped.as_ref().filter(|r| r.count > 1)?;
-        let largest = r.largest().map_or_else(String::new, |p| {
-            let command = p.command.as_ref().map_or_else(String::new, |c| format!(", {c}"));
-            format!(", largest {} (pid {}{command}, or one it waited for)", bytes(p.max_rss_bytes), p.pid)
-        });
-        Some(format!(
-            "reaped   {} processes (wait4 rusage, with what each waited for): {} CPU{largest}",
-            r.count,
-            seconds(r.cpu_seconds)
-        ))
-    }
+/// "reaped   3 processes (wait4 rusage, with what each waited for):
+/// 1.2 s CPU, largest 512.0 MiB (pid 77, make, or one it waited for)",
+/// when stepmon reaped orphans too: the main process alone is what the
+/// `tree` line already says.
+fn reaped_line(p: &Processes) -> Option<String> {
+    let r = p.reaped.as_ref().filter(|r| r.count > 1)?;
+    let largest = r.largest().map_or_else(String::new, |p| {
+        let command = p.command.as_ref().map_or_else(String::new, |c| format!(", {c}"));
+        format!(", largest {} (pid {}{command}, or one it waited for)", bytes(p.max_rss_bytes), p.pid)
+    });
+    Some(format!(
+        "reaped   {} processes (wait4 rusage, with what each waited for): {} CPU{largest}",
+        r.count,
+        seconds(r.cpu_seconds)
+    ))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Keep, ProcessRecord};
+    use super::super::{Keep, ProcessRecord, ProcessesText as _};
     use super::*;
 
     fn process(command: &str, pid: u32, cpu: f64, rss: u64) -> ProcessRecord {

@@ -2,7 +2,7 @@
 //! count, CPU and its share, the largest peak RSS with its pid and label
 //! (its input file, [`super::label`]), and storage IO.
 
-use super::Processes;
+use super::{CommandAggregate, Processes};
 use crate::units::{bytes, percent, seconds};
 
 /// Commands in the table.
@@ -20,33 +20,39 @@ pub(crate) struct Table {
     pub(crate) rows: Vec<[String; 7]>,
 }
 
-impl Processes {
-    /// The table, or `None` when there are no processes. `step_cpu_seconds`
-    /// as for [`Processes::summary_lines`].
-    pub(crate) fn table(&self, step_cpu_seconds: Option<f64>) -> Option<Table> {
-        if self.source.is_none() || self.commands.is_empty() {
-            return None;
-        }
-        let caption = format!("{} processes, {}", self.processes, self.losses());
-        let total = step_cpu_seconds.filter(|c| *c > 0.0).unwrap_or_else(|| self.cpu_seconds());
-        let rows = self
-            .commands
-            .iter()
-            .take(ROWS)
-            .map(|c| {
-                let share = if total > 0.0 { percent(c.cpu_seconds / total) } else { "—".to_owned() };
-                let largest = c.largest().unwrap_or_else(|| "—".to_owned());
-                [
-                    c.command.clone(),
-                    c.count.to_string(),
-                    seconds(c.cpu_seconds),
-                    share,
-                    largest,
-                    bytes(c.read_bytes),
-                    bytes(c.write_bytes),
-                ]
-            })
-            .collect();
-        Some(Table { caption, rows })
+/// The table, or `None` when there are no processes. `step_cpu_seconds`
+/// as for [`Processes::summary_lines`].
+pub(crate) fn table(p: &Processes, step_cpu_seconds: Option<f64>) -> Option<Table> {
+    if p.source.is_none() || p.commands.is_empty() {
+        return None;
     }
+    let caption = format!("{} processes, {}", p.processes, p.losses());
+    let total = step_cpu_seconds.filter(|c| *c > 0.0).unwrap_or_else(|| p.cpu_seconds());
+    let rows = p
+        .commands
+        .iter()
+        .take(ROWS)
+        .map(|c| {
+            let share = if total > 0.0 { percent(c.cpu_seconds / total) } else { "—".to_owned() };
+            let largest = largest(c).unwrap_or_else(|| "—".to_owned());
+            [
+                c.command.clone(),
+                c.count.to_string(),
+                seconds(c.cpu_seconds),
+                share,
+                largest,
+                bytes(c.read_bytes),
+                bytes(c.write_bytes),
+            ]
+        })
+        .collect();
+    Some(Table { caption, rows })
+}
+
+/// "1.2 GiB (pid 8841, foo.cpp)": the largest peak RSS of a command, whose
+/// it was, and its label where there is one.
+pub(crate) fn largest(c: &CommandAggregate) -> Option<String> {
+    let (bytes_, pid) = c.max_peak_rss_bytes.zip(c.max_peak_rss_pid)?;
+    let label = c.max_peak_rss_label().map_or_else(String::new, |l| format!(", {l}"));
+    Some(format!("{} (pid {pid}{label})", bytes(bytes_)))
 }

@@ -156,7 +156,7 @@ fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: At, reach: fn(
 /// The smallest limit any step's enclosing-cgroup samples recorded.
 fn enclosing_limit(
     entries: &[Entry],
-    limit: impl Fn(&stepmon_sampler::model::StepSample) -> Option<f64>,
+    limit: impl Fn(&stepmon_model::sample::StepSample) -> Option<f64>,
 ) -> Option<f64> {
     entries
         .iter()

@@ -1,46 +1,7 @@
 //! Whether the rest of the machine was busy while the step ran.
 
-use serde::{Deserialize, Serialize};
-
-use super::{Thresholds, pct};
+use super::{MachineLoad, MachineVerdict, Thresholds, pct};
 use crate::step::Step;
-
-/// How busy the machine was with work other than the step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum MachineLoad {
-    /// Other work, steal and the machine's CPU pressure stayed below their thresholds.
-    Quiet,
-    /// At least one of them reached its threshold.
-    Busy,
-    /// No machine CPU numbers over the step.
-    Unknown,
-}
-
-/// The machine during the step: from the per-step `/proc/stat` delta
-/// (`sysCPUStat`) minus the step's own CPU time, and from
-/// `/proc/pressure/cpu` (<https://docs.kernel.org/accounting/psi.html>).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct MachineVerdict {
-    /// The class.
-    pub class: MachineLoad,
-    /// Share of all CPUs' time that was busy.
-    pub cpu_busy_share: Option<f64>,
-    /// Share of all CPUs' time busy with work other than the step's.
-    pub others_busy_share: Option<f64>,
-    /// Share of all CPUs' time taken by the hypervisor.
-    pub steal_share: Option<f64>,
-    /// Share of the wall time in which some task on the machine waited for
-    /// CPU (machine samples taken during the step).
-    pub machine_cpu_stall_share: Option<f64>,
-    /// The same for the step's own tasks, for comparison.
-    pub step_cpu_stall_share: Option<f64>,
-    /// In words.
-    pub reason: String,
-}
 
 /// The machine's CPU `some` stall share between its first and last sample
 /// inside the step's time (all of them when the step's times are unknown).
@@ -77,59 +38,57 @@ pub(crate) fn online_cpus(step: &Step) -> Option<usize> {
     delta.filter(|n| *n > 0).or(sampled.filter(|n| *n > 0))
 }
 
-impl MachineVerdict {
-    /// Judges `step`.
-    #[must_use]
-    pub fn of(step: &Step, thresholds: &Thresholds) -> MachineVerdict {
-        let m = &step.summary.machine;
-        let machine_stall = machine_cpu_stall(step);
-        let mut signs = Vec::new();
-        if let Some(o) = m.others_busy_share.filter(|o| *o >= thresholds.others_busy_share) {
-            signs.push(format!("other work used {} of all CPU time", pct(o)));
-        }
-        if let Some(s) = m.steal_share.filter(|s| *s >= thresholds.steal_share) {
-            signs.push(format!("the hypervisor stole {}", pct(s)));
-        }
-        // The machine's pressure includes the step's own stalls (its tasks
-        // are the machine's too, and throttled ones count as waiting): only
-        // what exceeds the step's stall share points at others.
-        // A step stall without a share (wall time unknown) cannot be subtracted.
-        let step_stall = match (step.summary.cpu_stall.some_share, step.summary.cpu_stall.some_seconds) {
-            (Some(share), _) => Some(share),
-            (None, Some(_)) => None,
-            (None, None) => Some(0.0),
-        };
-        let beyond_step = machine_stall.zip(step_stall).map(|(p, own)| p - own);
-        if let Some(p) = beyond_step.filter(|p| *p >= thresholds.machine_stall_share) {
-            signs.push(format!("tasks outside the step waited for CPU at least {} of the time", pct(p)));
-        }
-        let known = m.others_busy_share.is_some() || m.steal_share.is_some() || machine_stall.is_some();
-        let numbers = [
-            m.cpu_busy_share.map(|b| format!("CPUs {} busy", pct(b))),
-            m.others_busy_share.map(|o| format!("others {}", pct(o))),
-            m.steal_share.map(|s| format!("steal {}", pct(s))),
-            machine_stall.map(|p| format!("machine CPU stall {}", pct(p))),
-            step.summary.cpu_stall.some_share.map(|p| format!("step CPU stall {}", pct(p))),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ");
-        let (class, reason) = if !signs.is_empty() {
-            (MachineLoad::Busy, format!("machine busy: {} ({numbers})", signs.join("; ")))
-        } else if known {
-            (MachineLoad::Quiet, format!("machine quiet: {numbers}"))
-        } else {
-            (MachineLoad::Unknown, "machine load unknown: no machine CPU numbers over the step".to_owned())
-        };
-        MachineVerdict {
-            class,
-            cpu_busy_share: m.cpu_busy_share,
-            others_busy_share: m.others_busy_share,
-            steal_share: m.steal_share,
-            machine_cpu_stall_share: machine_stall,
-            step_cpu_stall_share: step.summary.cpu_stall.some_share,
-            reason,
-        }
+/// Judges `step`.
+#[must_use]
+pub(crate) fn judge(step: &Step, thresholds: &Thresholds) -> MachineVerdict {
+    let m = &step.summary.machine;
+    let machine_stall = machine_cpu_stall(step);
+    let mut signs = Vec::new();
+    if let Some(o) = m.others_busy_share.filter(|o| *o >= thresholds.others_busy_share) {
+        signs.push(format!("other work used {} of all CPU time", pct(o)));
+    }
+    if let Some(s) = m.steal_share.filter(|s| *s >= thresholds.steal_share) {
+        signs.push(format!("the hypervisor stole {}", pct(s)));
+    }
+    // The machine's pressure includes the step's own stalls (its tasks
+    // are the machine's too, and throttled ones count as waiting): only
+    // what exceeds the step's stall share points at others.
+    // A step stall without a share (wall time unknown) cannot be subtracted.
+    let step_stall = match (step.summary.cpu_stall.some_share, step.summary.cpu_stall.some_seconds) {
+        (Some(share), _) => Some(share),
+        (None, Some(_)) => None,
+        (None, None) => Some(0.0),
+    };
+    let beyond_step = machine_stall.zip(step_stall).map(|(p, own)| p - own);
+    if let Some(p) = beyond_step.filter(|p| *p >= thresholds.machine_stall_share) {
+        signs.push(format!("tasks outside the step waited for CPU at least {} of the time", pct(p)));
+    }
+    let known = m.others_busy_share.is_some() || m.steal_share.is_some() || machine_stall.is_some();
+    let numbers = [
+        m.cpu_busy_share.map(|b| format!("CPUs {} busy", pct(b))),
+        m.others_busy_share.map(|o| format!("others {}", pct(o))),
+        m.steal_share.map(|s| format!("steal {}", pct(s))),
+        machine_stall.map(|p| format!("machine CPU stall {}", pct(p))),
+        step.summary.cpu_stall.some_share.map(|p| format!("step CPU stall {}", pct(p))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ");
+    let (class, reason) = if !signs.is_empty() {
+        (MachineLoad::Busy, format!("machine busy: {} ({numbers})", signs.join("; ")))
+    } else if known {
+        (MachineLoad::Quiet, format!("machine quiet: {numbers}"))
+    } else {
+        (MachineLoad::Unknown, "machine load unknown: no machine CPU numbers over the step".to_owned())
+    };
+    MachineVerdict {
+        class,
+        cpu_busy_share: m.cpu_busy_share,
+        others_busy_share: m.others_busy_share,
+        steal_share: m.steal_share,
+        machine_cpu_stall_share: machine_stall,
+        step_cpu_stall_share: step.summary.cpu_stall.some_share,
+        reason,
     }
 }

@@ -1,163 +1,92 @@
 //! Memory: OOM kills, limit hits, peak against the limit, what the peak was made of.
 
-use serde::{Deserialize, Serialize};
-use stepmon_sampler::model::LimitJson;
+use stepmon_model::sample::LimitJson;
 
-use super::{Thresholds, pct};
+use super::{MemoryOutcome, MemoryVerdict, PeakProcess, Thresholds, pct};
 use crate::step::Step;
-
-/// What happened to the step's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum MemoryOutcome {
-    /// The OOM killer killed at least one of its processes.
-    OomKilled,
-    /// It reached `memory.max` (reclaim was forced) or was throttled at `memory.high`.
-    HitLimit,
-    /// Its peak came within the threshold share of `memory.max`.
-    NearLimit,
-    /// None of the above.
-    Ok,
-    /// No memory numbers (no memory controller for the step).
-    Unknown,
-}
-
-/// The step's memory (`memory.events`, `memory.peak`, `memory.max`,
-/// `memory.stat`; <https://docs.kernel.org/admin-guide/cgroup-v2.html#memory-interface-files>).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct MemoryVerdict {
-    /// The class.
-    pub class: MemoryOutcome,
-    /// Processes killed by the OOM killer during the step (`oom_kill` delta).
-    pub oom_kills: Option<u64>,
-    /// Group OOM kills (`oom_group_kill` delta).
-    pub oom_group_kills: Option<u64>,
-    /// Times usage hit `memory.max`.
-    pub max_hits: Option<u64>,
-    /// Times usage went over `memory.high`.
-    pub high_hits: Option<u64>,
-    /// Peak memory, bytes.
-    pub peak_bytes: Option<u64>,
-    /// `memory.max`, bytes, when the step had one.
-    pub limit_bytes: Option<u64>,
-    /// Peak / limit.
-    pub peak_share_of_limit: Option<f64>,
-    /// Anonymous memory's share of anon + file in the sample with the most
-    /// (samples may miss the moment of `peak_bytes`).
-    pub anon_share: Option<f64>,
-    /// Page cache's share of the largest sample.
-    pub file_share: Option<f64>,
-    /// The process whose own peak RSS was the largest (taskstats), when
-    /// the run listed its processes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_process: Option<PeakProcess>,
-    /// In words.
-    pub reason: String,
-}
-
-/// The process that peaked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PeakProcess {
-    /// Its command name.
-    pub command: String,
-    /// Its pid.
-    pub pid: u32,
-    /// Its peak resident set, bytes.
-    pub peak_rss_bytes: u64,
-    /// Which run of the command it was, from its arguments (its input
-    /// file, [`crate::processes::label`]), when they were read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-}
 
 /// Sizes as the summary prints them (one unit and precision rule for both).
 fn mib(bytes: u64) -> String {
     crate::units::bytes(bytes)
 }
 
-impl MemoryVerdict {
-    /// Judges `step`.
-    #[must_use]
-    #[allow(clippy::cast_precision_loss)]
-    pub fn of(step: &Step, thresholds: &Thresholds) -> MemoryVerdict {
-        let m = &step.summary.memory;
-        let limit_bytes = step.usage.resource_usage.samples.iter().rev().find_map(|s| match s.stepmon.memory_max? {
-            LimitJson::Value(v) => Some(v),
-            LimitJson::Max(_) => None,
-        });
-        let peak_share_of_limit = m.peak_bytes.zip(limit_bytes.filter(|l| *l > 0)).map(|(p, l)| p as f64 / l as f64);
-        let parts = m.anon_at_peak_bytes.unwrap_or(0).saturating_add(m.file_at_peak_bytes.unwrap_or(0));
-        let share = |v: Option<u64>| v.filter(|_| parts > 0).map(|v| v as f64 / parts as f64);
-        let (anon_share, file_share) = (share(m.anon_at_peak_bytes), share(m.file_at_peak_bytes));
-        let peak = m.peak_bytes.map(|p| {
-            let limit = limit_bytes.map_or_else(String::new, |l| format!(" of a {} limit", mib(l)));
-            format!("peak {}{limit}", mib(p))
-        });
-        let split = anon_share
-            .zip(file_share)
-            .map(|(a, f)| format!("largest sample {}: {} anonymous, {} page cache", mib(parts), pct(a), pct(f)));
-        let peak_process = step.run.as_ref().and_then(|r| r.processes.as_ref()?.peak()).and_then(|p| {
-            Some(PeakProcess {
-                command: p.command.clone(),
-                pid: p.pid,
-                peak_rss_bytes: p.peak_rss_bytes?,
-                label: p.label().map(str::to_owned),
-            })
-        });
-        let largest = peak_process.as_ref().map(|p| {
-            let label = p.label.as_ref().map_or_else(String::new, |l| format!(", {l}"));
-            format!("largest process {} (pid {}{label}) {}", p.command, p.pid, mib(p.peak_rss_bytes))
-        });
-        let details = [peak, split, largest.clone()].into_iter().flatten().collect::<Vec<_>>().join(", ");
-        let details = if details.is_empty() { String::new() } else { format!(" ({details})") };
-        let kills = m.oom_kills.unwrap_or(0).saturating_add(m.oom_group_kills.unwrap_or(0));
-        let known = m.peak_bytes.is_some() || m.oom_kills.is_some() || m.anon_at_peak_bytes.is_some();
-        let (class, reason) = if kills > 0 {
-            let group = m.oom_group_kills.filter(|g| *g > 0).map_or_else(String::new, |g| format!(", {g} group kills"));
-            (
-                MemoryOutcome::OomKilled,
-                format!(
-                    "OOM-killed: the kernel killed {} process(es) of the step{group}{details}",
-                    m.oom_kills.unwrap_or(0)
-                ),
-            )
-        } else if m.max_hits.unwrap_or(0) > 0 || m.high_hits.unwrap_or(0) > 0 {
-            (
-                MemoryOutcome::HitLimit,
-                format!(
-                    "memory limit hit: memory.max {} times, memory.high {} times{details}",
-                    m.max_hits.unwrap_or(0),
-                    m.high_hits.unwrap_or(0)
-                ),
-            )
-        } else if let Some(share) = peak_share_of_limit.filter(|s| *s >= thresholds.near_limit_share) {
-            (
-                MemoryOutcome::NearLimit,
-                format!("near the memory limit: the peak reached {} of memory.max{details}", pct(share)),
-            )
-        } else if known {
-            (MemoryOutcome::Ok, format!("memory ok: no OOM kill, no limit hit{details}"))
-        } else {
-            let largest = largest.map_or_else(String::new, |l| format!("; {l}"));
-            (MemoryOutcome::Unknown, format!("memory not measured: no memory controller for the step{largest}"))
-        };
-        MemoryVerdict {
-            class,
-            oom_kills: m.oom_kills,
-            oom_group_kills: m.oom_group_kills,
-            max_hits: m.max_hits,
-            high_hits: m.high_hits,
-            peak_bytes: m.peak_bytes,
-            limit_bytes,
-            peak_share_of_limit,
-            anon_share,
-            file_share,
-            peak_process,
-            reason,
-        }
+/// Judges `step`.
+#[must_use]
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn judge(step: &Step, thresholds: &Thresholds) -> MemoryVerdict {
+    let m = &step.summary.memory;
+    let limit_bytes = step.usage.resource_usage.samples.iter().rev().find_map(|s| match s.stepmon.memory_max? {
+        LimitJson::Value(v) => Some(v),
+        LimitJson::Max(_) => None,
+    });
+    let peak_share_of_limit = m.peak_bytes.zip(limit_bytes.filter(|l| *l > 0)).map(|(p, l)| p as f64 / l as f64);
+    let parts = m.anon_at_peak_bytes.unwrap_or(0).saturating_add(m.file_at_peak_bytes.unwrap_or(0));
+    let share = |v: Option<u64>| v.filter(|_| parts > 0).map(|v| v as f64 / parts as f64);
+    let (anon_share, file_share) = (share(m.anon_at_peak_bytes), share(m.file_at_peak_bytes));
+    let peak = m.peak_bytes.map(|p| {
+        let limit = limit_bytes.map_or_else(String::new, |l| format!(" of a {} limit", mib(l)));
+        format!("peak {}{limit}", mib(p))
+    });
+    let split = anon_share
+        .zip(file_share)
+        .map(|(a, f)| format!("largest sample {}: {} anonymous, {} page cache", mib(parts), pct(a), pct(f)));
+    let peak_process = step.run.as_ref().and_then(|r| r.processes.as_ref()?.peak()).and_then(|p| {
+        Some(PeakProcess {
+            command: p.command.clone(),
+            pid: p.pid,
+            peak_rss_bytes: p.peak_rss_bytes?,
+            label: p.label().map(str::to_owned),
+        })
+    });
+    let largest = peak_process.as_ref().map(|p| {
+        let label = p.label.as_ref().map_or_else(String::new, |l| format!(", {l}"));
+        format!("largest process {} (pid {}{label}) {}", p.command, p.pid, mib(p.peak_rss_bytes))
+    });
+    let details = [peak, split, largest.clone()].into_iter().flatten().collect::<Vec<_>>().join(", ");
+    let details = if details.is_empty() { String::new() } else { format!(" ({details})") };
+    let kills = m.oom_kills.unwrap_or(0).saturating_add(m.oom_group_kills.unwrap_or(0));
+    let known = m.peak_bytes.is_some() || m.oom_kills.is_some() || m.anon_at_peak_bytes.is_some();
+    let (class, reason) = if kills > 0 {
+        let group = m.oom_group_kills.filter(|g| *g > 0).map_or_else(String::new, |g| format!(", {g} group kills"));
+        (
+            MemoryOutcome::OomKilled,
+            format!(
+                "OOM-killed: the kernel killed {} process(es) of the step{group}{details}",
+                m.oom_kills.unwrap_or(0)
+            ),
+        )
+    } else if m.max_hits.unwrap_or(0) > 0 || m.high_hits.unwrap_or(0) > 0 {
+        (
+            MemoryOutcome::HitLimit,
+            format!(
+                "memory limit hit: memory.max {} times, memory.high {} times{details}",
+                m.max_hits.unwrap_or(0),
+                m.high_hits.unwrap_or(0)
+            ),
+        )
+    } else if let Some(share) = peak_share_of_limit.filter(|s| *s >= thresholds.near_limit_share) {
+        (
+            MemoryOutcome::NearLimit,
+            format!("near the memory limit: the peak reached {} of memory.max{details}", pct(share)),
+        )
+    } else if known {
+        (MemoryOutcome::Ok, format!("memory ok: no OOM kill, no limit hit{details}"))
+    } else {
+        let largest = largest.map_or_else(String::new, |l| format!("; {l}"));
+        (MemoryOutcome::Unknown, format!("memory not measured: no memory controller for the step{largest}"))
+    };
+    MemoryVerdict {
+        class,
+        oom_kills: m.oom_kills,
+        oom_group_kills: m.oom_group_kills,
+        max_hits: m.max_hits,
+        high_hits: m.high_hits,
+        peak_bytes: m.peak_bytes,
+        limit_bytes,
+        peak_share_of_limit,
+        anon_share,
+        file_share,
+        peak_process,
+        reason,
     }
 }

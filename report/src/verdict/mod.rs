@@ -16,127 +16,81 @@ mod collector;
 mod job;
 mod machine;
 mod memory;
-mod thresholds;
 mod throttling;
 
-use serde::{Deserialize, Serialize};
-
-pub use bottleneck::{Bottleneck, BottleneckVerdict, CpuStallCause};
-pub use collector::CollectorVerdict;
 pub use job::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
-pub use machine::{MachineLoad, MachineVerdict};
-pub use memory::{MemoryOutcome, MemoryVerdict, PeakProcess};
-pub use thresholds::Thresholds;
-pub use throttling::ThrottlingVerdict;
+pub use stepmon_model::verdict::*;
 
 use std::fmt::Write as _;
 
 use crate::source::Bound;
 use crate::step::Step;
 
-/// Every verdict on one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Verdicts {
-    /// What the step waited for.
-    pub bottleneck: BottleneckVerdict,
-    /// Its own CPU limit.
-    pub throttling: ThrottlingVerdict,
-    /// The rest of the machine.
-    pub machine: MachineVerdict,
-    /// Memory.
-    pub memory: MemoryVerdict,
-    /// stepmon's own cost (`None` for steps stepmon did not record).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub collector: Option<CollectorVerdict>,
-    /// The thresholds used.
-    pub thresholds: Thresholds,
+/// The verdicts on `step` with the default thresholds.
+#[must_use]
+pub fn of(step: &Step) -> Verdicts {
+    with_thresholds(step, Thresholds::default())
 }
 
-impl Verdicts {
-    /// The verdicts on `step` with the default thresholds.
-    #[must_use]
-    pub fn of(step: &Step) -> Verdicts {
-        Verdicts::with_thresholds(step, Thresholds::default())
+/// The verdicts on `step` judged by `thresholds`.
+#[must_use]
+pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
+    let throttling = throttling::judge(step, &thresholds);
+    let mut memory = memory::judge(step, &thresholds);
+    // Stall times that are not the step's own (the enclosing cgroup's,
+    // the machine's) cannot be subtracted from the machine's pressure.
+    let shared_pressure = step.sources.pressure.as_ref().filter(|s| !s.is_exact_for_step());
+    let machine = match shared_pressure {
+        Some(_) => {
+            let mut alone = step.clone();
+            alone.summary.cpu_stall = stepmon_model::sample::StallSummary::default();
+            let mut machine = machine::judge(&alone, &thresholds);
+            // Nothing of the step's own to subtract: the machine's stall
+            // is everyone's, the step's included.
+            machine.reason = machine.reason.replace(
+                "tasks outside the step waited for CPU at least",
+                "tasks (the step's among them) waited for CPU",
+            );
+            machine
+        }
+        None => machine::judge(step, &thresholds),
+    };
+    let mut bottleneck = bottleneck::judge(step, &thresholds, &throttling, &machine);
+    match shared_pressure {
+        // The whole machine's stall says nothing of the step's own.
+        Some(source) if source.rung == crate::source::Rung::Machine => {
+            let shares: Vec<String> = [
+                ("CPU", bottleneck.cpu_stall_share),
+                ("memory", bottleneck.memory_stall_share),
+                ("IO", bottleneck.io_stall_share),
+            ]
+            .into_iter()
+            .filter_map(|(name, share)| Some(format!("{name} {}", pct(share?))))
+            .collect();
+            bottleneck.class = Bottleneck::Unknown;
+            bottleneck.reason = format!(
+                "bottleneck unknown: the step has no stall times of its own, only the whole machine's ({}: {})",
+                source.covers,
+                shares.join(", ")
+            );
+        }
+        Some(source) => {
+            bottleneck.reason = bottleneck.reason.replace("of the step", "of the enclosing cgroup");
+            let _ = write!(bottleneck.reason, "; stall times of {}, not of the step alone", source.covers);
+        }
+        None => {}
     }
+    if let Some(source) = step.sources.memory.as_ref().filter(|s| !s.is_exact_for_step()) {
+        let what = if source.bound == Bound::LowerBound { "at least: the peak is a lower bound" } else { "exact" };
+        let _ = write!(memory.reason, "; memory of {} ({what})", source.covers);
+    }
+    Verdicts { bottleneck, machine, memory, collector: collector::judge(step, &thresholds), throttling, thresholds }
+}
 
-    /// The verdicts on `step` judged by `thresholds`.
-    #[must_use]
-    pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
-        let throttling = ThrottlingVerdict::of(step, &thresholds);
-        let mut memory = MemoryVerdict::of(step, &thresholds);
-        // Stall times that are not the step's own (the enclosing cgroup's,
-        // the machine's) cannot be subtracted from the machine's pressure.
-        let shared_pressure = step.sources.pressure.as_ref().filter(|s| !s.is_exact_for_step());
-        let machine = match shared_pressure {
-            Some(_) => {
-                let mut alone = step.clone();
-                alone.summary.cpu_stall = stepmon_sampler::model::StallSummary::default();
-                let mut machine = MachineVerdict::of(&alone, &thresholds);
-                // Nothing of the step's own to subtract: the machine's stall
-                // is everyone's, the step's included.
-                machine.reason = machine.reason.replace(
-                    "tasks outside the step waited for CPU at least",
-                    "tasks (the step's among them) waited for CPU",
-                );
-                machine
-            }
-            None => MachineVerdict::of(step, &thresholds),
-        };
-        let mut bottleneck = BottleneckVerdict::of(step, &thresholds, &throttling, &machine);
-        match shared_pressure {
-            // The whole machine's stall says nothing of the step's own.
-            Some(source) if source.rung == crate::source::Rung::Machine => {
-                let shares: Vec<String> = [
-                    ("CPU", bottleneck.cpu_stall_share),
-                    ("memory", bottleneck.memory_stall_share),
-                    ("IO", bottleneck.io_stall_share),
-                ]
-                .into_iter()
-                .filter_map(|(name, share)| Some(format!("{name} {}", pct(share?))))
-                .collect();
-                bottleneck.class = Bottleneck::Unknown;
-                bottleneck.reason = format!(
-                    "bottleneck unknown: the step has no stall times of its own, only the whole machine's ({}: {})",
-                    source.covers,
-                    shares.join(", ")
-                );
-            }
-            Some(source) => {
-                bottleneck.reason = bottleneck.reason.replace("of the step", "of the enclosing cgroup");
-                let _ = write!(bottleneck.reason, "; stall times of {}, not of the step alone", source.covers);
-            }
-            None => {}
-        }
-        if let Some(source) = step.sources.memory.as_ref().filter(|s| !s.is_exact_for_step()) {
-            let what = if source.bound == Bound::LowerBound { "at least: the peak is a lower bound" } else { "exact" };
-            let _ = write!(memory.reason, "; memory of {} ({what})", source.covers);
-        }
-        Verdicts {
-            bottleneck,
-            machine,
-            memory,
-            collector: CollectorVerdict::of(step, &thresholds),
-            throttling,
-            thresholds,
-        }
-    }
-
-    /// One sentence per verdict, for people (the `reason` of each).
-    #[must_use]
-    pub fn sentences(&self) -> Vec<&str> {
-        let mut out = vec![
-            self.bottleneck.reason.as_str(),
-            self.throttling.reason.as_str(),
-            self.machine.reason.as_str(),
-            self.memory.reason.as_str(),
-        ];
-        if let Some(c) = &self.collector {
-            out.push(c.reason.as_str());
-        }
-        out
-    }
+/// The machine verdict alone on `step` (the diff's busy-machine tolerance).
+#[must_use]
+pub fn machine_of(step: &Step, thresholds: &Thresholds) -> MachineVerdict {
+    machine::judge(step, thresholds)
 }
 
 /// `0.123` → `12.3%` (verdict sentences).

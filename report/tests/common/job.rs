@@ -5,9 +5,9 @@ use std::path::Path;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
+use stepmon_model::sample::StepSample;
 use stepmon_report::RunDocument;
 use stepmon_report::job::{self, Entry, Record, SampleOf, SampleRecord, StepEnd, StepStart};
-use stepmon_sampler::model::StepSample;
 
 pub(crate) fn ts(s: &str) -> jiff::Timestamp {
     s.parse().unwrap()
@@ -62,7 +62,7 @@ pub(crate) fn end_with(
     samples: &[StepSample],
     sys: &[Value],
 ) -> String {
-    let mut usage = stepmon_sampler::model::StepUsage::default();
+    let mut usage = stepmon_model::sample::StepUsage::default();
     usage.resource_usage.samples = samples.to_vec();
     usage.sys_usage = sys.iter().map(|s| serde_json::from_value(s.clone()).unwrap()).collect();
     let mut info = stepmon_report::RunInfo::default();

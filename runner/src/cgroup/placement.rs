@@ -19,14 +19,7 @@ pub const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
 /// Prefix of every run parent; `gc` only ever touches directories named so.
 pub const RUN_PREFIX: &str = "stepmon-run.";
 
-/// A controller that could not be enabled, and why.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct NotEnabled {
-    /// Controller name.
-    pub controller: &'static str,
-    /// Why.
-    pub reason: String,
-}
+pub use stepmon_model::NotEnabled;
 
 /// The cgroups of one run.
 #[derive(Debug)]
@@ -136,12 +129,12 @@ impl RunCgroups {
                         base.display()
                     )
                 };
-                run.not_enabled.push(NotEnabled { controller, reason });
+                run.not_enabled.push(NotEnabled::new(controller, reason));
                 continue;
             }
             match fs::write(run.parent.join("cgroup.subtree_control"), format!("+{controller}")) {
                 Ok(()) => run.enabled.push(controller),
-                Err(e) => run.not_enabled.push(NotEnabled { controller, reason: format!("enabling it failed: {e}") }),
+                Err(e) => run.not_enabled.push(NotEnabled::new(controller, format!("enabling it failed: {e}"))),
             }
         }
         if let Err(e) = fs::create_dir(&run.leaf) {
@@ -163,12 +156,12 @@ impl RunCgroups {
         for controller in CONTROLLERS {
             if !available.iter().any(|a| a == controller) {
                 let reason = format!("systemd did not enable it for {} (accounting was asked for)", scope.unit);
-                not_enabled.push(NotEnabled { controller, reason });
+                not_enabled.push(NotEnabled::new(controller, reason));
                 continue;
             }
             match fs::write(scope.cgroup.join("cgroup.subtree_control"), format!("+{controller}")) {
                 Ok(()) => enabled.push(controller),
-                Err(e) => not_enabled.push(NotEnabled { controller, reason: format!("enabling it failed: {e}") }),
+                Err(e) => not_enabled.push(NotEnabled::new(controller, format!("enabling it failed: {e}"))),
             }
         }
         let leaf = scope.cgroup.join("step");

@@ -26,7 +26,7 @@ use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::probe::SysProbe;
 
 use crate::cgroup::placement::{CONTROLLERS, RUN_PREFIX, start_time};
-use stepmon_report::source::Rung;
+use stepmon_model::source::Rung;
 
 pub mod rungs;
 pub mod shape;
@@ -505,7 +505,7 @@ fn controller_check(facts: &Facts, own: &Path, controller: &'static str) -> Chec
 fn psi_checks(own: &Path) -> Vec<Check> {
     let mut checks = Vec::new();
     let system: Option<SysSample> =
-        SysProbe::open("/proc").ok().map(|mut probe| SysSample::from_reading(&probe.read(), None));
+        SysProbe::open("/proc").ok().map(|mut probe| stepmon_sysusage::model::sys_sample(&probe.read(), None));
     checks.push(match system.as_ref().map(|s| s.cpu_pressure.is_some()) {
         Some(true) => Check::ok("psi (system)", "/proc/pressure/{cpu,memory,io} readable"),
         _ => Check::not(

@@ -1,12 +1,12 @@
 //! Which rung of the measurement ladder ([`crate`]'s docs,
-//! [`stepmon_report::source::Rung`]) a step gets on this host, per
+//! [`stepmon_model::source::Rung`]) a step gets on this host, per
 //! resource, why, and what would move it up — predicted from the same facts
 //! `stepmon run` acts on. The run itself decides from what its samples hold.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use stepmon_report::source::Rung;
+use stepmon_model::source::Rung;
 use stepmon_sampler::cgroup::discover;
 
 use super::V1Binding;

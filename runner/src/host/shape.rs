@@ -7,7 +7,7 @@
 //! systemd for a scope of its own.
 
 use serde::Serialize;
-use stepmon_report::source::Rung;
+use stepmon_model::source::Rung;
 use stepmon_sampler::cgroup::discover;
 
 use crate::cgroup::systemd::{self, properties};

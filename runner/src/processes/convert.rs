@@ -1,6 +1,6 @@
 //! A taskstats record as the document's [`ProcessRecord`].
 
-use stepmon_report::processes::{CpuTime, Delays, ProcessRecord};
+use stepmon_model::processes::{CpuTime, Delays, ProcessRecord};
 use stepmon_taskstats_parse::taskstats::TaskStats;
 
 /// One task's record, with what identifies it.

@@ -14,7 +14,7 @@ pub(crate) fn taskstats() -> Result<String, (String, Option<String>)> {
                 "{reason}; falls back to /proc/PID/{{stat,status,io}} at each sample ({}) and the wait4 rusage \
                  of the processes stepmon reaps (the step's main process and its orphans, each with the \
                  descendants it waited for)",
-                stepmon_report::processes::SAMPLED
+                stepmon_model::processes::SAMPLED
             );
             let hint = (!rustix::process::geteuid().is_root())
                 .then(|| "run stepmon as root in the initial namespaces for per-process records".to_owned());

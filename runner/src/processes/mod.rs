@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::net::RecvFlags;
-use stepmon_report::processes::{Keep, Processes};
+use stepmon_model::processes::{Keep, Processes};
 use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
 use stepmon_taskstats_parse::netlink::Messages;
 use stepmon_taskstats_parse::taskstats::TaskstatsReply;

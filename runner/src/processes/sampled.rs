@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use stepmon_report::processes::{CpuTime, Keep, ProcessRecord, Processes};
+use stepmon_model::processes::{CpuTime, Keep, ProcessRecord, Processes};
 use stepmon_sampler::Policy;
 use stepmon_sysusage::parse::{ProcIo, ProcStat, ProcStatus};
 

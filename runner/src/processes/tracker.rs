@@ -19,7 +19,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use stepmon_report::processes::ProcessRecord;
+use stepmon_model::processes::ProcessRecord;
 
 use super::convert::Task;
 

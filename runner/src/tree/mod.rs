@@ -3,7 +3,7 @@
 //! the step — a background job whose shell exited, a daemon that
 //! double-forked and called `setsid` — is reparented to it instead of to
 //! init. It reaps them all with `wait4` and sums their rusage
-//! ([`stepmon_report::source::ProcessTree`]), keeps each one's with its
+//! ([`stepmon_model::source::ProcessTree`]), keeps each one's with its
 //! command, read while it was a zombie ([`Reaper::reaped`]), and at the end
 //! kills what is left: every descendant it can see through its children.
 //!
@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
-use stepmon_report::processes::ReapedProcess;
-use stepmon_report::source::ProcessTree;
+use stepmon_model::processes::ReapedProcess;
+use stepmon_model::source::ProcessTree;
 use stepmon_sysusage::parse::ProcStat;
 
 use crate::spawn::{Reaped, wait4};

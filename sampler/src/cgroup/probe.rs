@@ -85,7 +85,7 @@ fn nanos(usec: Option<u64>) -> Option<u64> {
 }
 
 fn limit(value: Limit) -> LimitJson {
-    LimitJson::from(value)
+    crate::model::limit_json(value)
 }
 
 impl CgroupProbe {
@@ -264,7 +264,7 @@ impl CgroupProbe {
             // One pass: the totals and every device.
             let io = RawIoStat::parse_with(bytes, |d| {
                 devices.push(IoDevice {
-                    device: d.device,
+                    device: crate::model::device(d.device),
                     read_bytes: d.rbytes,
                     write_bytes: d.wbytes,
                     discard_bytes: d.dbytes,
@@ -385,7 +385,7 @@ impl Reader<'_> {
     }
 
     fn pressure(&mut self, file: CgroupFile) -> Option<PressureJson> {
-        self.with(file, |bytes| Pressure::parse(bytes).map(|p| PressureJson::from(&p)))
+        self.with(file, |bytes| Pressure::parse(bytes).map(|p| stepmon_sysusage::model::pressure(&p)))
     }
 }
 

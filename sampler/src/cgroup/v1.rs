@@ -38,7 +38,7 @@ use stepmon_cgroupfs_parse::v1::{
 use stepmon_cgroupfs_parse::{Limit, PidsEvents, single};
 use stepmon_fdread::HeldFile;
 
-use crate::model::{LimitJson, MemoryEventsJson, Missing, MissingKind, PidsEventsJson, StepSample};
+use crate::model::{MemoryEventsJson, Missing, MissingKind, PidsEventsJson, StepSample};
 
 /// `USER_HZ` of `cpuacct.stat`: 100 on every Linux architecture's ABI.
 const USER_HZ: u64 = 100;
@@ -231,7 +231,7 @@ impl CgroupV1Probe {
                 ("stepmon.memoryMax", "memory.limit_in_bytes"),
                 limit_in_bytes,
             )
-            .map(LimitJson::from);
+            .map(crate::model::limit_json);
             let oom = Self::read(
                 buf,
                 &mut missing,
@@ -280,7 +280,7 @@ impl CgroupV1Probe {
             );
             sample.stepmon.pids_max =
                 Self::read(buf, &mut missing, f.pids_max.as_ref(), ("stepmon.pidsMax", "pids.max"), Limit::parse)
-                    .map(LimitJson::from);
+                    .map(crate::model::limit_json);
             sample.stepmon.pids_events = Self::read(
                 buf,
                 &mut missing,
@@ -338,7 +338,7 @@ impl CgroupV1Probe {
                 ("stepmon.cpuMaxQuotaUsec", "cpu.cfs_quota_us"),
                 cfs_quota_us,
             )
-            .map(LimitJson::from);
+            .map(crate::model::limit_json);
             sample.stepmon.cpu_max_period_usec = Self::read(
                 buf,
                 &mut missing,

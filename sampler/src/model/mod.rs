@@ -1,13 +1,22 @@
-//! The JSON data model of step samples (BuildKit's `Sample` and stepmon's additions).
+//! The JSON data model of step samples (BuildKit's `Sample` and stepmon's
+//! additions): [`stepmon_model::sample`]'s types, re-exported where the
+//! sampler's users have always found them, and the conversion of parsed
+//! cgroup values into them.
 
-mod step;
-mod summary;
-mod usage;
+pub use stepmon_model::missing::{Missing, MissingKind};
+pub use stepmon_model::sample::*;
 
-pub use step::{
-    CpuStat, IoDevice, IoStat, LimitJson, MaxToken, MemoryEventsJson, MemoryStat, PidsEventsJson, PidsStat, StepSample,
-    StepSampleExt,
-};
-pub use stepmon_sysusage::model::{Missing, MissingKind};
-pub use summary::{Baseline, CpuSummary, IoSummary, MachineSummary, MemorySummary, StallSummary, UsageSummary};
-pub use usage::{Samples, SamplesExt, StepUsage};
+/// A limit as the cgroup file gives it (`max` or a number), in the JSON shape.
+#[must_use]
+pub fn limit_json(limit: stepmon_cgroupfs_parse::Limit) -> LimitJson {
+    match limit {
+        stepmon_cgroupfs_parse::Limit::Max => LimitJson::Max(MaxToken::Max),
+        stepmon_cgroupfs_parse::Limit::Value(v) => LimitJson::Value(v),
+    }
+}
+
+/// A block device number as `io.stat` names it, in the JSON shape.
+#[must_use]
+pub fn device(id: stepmon_cgroupfs_parse::DeviceId) -> Device {
+    Device { major: id.major, minor: id.minor }
+}

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use futures::channel::oneshot;
-use stepmon_sysusage::model::SysCpuDelta;
 use stepmon_sysusage::probe::SysReading;
 
 use super::{LiveSamples, MonitorError, MonitorOptions, NetworkSource};
@@ -62,7 +61,7 @@ impl Inner {
         drop(open.step_sampler);
         let end = self.system.probe().await.reading_since(closing);
         let mut ext = SamplesExt::default();
-        let delta = SysCpuDelta::between(&record.baseline, &end);
+        let delta = stepmon_sysusage::model::sys_cpu_delta(&record.baseline, &end);
         if delta.is_none() {
             ext.missing.push(Missing::new(
                 "sysCPUStat",

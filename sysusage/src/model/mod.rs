@@ -1,31 +1,33 @@
-//! BuildKit's system-usage JSON model (moby/buildkit
-//! `executor/resources/types/systypes.go`), field for field, plus stepmon's
-//! additions under a separate `stepmon` key that BuildKit consumers ignore.
+//! BuildKit's system-usage JSON model, filled from this crate's readings.
 //!
-//! | type | JSON | BuildKit rule |
-//! |---|---|---|
-//! | [`SysSample`] | element of `sysUsage` | `timestamp` always; every other field omitted when absent |
-//! | [`SysCPUStat`] | `cpuStat`, per-step `sysCPUStat` | ten plain floats, seconds, rounded to 3 decimals |
-//! | [`ProcStat`] | `procStat` | three plain integers (no omitempty) |
-//! | [`SysMemoryStat`] | `memoryStat` | **kB**, each `null` when the key is absent |
-//! | [`PressureJson`] | `cpuPressure`, … | `some`/`full` `null` when absent; `avg*` floats, `total` integer µs |
+//! The types are [`stepmon_model::system`]'s (BuildKit's
+//! `executor/resources/types/systypes.go`, field for field, plus stepmon's
+//! additions under a `stepmon` key that BuildKit consumers ignore),
+//! re-exported here; the functions below turn parsed `/proc` files into
+//! them.
+//!
+//! | type | JSON | BuildKit rule | made by |
+//! |---|---|---|---|
+//! | [`SysSample`] | element of `sysUsage` | `timestamp` always; every other field omitted when absent | [`sys_sample`] |
+//! | [`SysCPUStat`] | `cpuStat`, per-step `sysCPUStat` | ten plain floats, seconds, rounded to 3 decimals | [`cpu_stat`], [`cpu_stat_delta`] |
+//! | [`ProcStat`] | `procStat` | three plain integers (no omitempty) | [`proc_stat`] |
+//! | [`SysMemoryStat`] | `memoryStat` | **kB**, each `null` when the key is absent | [`memory_stat`] |
+//! | [`PressureJson`] | `cpuPressure`, … | `some`/`full` `null` when absent; `avg*` floats, `total` integer µs | [`pressure`] |
 //!
 //! Floats are written the way Go's `encoding/json` writes them: integral
 //! values without a fraction (`0`, not `0.0`), others in shortest form
 //! (`384.6`, `3.77`), so our bytes match BuildKit's for the same readings.
 
 mod cpu;
-mod float;
-mod memory;
-mod missing;
-mod pressure;
-mod proc_stat;
-mod sample;
+mod reading;
 
-pub use cpu::{PerCpuStat, SysCPUStat, SysCpuDelta, SysCpuDeltaExt};
-pub use float::round_millis;
-pub use memory::SysMemoryStat;
-pub use missing::{Missing, MissingKind};
-pub use pressure::{PressureJson, PressureValues};
-pub use proc_stat::ProcStat;
-pub use sample::{LoadAvgJson, SysSample, SysSampleExt};
+pub use cpu::{absent_columns, cpu_stat, cpu_stat_delta, per_cpu_deltas, per_cpu_stats, sys_cpu_delta};
+#[cfg(target_os = "linux")]
+pub use reading::missing_kind;
+pub use reading::{load_avg, memory_stat, pressure, pressure_values, proc_stat, sys_sample};
+pub use stepmon_model::missing::{Missing, MissingKind};
+pub use stepmon_model::round_millis;
+pub use stepmon_model::system::{
+    LoadAvgJson, PerCpuStat, PressureJson, PressureValues, ProcStat, SysCPUStat, SysCpuDelta, SysCpuDeltaExt,
+    SysMemoryStat, SysSample, SysSampleExt,
+};

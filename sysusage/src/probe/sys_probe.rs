@@ -57,7 +57,7 @@ struct Slot {
 /// for m in &second.missing {
 ///     eprintln!("no {}: {}", m.field, m.reason); // e.g. irqPressure without IRQ time accounting
 /// }
-/// let sample = SysSample::from_reading(&second, Some(&first));
+/// let sample = crate::model::sys_sample(&second, Some(&first));
 /// println!("{}", serde_json::to_string(&sample).unwrap());
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -185,7 +185,7 @@ impl SysProbe {
 
 /// The `missing` entry of a file that could not be opened or read.
 fn missing_file(file: ProcFile, e: &io::Error) -> Missing {
-    Missing::new(file.field(), file.path(), Missing::kind_of(e), e.to_string())
+    Missing::new(file.field(), file.path(), crate::model::missing_kind(e), e.to_string())
 }
 
 /// Whether an open error says the file is not there or not supported,

@@ -2,7 +2,7 @@
 //! units — one list for the Markdown and the HTML table, so both show the
 //! same. A number that was not recorded reads "not measured", never 0.
 
-use stepmon_sampler::model::StallSummary;
+use stepmon_model::sample::StallSummary;
 
 use crate::source::{Bound, Group, Rung};
 use crate::step::{Step, WallSource};

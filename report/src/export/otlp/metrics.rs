@@ -5,8 +5,8 @@
 //! values (memory, tasks) are `Gauge`s. Names follow the semantic
 //! conventions' style (`container.cpu.time`, unit `s`) under `stepmon.step.`.
 
-use stepmon_sampler::model::StepSample;
-use stepmon_sysusage::model::PressureJson;
+use stepmon_model::sample::StepSample;
+use stepmon_model::system::PressureJson;
 
 use super::attributes::{self, Attributes};
 use super::proto::common::KeyValue;

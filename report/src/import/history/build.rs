@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 use serde::Serialize;
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::system::SysSample;
 
 use super::provenance::Provenance;
 use super::record::HistoryRecord;
@@ -196,8 +196,8 @@ pub(super) fn machine_window(sys: &[SysSample], start: Option<Timestamp>, end: O
         return MachineWindow { from: Some(a.timestamp), to: Some(b.timestamp), ..MachineWindow::default() };
     }
     let busy = a.cpu_stat.as_ref().zip(b.cpu_stat.as_ref()).and_then(|(x, y)| {
-        let used = |c: &stepmon_sysusage::model::SysCPUStat| c.user + c.nice + c.system + c.irq + c.softirq + c.steal;
-        let all = |c: &stepmon_sysusage::model::SysCPUStat| used(c) + c.idle + c.iowait;
+        let used = |c: &stepmon_model::system::SysCPUStat| c.user + c.nice + c.system + c.irq + c.softirq + c.steal;
+        let all = |c: &stepmon_model::system::SysCPUStat| used(c) + c.idle + c.iowait;
         let total = all(y) - all(x);
         (total > 0.0).then(|| ((used(y) - used(x)) / total).clamp(0.0, 1.0))
     });

@@ -2,7 +2,7 @@
 //! Dockerfile location, in its platform's group, so every job view
 //! (table, Markdown, HTML, trace, OpenMetrics) draws a BuildKit build too.
 
-use stepmon_sampler::model::StepUsage;
+use stepmon_model::sample::StepUsage;
 
 use super::build::{Build, StepState};
 use crate::job::{Entry, StepStatus};
@@ -24,8 +24,10 @@ pub fn entries(build: &Build) -> Vec<Entry> {
             let step = match &s.usage {
                 Some(step) => Step { name: s.title(), ..step.clone() },
                 None => {
-                    let mut usage = StepUsage::default();
-                    usage.sys_usage = window_samples(build, s.machine.from, s.machine.to);
+                    let usage = StepUsage {
+                        sys_usage: window_samples(build, s.machine.from, s.machine.to),
+                        ..StepUsage::default()
+                    };
                     Step::from_buildkit(s.title(), s.digest.clone(), Some(s.digest.clone()), usage)
                         .with_vertex_timing(s.started, s.completed)
                 }
@@ -74,7 +76,7 @@ fn window_samples(
     build: &Build,
     from: Option<jiff::Timestamp>,
     to: Option<jiff::Timestamp>,
-) -> Vec<stepmon_sysusage::model::SysSample> {
+) -> Vec<stepmon_model::system::SysSample> {
     let (Some(from), Some(to)) = (from, to) else { return Vec::new() };
     build.machine.iter().filter(|m| m.timestamp >= from && m.timestamp <= to).cloned().collect()
 }

@@ -9,7 +9,7 @@
 //! provenance importer ([`crate::import::read_value`]).
 
 use serde_json::Value;
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::system::SysSample;
 
 use super::HistoryError;
 use crate::import::{ImportError, read_value};

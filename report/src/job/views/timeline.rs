@@ -2,7 +2,7 @@
 //! (each on its own lane), the gaps in which no step ran, and the machine's
 //! samples once for the whole job.
 
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::system::SysSample;
 
 use super::super::Entry;
 use super::super::table::{Job, Row};

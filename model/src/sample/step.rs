@@ -1,14 +1,13 @@
 //! BuildKit's per-step `Sample` JSON (`executor/resources/types/types.go`,
-//! stepmon's `buildkit-usage-model.md` §2.2–2.7), field for field, plus
+//! see `docs/data-model.md`), field for field, plus
 //! stepmon's additions under a `stepmon` key that BuildKit consumers ignore.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use stepmon_cgroupfs_parse::DeviceId;
-use stepmon_netns_stats::model::NetworkSample;
-use stepmon_sysusage::model::PressureJson;
 
-use super::Missing;
+use crate::missing::Missing;
+use crate::network::NetworkSample;
+use crate::system::PressureJson;
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
@@ -21,7 +20,6 @@ fn is_zero(v: &u64) -> bool {
 /// `pids.current` is missing, as in BuildKit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StepSample {
     /// When the sample was read (RFC 3339, nanoseconds, UTC).
     pub timestamp: Timestamp,
@@ -64,7 +62,6 @@ impl StepSample {
 /// BuildKit's `CPUStat` (times converted from µs to ns).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct CpuStat {
     /// `usage_usec` × 1000.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -93,7 +90,6 @@ pub struct CpuStat {
 /// BuildKit — `stepmon.missing` tells a 0 from "not measured").
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 #[allow(missing_docs)] // each field is the memory.stat key of the same name, documented in the table above
 pub struct MemoryStat {
     /// `memory.swap.current`.
@@ -160,7 +156,6 @@ pub struct MemoryStat {
 /// any device printed it).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct IoStat {
     /// Σ `rbytes`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -187,7 +182,6 @@ pub struct IoStat {
 
 /// BuildKit's `PIDsStat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct PidsStat {
     /// `pids.current` (threads).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -197,11 +191,10 @@ pub struct PidsStat {
 /// One device line of `io.stat` (stepmon addition; BuildKit only keeps sums).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct IoDevice {
     /// The device; `"MAJ:MIN"` in JSON, as the kernel prints it.
     #[serde(with = "device_id")]
-    pub device: DeviceId,
+    pub device: Device,
     /// `rbytes`.
     pub read_bytes: Option<u64>,
     /// `wbytes`.
@@ -222,20 +215,55 @@ pub struct IoDevice {
     pub cost_usage_usec: Option<u64>,
 }
 
-/// A [`DeviceId`] as the JSON string `"MAJ:MIN"`.
+/// A block device by number, as the kernel prints it in `io.stat`
+/// (`MAJ:MIN`, <https://docs.kernel.org/admin-guide/cgroup-v2.html#io-interface-files>).
+///
+/// ```
+/// use stepmon_model::sample::Device;
+/// let sda: Device = "8:0".parse().unwrap();
+/// assert_eq!((sda.major, sda.minor), (8, 0));
+/// assert_eq!(sda.to_string(), "8:0");
+/// assert!("8".parse::<Device>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Device {
+    /// Major number.
+    pub major: u32,
+    /// Minor number.
+    pub minor: u32,
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.major, self.minor)
+    }
+}
+
+impl std::str::FromStr for Device {
+    type Err = String;
+
+    /// `MAJ:MIN`, two decimal numbers.
+    fn from_str(text: &str) -> Result<Device, String> {
+        let (major, minor) = text.split_once(':').ok_or_else(|| format!("device {text:?} is not MAJ:MIN"))?;
+        let number = |n: &str| n.parse::<u32>().map_err(|e| format!("device {text:?} is not MAJ:MIN: {e}"));
+        Ok(Device { major: number(major)?, minor: number(minor)? })
+    }
+}
+
+/// A [`Device`] as the JSON string `"MAJ:MIN"`.
 mod device_id {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
-    use stepmon_cgroupfs_parse::DeviceId;
 
-    pub(super) fn serialize<S: Serializer>(device: &DeviceId, serializer: S) -> Result<S::Ok, S::Error> {
+    use super::Device;
+
+    pub(super) fn serialize<S: Serializer>(device: &Device, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(device)
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<DeviceId, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Device, D::Error> {
         let text = String::deserialize(deserializer)?;
-        DeviceId::parse(text.as_bytes())
-            .map_err(|kind| D::Error::custom(format_args!("device {text:?} is not MAJ:MIN: {kind}")))
+        text.parse().map_err(D::Error::custom)
     }
 }
 
@@ -259,15 +287,6 @@ pub enum MaxToken {
     Max,
 }
 
-impl From<stepmon_cgroupfs_parse::Limit> for LimitJson {
-    fn from(limit: stepmon_cgroupfs_parse::Limit) -> Self {
-        match limit {
-            stepmon_cgroupfs_parse::Limit::Max => LimitJson::Max(MaxToken::Max),
-            stepmon_cgroupfs_parse::Limit::Value(v) => LimitJson::Value(v),
-        }
-    }
-}
-
 impl LimitJson {
     /// The finite value, `None` for `max`.
     #[must_use]
@@ -283,7 +302,6 @@ impl LimitJson {
 /// are `null` and listed in `missing` with the reason.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StepSampleExt {
     /// `memory.current`, bytes.
     pub memory_current: Option<u64>,
@@ -328,7 +346,6 @@ pub struct StepSampleExt {
 
 /// `pids.events` with zeros kept (stepmon addition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct PidsEventsJson {
     /// Forks refused by `pids.max`.
     pub max: Option<u64>,
@@ -337,7 +354,6 @@ pub struct PidsEventsJson {
 /// `memory.events` with zeros kept (stepmon addition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 #[allow(missing_docs)] // the memory.events keys of the same names
 pub struct MemoryEventsJson {
     pub low: Option<u64>,

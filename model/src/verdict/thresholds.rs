@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 /// Where a verdict tips. [`Thresholds::default`] is what `stepmon` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct Thresholds {
     /// A resource is a bottleneck when some task of the step was stalled on
     /// it (PSI `some` stall time) for at least this share of the wall time.

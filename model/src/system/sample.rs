@@ -3,19 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cpu::{PerCpuStat, SysCPUStat, steal_share};
-use super::float::{go_f64, go_opt_f64};
+use super::cpu::{PerCpuStat, SysCPUStat};
 use super::memory::SysMemoryStat;
-use super::missing::{Missing, MissingKind};
 use super::pressure::PressureJson;
 use super::proc_stat::ProcStat;
-use crate::parse::LoadAvg;
-use crate::probe::SysReading;
+use crate::float::{go_f64, go_opt_f64};
+use crate::missing::Missing;
 
 /// `/proc/loadavg` in JSON (stepmon addition `loadAvg`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct LoadAvgJson {
     /// 1-minute load average.
     #[serde(serialize_with = "go_f64")]
@@ -34,25 +31,11 @@ pub struct LoadAvgJson {
     pub last_pid: u64,
 }
 
-impl From<&LoadAvg> for LoadAvgJson {
-    fn from(l: &LoadAvg) -> Self {
-        LoadAvgJson {
-            load1: l.load1.as_f64(),
-            load5: l.load5.as_f64(),
-            load15: l.load15.as_f64(),
-            runnable: l.runnable,
-            threads: l.threads,
-            last_pid: l.last_pid,
-        }
-    }
-}
-
 /// stepmon's additions to a [`SysSample`], serialized under `"stepmon"` so
 /// no name can clash with BuildKit's fields (BuildKit consumers ignore the
 /// unknown key). Absent values are `null`, never a made-up 0.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct SysSampleExt {
     /// `SwapFree`, kB (BuildKit keeps only `SwapTotal`, as `swap`).
     pub swap_free: Option<u64>,
@@ -83,7 +66,6 @@ pub struct SysSampleExt {
 /// accepts any offset, so BuildKit's own `sysUsage` can be read back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct SysSample {
     /// When the reading was taken.
     pub timestamp: jiff::Timestamp,
@@ -123,54 +105,6 @@ impl SysSample {
             memory_pressure: None,
             io_pressure: None,
             stepmon: None,
-        }
-    }
-
-    /// The sample for `reading`. `previous` (the reading of the sample
-    /// before, if any) only feeds `stepmon.stealShare`.
-    #[must_use]
-    pub fn from_reading(reading: &SysReading, previous: Option<&SysReading>) -> Self {
-        let mut missing = reading.missing.clone();
-        let hz = reading.user_hz;
-        let stat = reading.stat.as_ref();
-        let total = stat.and_then(|s| s.total);
-        if let Some(stat) = stat {
-            match stat.total {
-                None => missing.push(Missing::new("cpuStat", "stat", MissingKind::Absent, "no aggregate `cpu` line")),
-                Some(t) => missing.extend(SysCPUStat::absent_columns(&t).map(|name| {
-                    let reason = format!("/proc/stat has no `{name}` column on this kernel; written as 0");
-                    Missing::new(format!("cpuStat.{name}"), "stat", MissingKind::Absent, reason)
-                })),
-            }
-            let c = &stat.counters;
-            let absent: Vec<&str> = [("ctxt", c.ctxt), ("processes", c.processes), ("procs_running", c.procs_running)]
-                .into_iter()
-                .filter_map(|(name, v)| v.is_none().then_some(name))
-                .collect();
-            if !absent.is_empty() {
-                let reason = format!("/proc/stat has no `{}` line", absent.join("`, `"));
-                missing.push(Missing::new("procStat", "stat", MissingKind::Absent, reason));
-            }
-        }
-        let previous_total = previous.and_then(|p| p.stat.as_ref()).and_then(|s| s.total);
-        let ext = SysSampleExt {
-            swap_free: reading.meminfo.as_ref().and_then(|m| m.swap_free),
-            procs_blocked: stat.and_then(|s| s.counters.procs_blocked),
-            steal_share: previous_total.zip(total).and_then(|(e, l)| steal_share(&e, &l)),
-            irq_pressure: reading.irq_pressure.as_ref().map(PressureJson::from),
-            load_avg: reading.loadavg.as_ref().map(LoadAvgJson::from),
-            per_cpu: stat.map(|s| PerCpuStat::from_ticks(&s.per_cpu, hz)).unwrap_or_default(),
-            missing,
-        };
-        SysSample {
-            timestamp: reading.timestamp,
-            cpu_stat: total.map(|t| SysCPUStat::from_ticks(&t, hz)),
-            proc_stat: stat.and_then(|s| ProcStat::from_counters(&s.counters)),
-            memory_stat: reading.meminfo.as_ref().map(SysMemoryStat::from_meminfo),
-            cpu_pressure: reading.cpu_pressure.as_ref().map(PressureJson::from),
-            memory_pressure: reading.memory_pressure.as_ref().map(PressureJson::from),
-            io_pressure: reading.io_pressure.as_ref().map(PressureJson::from),
-            stepmon: Some(ext),
         }
     }
 }

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 /// Why something is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub enum MissingKind {
     /// The file does not exist (`ENOENT`, or `ENODEV` for a removed cgroup), e.g. `/proc/pressure` without PSI,
     /// `/proc/pressure/irq` without IRQ time accounting.
@@ -56,7 +55,6 @@ pub enum MissingKind {
 /// samples (`stat`, `pressure/irq`), the cgroup file for step samples
 /// (`memory.peak`), empty when no single file is involved.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct Missing {
     /// What is missing.
     pub field: Cow<'static, str>,
@@ -80,18 +78,5 @@ impl Missing {
         reason: impl Into<Arc<str>>,
     ) -> Self {
         Missing { field: field.into(), file: file.into(), kind, reason: reason.into() }
-    }
-
-    /// The category of an I/O error.
-    #[cfg(target_os = "linux")]
-    #[must_use]
-    pub fn kind_of(error: &std::io::Error) -> MissingKind {
-        if stepmon_fdread::is_gone(error) || error.kind() == std::io::ErrorKind::NotFound {
-            MissingKind::NotFound
-        } else if stepmon_fdread::is_unsupported(error) {
-            MissingKind::NotSupported
-        } else {
-            MissingKind::Io
-        }
     }
 }

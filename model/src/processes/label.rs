@@ -77,7 +77,7 @@ fn usable(arg: &str) -> bool {
 ///   that looks like a file (holds a `.` or a `/`), shown by its file name.
 ///
 /// ```
-/// use stepmon_report::processes::label;
+/// use stepmon_model::processes::label;
 /// let argv = |line: &str| line.split(' ').map(str::to_owned).collect::<Vec<_>>();
 /// assert_eq!(label(&argv("cc1plus -quiet -I include src/foo.cpp -o /tmp/x.s")), Some("foo.cpp"));
 /// assert_eq!(label(&argv("sh -c true")), None);

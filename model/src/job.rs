@@ -1,18 +1,21 @@
-//! The lines of a job record.
+//! The lines of a job record: the steps of one CI job (`stepmon run --job
+//! FILE`) in one append-only JSON Lines file, a [`Record`] per line —
+//! [`StepStart`], a [`SampleRecord`] per sample, [`StepEnd`] with the whole
+//! run document, and [`StepCollected`] when `stepmon gc` cleaned up after a
+//! killed stepmon. `stepmon-report` reads a job back.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use stepmon_sampler::model::StepSample;
 
 use crate::document::RunDocument;
 use crate::labels::Label;
+use crate::sample::StepSample;
 
 /// One line of a job record, tagged by `kind`. The tag comes first in every
 /// line (serde writes an internally tagged enum's tag first), which lets
-/// [`super::read`] find a record glued to the end of a torn one.
+/// `stepmon_report::job::read` find a record glued to the end of a torn one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
-#[non_exhaustive]
 pub enum Record {
     /// A step started.
     StepStart(StepStart),
@@ -29,7 +32,6 @@ pub enum Record {
 /// A step started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StepStart {
     /// The step's id in the job, unique across the steps of one job on one
     /// host: `<pid of stepmon>.<start, ns since the epoch>`.
@@ -67,7 +69,6 @@ impl StepStart {
 /// Whose sample a [`SampleRecord`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub enum SampleOf {
     /// The step's own cgroup.
     Step,
@@ -79,7 +80,6 @@ pub enum SampleOf {
 /// One sample of a running step, as it was taken.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct SampleRecord {
     /// The step's id ([`StepStart::step`]).
     pub step: String,
@@ -100,7 +100,6 @@ impl SampleRecord {
 /// A step ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StepEnd {
     /// The step's id ([`StepStart::step`]).
     pub step: String,
@@ -128,7 +127,6 @@ impl StepEnd {
 /// `stepmon gc` finished an interrupted step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StepCollected {
     /// The step's id ([`StepStart::step`]).
     pub step: String,

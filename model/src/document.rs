@@ -5,17 +5,16 @@
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use stepmon_sampler::model::{Samples, StepUsage, UsageSummary};
-use stepmon_sysusage::model::SysSample;
 
 use crate::labels::{CiContext, Label};
+use crate::sample::{Samples, StepUsage, UsageSummary};
 use crate::source::{EnclosingCgroup, ProcessTree, Sources};
+use crate::system::SysSample;
 use crate::verdict::Verdicts;
 
 /// What stepmon itself cost while monitoring.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct Collector {
     /// stepmon's own CPU time (user + system, all its threads), s.
     pub cpu_seconds: Option<f64>,
@@ -30,7 +29,6 @@ pub struct Collector {
 /// The host as stepmon found it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct Host {
     /// `uname -r`.
     pub kernel: String,
@@ -45,7 +43,6 @@ pub struct Host {
 /// A controller that could not be enabled for the step, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct NotEnabled {
     /// Controller name (`memory`, `io`, ...).
     pub controller: String,
@@ -64,7 +61,6 @@ impl NotEnabled {
 /// stepmon's part of the document.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct RunInfo {
     /// The command as given.
     pub command: Vec<String>,
@@ -134,7 +130,6 @@ pub struct RunInfo {
 /// The whole document of one `stepmon run`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct RunDocument {
     /// BuildKit's `resourceUsage`.
     #[serde(default)]
@@ -157,9 +152,6 @@ impl RunDocument {
     /// The recorded usage (a copy of the two BuildKit keys).
     #[must_use]
     pub fn usage(&self) -> StepUsage {
-        let mut usage = StepUsage::default();
-        usage.resource_usage = self.resource_usage.clone();
-        usage.sys_usage = self.sys_usage.clone();
-        usage
+        StepUsage { resource_usage: self.resource_usage.clone(), sys_usage: self.sys_usage.clone() }
     }
 }

@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::parse::MemInfo;
-
 /// BuildKit's `SysMemoryStat`: eleven `/proc/meminfo` keys in **kB** (not
 /// bytes, unlike the cgroup memory fields), each serialized as `null` when
 /// the kernel did not print it (Go `*uint64` without omitempty). Spec of the
@@ -12,15 +10,8 @@ use crate::parse::MemInfo;
 /// `swap` is `SwapTotal`, not swap in use; `SwapFree` is not part of
 /// BuildKit's model (our [`SysSampleExt::swap_free`](super::SysSampleExt::swap_free) has it).
 ///
-/// ```
-/// use stepmon_sysusage::{model::SysMemoryStat, parse::MemInfo};
-/// let m = MemInfo::parse(b"MemTotal: 100 kB\nSwapTotal: 0 kB\n")?;
-/// let json = serde_json::to_string(&SysMemoryStat::from_meminfo(&m)).unwrap();
-/// assert_eq!(json, r#"{"total":100,"free":null,"available":null,"buffers":null,"cached":null,"active":null,"inactive":null,"swap":0,"dirty":null,"writeback":null,"slab":null}"#);
-/// # Ok::<(), stepmon_sysusage::parse::ParseError>(())
-/// ```
+/// `stepmon-sysusage` fills it from a parsed `/proc/meminfo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct SysMemoryStat {
     /// `MemTotal`, kB.
     pub total: Option<u64>,
@@ -44,24 +35,4 @@ pub struct SysMemoryStat {
     pub writeback: Option<u64>,
     /// `Slab`, kB.
     pub slab: Option<u64>,
-}
-
-impl SysMemoryStat {
-    /// The BuildKit fields of a parsed `/proc/meminfo`.
-    #[must_use]
-    pub fn from_meminfo(m: &MemInfo) -> Self {
-        SysMemoryStat {
-            total: m.mem_total,
-            free: m.mem_free,
-            available: m.mem_available,
-            buffers: m.buffers,
-            cached: m.cached,
-            active: m.active,
-            inactive: m.inactive,
-            swap: m.swap_total,
-            dirty: m.dirty,
-            writeback: m.writeback,
-            slab: m.slab,
-        }
-    }
 }

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 /// One `--label KEY=VALUE`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct Label {
     /// A Prometheus label name (`[a-zA-Z_][a-zA-Z0-9_]*`, not `__…`).
     pub key: String,
@@ -101,10 +100,29 @@ pub fn default_name(command: &[String]) -> String {
         .map_or_else(|| "step".to_owned(), str::to_owned)
 }
 
+/// One argument, shell-style: as is when plain, else in single quotes with
+/// control characters escaped.
+#[must_use]
+pub fn quote(arg: &str) -> String {
+    let plain = !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain {
+        return arg.to_owned();
+    }
+    let mut out = String::from("'");
+    for c in arg.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 /// The CI job a step ran in, as its CI's environment describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct CiContext {
     /// `githubActions`, `gitlab`, `buildkite` or `jenkins`.
     pub provider: String,

@@ -10,7 +10,6 @@ use super::record::{Delays, ProcessRecord};
 /// The processes of one command name.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct CommandAggregate {
     /// The command name (`ac_comm`).
     pub command: String,
@@ -41,15 +40,6 @@ impl CommandAggregate {
     #[must_use]
     pub fn max_peak_rss_label(&self) -> Option<&str> {
         super::label(&self.max_peak_rss_args)
-    }
-
-    /// "1.2 GiB (pid 8841, foo.cpp)": the largest peak RSS, whose it was,
-    /// and its label where there is one.
-    #[must_use]
-    pub fn largest(&self) -> Option<String> {
-        let (bytes, pid) = self.max_peak_rss_bytes.zip(self.max_peak_rss_pid)?;
-        let label = self.max_peak_rss_label().map_or_else(String::new, |l| format!(", {l}"));
-        Some(format!("{} (pid {pid}{label})", crate::units::bytes(bytes)))
     }
 }
 

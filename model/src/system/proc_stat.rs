@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::parse::StatCounters;
-
 /// BuildKit's `ProcStat`: three `/proc/stat` counters as plain integers
 /// (always present once the object exists). Spec of the source:
 /// <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat>.
@@ -12,7 +10,6 @@ use crate::parse::StatCounters;
 /// [`SysSampleExt::procs_blocked`](super::SysSampleExt::procs_blocked) has it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct ProcStat {
     /// `ctxt`: context switches since boot.
     pub context_switches: u64,
@@ -20,13 +17,4 @@ pub struct ProcStat {
     pub process_created: u64,
     /// `procs_running`: runnable threads now.
     pub processes_running: u64,
-}
-
-impl ProcStat {
-    /// The three counters, or `None` if any of their lines is absent (the
-    /// fields are plain integers: writing 0 would invent a value).
-    #[must_use]
-    pub fn from_counters(c: &StatCounters) -> Option<Self> {
-        Some(ProcStat { context_switches: c.ctxt?, process_created: c.processes?, processes_running: c.procs_running? })
-    }
 }

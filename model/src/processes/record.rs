@@ -51,7 +51,6 @@ impl Delays {
 /// One process (all its threads).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct ProcessRecord {
     /// `ac_comm`: the command name the kernel keeps (15 bytes at most).
     pub command: String,

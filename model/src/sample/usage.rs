@@ -2,15 +2,14 @@
 //! and `sysUsage`, plus stepmon's additions.
 
 use serde::{Deserialize, Serialize};
-use stepmon_sysusage::model::{SysCPUStat, SysCpuDeltaExt, SysSample};
 
-use super::Missing;
 use super::step::StepSample;
+use crate::missing::Missing;
+use crate::system::{SysCPUStat, SysCpuDeltaExt, SysSample};
 
 /// BuildKit's `Samples` (the value of a step's `resourceUsage`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct Samples {
     /// Periodic samples, thinned, then the final sample.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -27,7 +26,6 @@ pub struct Samples {
 /// stepmon's additions to [`Samples`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct SamplesExt {
     /// Steal share, wall time and per-CPU breakdown of the `sysCPUStat` delta.
     pub sys_cpu: Option<SysCpuDeltaExt>,
@@ -40,7 +38,6 @@ pub struct SamplesExt {
 /// over the same time.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StepUsage {
     /// The step's samples (BuildKit's `resourceUsage`).
     pub resource_usage: Samples,

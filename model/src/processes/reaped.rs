@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 /// One process stepmon reaped, with its `wait4` rusage.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct ReapedProcess {
     /// The process id.
     pub pid: u32,
@@ -56,7 +55,6 @@ pub struct ReapedProcess {
 /// CPU, and the top ones by CPU and by max RSS.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-#[non_exhaustive]
 pub struct Reaped {
     /// What the numbers cover, in words (for a reader of the JSON alone).
     pub rusage: String,

@@ -1,0 +1,63 @@
+//! The data stepmon records, each type defined once: what a run of a
+//! measured step produces, what a job record holds, and what `stepmon
+//! report` reads back.
+//!
+//! * [`sample`] — BuildKit's per-step `Sample` / `Samples` JSON
+//!   (`resourceUsage`) with stepmon's additions, a recording
+//!   ([`StepUsage`]) and its summary numbers ([`UsageSummary`]).
+//! * [`system`] — BuildKit's whole-machine `SysSample` (`sysUsage`).
+//! * [`network`] — BuildKit's `NetworkSample`.
+//! * [`missing`] — why a reading lacks something ([`Missing`]).
+//! * [`document`] — the run document `stepmon run -o` writes
+//!   ([`RunDocument`]: the two BuildKit keys plus a `stepmon` object).
+//! * [`source`] — where each number came from (the rung of the placement
+//!   ladder) and its bound.
+//! * [`processes`] — the step's processes one by one, bounded.
+//! * [`verdict`] — what the numbers mean, as `stepmon-report` judged them.
+//! * [`labels`] — a step's name, labels and CI context.
+//! * [`job`] — the lines of a job record.
+//!
+//! Only serde and jiff: no I/O, no kernel calls, no analysis — the
+//! readers (`stepmon-sysusage`, `stepmon-sampler`), the runner
+//! (`stepmon-runner`) fill these types, and `stepmon-report` computes
+//! summaries, verdicts and exports from them. It builds on every platform,
+//! `wasm32-unknown-unknown` included. `docs/data-model.md` describes the
+//! document field by field.
+//!
+//! ```
+//! use stepmon_model::RunDocument;
+//!
+//! let json = r#"{"resourceUsage": {"samples": [
+//!     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},
+//!   "sysUsage": [],
+//!   "stepmon": {"command": ["make"], "exitCode": 0}}"#;
+//! let document: RunDocument = serde_json::from_str(json)?;
+//! let run = document.stepmon.as_ref().unwrap();
+//! assert_eq!(run.exit_code, Some(0));
+//! let cpu = document.resource_usage.samples[0].cpu_stat.and_then(|c| c.usage_nanos);
+//! assert_eq!(cpu, Some(1_500_000_000));
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod document;
+mod float;
+pub mod job;
+pub mod labels;
+pub mod missing;
+pub mod network;
+pub mod processes;
+pub mod sample;
+pub mod source;
+pub mod system;
+pub mod verdict;
+
+pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
+pub use float::round_millis;
+pub use job::SampleOf;
+pub use labels::{CiContext, Label};
+pub use missing::{Missing, MissingKind};
+pub use sample::{StepSample, StepUsage, UsageSummary};
+pub use source::{Bound, Group, Rung, Source, Sources};
+pub use verdict::Verdicts;

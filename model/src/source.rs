@@ -1,0 +1,363 @@
+//! Where each number of a run came from: the rung of the measurement ladder
+//! that filled each field group, and what that rung covers.
+//!
+//! `stepmon run` measures every resource from the best source this host and
+//! user allow (`stepmon-runner` chooses): the step's own cgroup
+//! ([`Rung::CgroupV2`]), the step's process tree reaped by stepmon
+//! ([`Rung::ProcessTree`], `wait4` rusage as GNU time reports it), the
+//! cgroup stepmon itself runs in ([`Rung::EnclosingCgroup`]: a container's
+//! or a session's cgroup, which holds other processes too), or the whole
+//! machine ([`Rung::Machine`]). A document records, per field group, the
+//! rung and what it implies; summaries, verdicts, `diff` and every export
+//! carry it. Documents without this record (older versions, BuildKit
+//! imports) are the step's own cgroup throughout.
+
+use crate::sample::{StepSample, StepUsage};
+use serde::{Deserialize, Serialize};
+
+/// A source of measurements, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Rung {
+    /// The step's own cgroup v2 (created for it): exact, the step alone.
+    CgroupV2,
+    /// The step's own cgroup v1 hierarchies (hybrid and v1-only hosts).
+    CgroupV1,
+    /// The step's own cgroup v2 as a transient systemd scope, asked of
+    /// systemd where it manages stepmon's cgroup (a service or session
+    /// scope holding other processes): exact, the step alone.
+    SystemdScope,
+    /// The step's processes, reaped by stepmon as child subreaper: the sum
+    /// of their `wait4` rusage (what GNU time reports, for the whole tree).
+    ProcessTree,
+    /// The cgroup stepmon runs in (a container's, a user session's): deltas
+    /// over the step, including the other processes it holds.
+    EnclosingCgroup,
+    /// The whole machine (`/proc`).
+    Machine,
+    /// The step's own network namespace.
+    NetworkNamespace,
+}
+
+impl Rung {
+    /// The JSON name (`cgroupV2`, `processTree`, ...).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rung::CgroupV2 => "cgroupV2",
+            Rung::CgroupV1 => "cgroupV1",
+            Rung::SystemdScope => "systemdScope",
+            Rung::ProcessTree => "processTree",
+            Rung::EnclosingCgroup => "enclosingCgroup",
+            Rung::Machine => "machine",
+            Rung::NetworkNamespace => "networkNamespace",
+        }
+    }
+
+    /// Words for people: `the step's cgroup`, `process tree`, ...
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            Rung::CgroupV2 => "step cgroup",
+            Rung::CgroupV1 => "step cgroup v1",
+            Rung::SystemdScope => "step's systemd scope",
+            Rung::ProcessTree => "process tree",
+            Rung::EnclosingCgroup => "enclosing cgroup",
+            Rung::Machine => "whole machine",
+            Rung::NetworkNamespace => "network namespace",
+        }
+    }
+}
+
+/// How a value relates to the step's true value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Bound {
+    /// What the source counts, exactly.
+    #[default]
+    Exact,
+    /// At least this much: the true value may be higher (a gauge sampled at
+    /// intervals; a peak between two samples is missed).
+    LowerBound,
+}
+
+/// The source of one field group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// Where the numbers came from.
+    pub rung: Rung,
+    /// Exact, or a lower bound.
+    #[serde(default)]
+    pub bound: Bound,
+    /// What the numbers cover, in words ("the step's cgroup", "includes 3
+    /// other processes of the enclosing cgroup /docker/abc").
+    pub covers: String,
+}
+
+impl Source {
+    /// An exact source.
+    #[must_use]
+    pub fn exact(rung: Rung, covers: impl Into<String>) -> Source {
+        Source { rung, bound: Bound::Exact, covers: covers.into() }
+    }
+
+    /// A lower bound.
+    #[must_use]
+    pub fn lower_bound(rung: Rung, covers: impl Into<String>) -> Source {
+        Source { rung, bound: Bound::LowerBound, covers: covers.into() }
+    }
+
+    /// Whether the numbers are the step's alone (not shared with other
+    /// processes) and exact.
+    #[must_use]
+    pub fn is_exact_for_step(&self) -> bool {
+        self.bound == Bound::Exact
+            && matches!(self.rung, Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope | Rung::ProcessTree)
+    }
+
+    /// `process tree`, `enclosing cgroup, lower bound`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self.bound {
+            Bound::Exact => self.rung.words().to_owned(),
+            Bound::LowerBound => format!("{}, lower bound", self.rung.words()),
+        }
+    }
+}
+
+/// The field groups of a run and their sources; `None`: not measured (the
+/// run's `notMeasured` says why).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Sources {
+    /// CPU time (user, system, average cores, throttling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Source>,
+    /// Memory peak, anon/file split, OOM and limit events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Source>,
+    /// Block IO bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<Source>,
+    /// Number of tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pids: Option<Source>,
+    /// Pressure stall (PSI).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Source>,
+    /// Network traffic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Source>,
+}
+
+/// A field group of [`Sources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// [`Sources::cpu`].
+    Cpu,
+    /// [`Sources::memory`].
+    Memory,
+    /// [`Sources::io`].
+    Io,
+    /// [`Sources::pids`].
+    Pids,
+    /// [`Sources::pressure`].
+    Pressure,
+    /// [`Sources::network`].
+    Network,
+}
+
+impl Group {
+    /// Every group, in the order summaries show them.
+    pub const ALL: [Group; 6] = [Group::Cpu, Group::Memory, Group::Io, Group::Pids, Group::Pressure, Group::Network];
+
+    /// `cpu`, `memory`, ...
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::Cpu => "cpu",
+            Group::Memory => "memory",
+            Group::Io => "io",
+            Group::Pids => "pids",
+            Group::Pressure => "pressure",
+            Group::Network => "network",
+        }
+    }
+}
+
+impl Sources {
+    /// Whether no group has a recorded source (a document of an older
+    /// version, or a BuildKit step: everything is the step's cgroup).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        Group::ALL.iter().all(|g| self.get(*g).is_none())
+    }
+
+    /// The source of `group`.
+    #[must_use]
+    pub fn get(&self, group: Group) -> Option<&Source> {
+        match group {
+            Group::Cpu => self.cpu.as_ref(),
+            Group::Memory => self.memory.as_ref(),
+            Group::Io => self.io.as_ref(),
+            Group::Pids => self.pids.as_ref(),
+            Group::Pressure => self.pressure.as_ref(),
+            Group::Network => self.network.as_ref(),
+        }
+    }
+
+    /// Sets the source of `group`.
+    pub fn set(&mut self, group: Group, source: Option<Source>) {
+        let slot = match group {
+            Group::Cpu => &mut self.cpu,
+            Group::Memory => &mut self.memory,
+            Group::Io => &mut self.io,
+            Group::Pids => &mut self.pids,
+            Group::Pressure => &mut self.pressure,
+            Group::Network => &mut self.network,
+        };
+        *slot = source;
+    }
+
+    /// The rung of `group`, if measured.
+    #[must_use]
+    pub fn rung(&self, group: Group) -> Option<Rung> {
+        self.get(group).map(|s| s.rung)
+    }
+}
+
+/// The step's process tree as stepmon reaped it (`wait4` rusage of every
+/// process it waited for, summed; each includes the descendants that
+/// process itself waited for).
+///
+/// What it misses: children of a parent that ignores `SIGCHLD` (the kernel
+/// reaps them and their usage is lost), and a process that escaped the tree
+/// (started through another service). A process still running when the
+/// main process exits counts once it is killed (or waited for) and reaped.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProcessTree {
+    /// User CPU time, s (`ru_utime`).
+    pub user_seconds: f64,
+    /// System CPU time, s (`ru_stime`).
+    pub system_seconds: f64,
+    /// The largest single process's peak resident set, bytes (`ru_maxrss`).
+    pub max_rss_bytes: u64,
+    /// Bytes read from storage (`ru_inblock` × 512, task IO accounting).
+    pub block_read_bytes: u64,
+    /// Bytes written to storage (`ru_oublock` × 512).
+    pub block_write_bytes: u64,
+    /// Voluntary context switches (`ru_nvcsw`).
+    pub voluntary_context_switches: u64,
+    /// Involuntary context switches (`ru_nivcsw`).
+    pub involuntary_context_switches: u64,
+    /// Minor page faults (`ru_minflt`).
+    pub minor_faults: u64,
+    /// Major page faults (`ru_majflt`).
+    pub major_faults: u64,
+    /// Processes stepmon reaped: the main process and every orphan of the
+    /// step reparented to it.
+    pub processes_reaped: u64,
+    /// Processes stepmon killed when the main process had exited.
+    pub leftovers_killed: u64,
+}
+
+impl ProcessTree {
+    /// User + system CPU time, s.
+    #[must_use]
+    pub fn cpu_seconds(&self) -> f64 {
+        self.user_seconds + self.system_seconds
+    }
+}
+
+/// The cgroup stepmon ran in, sampled over the step because the step had
+/// no cgroup of its own (or its own lacked a controller this one has).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EnclosingCgroup {
+    /// Its directory.
+    pub cgroup: String,
+    /// Whether it is the root cgroup (then it covers the whole machine).
+    pub root: bool,
+    /// Processes in it (and its descendants) at the start, other than
+    /// stepmon; `None` when they could not be counted.
+    pub other_processes_at_start: Option<u64>,
+    /// stepmon's own CPU time over the step, s: subtracted from the
+    /// cgroup's CPU delta in [`EnclosingCgroup::cpu_seconds_without_stepmon`].
+    pub stepmon_cpu_seconds: Option<f64>,
+    /// The cgroup's memory peak since the step started, bytes: `memory.peak`
+    /// reset for stepmon's own file handle (Linux 6.12+, a writable file).
+    pub memory_peak_since_start: Option<u64>,
+    /// Its samples, as a step's (`resourceUsage.samples` shape).
+    pub samples: Vec<StepSample>,
+}
+
+impl EnclosingCgroup {
+    /// Who else the numbers include, in words.
+    #[must_use]
+    pub fn covers(&self) -> String {
+        if self.root {
+            return format!("the root cgroup {}: every process on the machine", self.cgroup);
+        }
+        match self.other_processes_at_start {
+            Some(0) => format!("the enclosing cgroup {} (no other process at the start)", self.cgroup),
+            Some(1) => format!("the enclosing cgroup {}, which held 1 other process at the start", self.cgroup),
+            Some(n) => format!("the enclosing cgroup {}, which held {n} other processes at the start", self.cgroup),
+            None => format!("the enclosing cgroup {} and whatever else ran in it", self.cgroup),
+        }
+    }
+
+    /// The samples as a step's usage.
+    #[must_use]
+    pub fn usage(&self) -> StepUsage {
+        let mut usage = StepUsage::default();
+        usage.resource_usage.samples.clone_from(&self.samples);
+        usage
+    }
+
+    /// Its CPU time over the step less stepmon's own, s.
+    #[must_use]
+    pub fn cpu_seconds_without_stepmon(&self) -> Option<f64> {
+        // The `cpu.stat` usage delta from the first sample to the last, as
+        // the step's summary counts it from its first sample.
+        let usage_nanos = |s: Option<&StepSample>| s.and_then(|s| s.cpu_stat).and_then(|c| c.usage_nanos);
+        let last = usage_nanos(self.samples.last())?;
+        let nanos = last.saturating_sub(usage_nanos(self.samples.first()).unwrap_or(0));
+        #[allow(clippy::cast_precision_loss)] // ns counts far below 2^53 (104 days)
+        let seconds = nanos as f64 / 1e9;
+        Some((seconds - self.stepmon_cpu_seconds.unwrap_or(0.0)).max(0.0))
+    }
+
+    /// The memory peak over the step and how it is known: reset
+    /// `memory.peak` (exact), `memory.peak` that rose during the step (the
+    /// new peak happened during it: exact), else the largest sampled
+    /// `memory.current` (a lower bound).
+    #[must_use]
+    pub fn memory_peak(&self) -> Option<(u64, Bound)> {
+        if let Some(peak) = self.memory_peak_since_start {
+            return Some((peak, Bound::Exact));
+        }
+        let peaks: Vec<u64> = self.samples.iter().filter_map(|s| s.memory_stat.and_then(|m| m.peak)).collect();
+        if let (Some(first), Some(last)) = (peaks.first(), peaks.last())
+            && last > first
+        {
+            return Some((*last, Bound::Exact));
+        }
+        self.samples.iter().filter_map(|s| s.stepmon.memory_current).max().map(|current| (current, Bound::LowerBound))
+    }
+
+    /// The task count's peak over the step, the same way as
+    /// [`EnclosingCgroup::memory_peak`] (`pids.peak` that rose, else the
+    /// largest sampled `pids.current`).
+    #[must_use]
+    pub fn pids_peak(&self) -> Option<(u64, Bound)> {
+        let peaks: Vec<u64> = self.samples.iter().filter_map(|s| s.stepmon.pids_peak).collect();
+        if let (Some(first), Some(last)) = (peaks.first(), peaks.last())
+            && last > first
+        {
+            return Some((*last, Bound::Exact));
+        }
+        self.samples.iter().filter_map(|s| s.pids_stat.current).max().map(|current| (current, Bound::LowerBound))
+    }
+}
