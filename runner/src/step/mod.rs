@@ -1,0 +1,81 @@
+//! A step's whole life: placement (its own cgroup, or the ladder below it),
+//! network, sampling, the process, its orphans and leftovers, the final
+//! samples, cleanup, and the run document.
+
+mod document;
+mod limits;
+mod notices;
+mod owned;
+mod prepare;
+mod run;
+mod scope;
+mod v1_placement;
+
+pub use prepare::prepare;
+
+use std::time::Duration;
+
+use stepmon_model::RunDocument;
+use stepmon_sampler::cgroup::discover;
+use stepmon_sampler::{Monitor, Recorder};
+
+use crate::cgroup::enclosing::Enclosing;
+use crate::netns::HeldNamespace;
+use crate::options::StepOptions;
+use crate::signals::Caught;
+
+use owned::{OwnedCgroups, OwnedV1};
+
+/// How long leftovers get to die once killed.
+const KILL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A finished step.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Finished {
+    /// The run document: what the step's counters measured, where each
+    /// number came from, and the wall time in `summary.wallSeconds`. Its
+    /// summary and verdicts are `stepmon_report::compose::complete`'s to
+    /// fill (what `stepmon run -o` writes is that).
+    pub document: RunDocument,
+    /// The status a wrapper should exit with: the step's code, 128 + N for
+    /// a signal, 127 not found, 126 not executable.
+    pub exit_code: i32,
+    /// Messages for the user, in order (a command that could not run, a
+    /// cgroup that could not be removed, ...).
+    pub messages: Vec<String>,
+}
+
+/// A step placed and ready to start; see [`prepare`].
+#[derive(Debug)]
+pub struct Prepared {
+    options: StepOptions,
+    caught: Option<Caught>,
+    location: Option<discover::Cgroup2>,
+    cgroups: Option<OwnedCgroups>,
+    /// Why the step has no cgroup of its own.
+    no_cgroup: Option<String>,
+    /// The step's cgroups in the v1 hierarchies (hybrid and v1-only hosts).
+    v1: Option<OwnedV1>,
+    enclosing: Option<Enclosing>,
+    namespace: Option<HeldNamespace>,
+    monitor: Monitor,
+    step_recorder: Option<Recorder>,
+    enclosing_recorder: Option<Recorder>,
+    notices: Vec<String>,
+}
+
+impl Prepared {
+    /// One-line notices for the user: how the step is placed when it gets
+    /// no cgroup of its own, warnings about earlier runs' leftovers.
+    #[must_use]
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// Whether the step has a cgroup of its own.
+    #[must_use]
+    pub fn has_own_cgroup(&self) -> bool {
+        self.cgroups.is_some()
+    }
+}

@@ -1,0 +1,122 @@
+//! What the user is told about the step's placement before it starts, and
+//! why each unmeasured group is missing.
+
+use std::path::{Path, PathBuf};
+
+use stepmon_model::NotEnabled;
+use stepmon_model::source::{EnclosingCgroup, Group, Rung, Sources};
+use stepmon_sampler::cgroup::discover;
+
+use crate::cgroup::placement::RunCgroups;
+use crate::host::shape::{self};
+
+/// The notice for a step cgroup that got no controller because this
+/// process's cgroup holds other processes (the no-internal-process rule):
+/// the shape, what measures the step instead, what would do better.
+pub(super) fn shape_notice(cgroups: &RunCgroups, location: &discover::Cgroup2, parent: bool) -> Option<String> {
+    let lacking = cgroups.not_enabled.iter().any(|n| !n.reason.contains("cgroup v1"));
+    if parent || !lacking || !cgroups.enabled.is_empty() {
+        return None;
+    }
+    let euid = rustix::process::geteuid().as_raw();
+    let shape = shape::detect(location, euid);
+    let (rung, _) = shape.follows(euid, false);
+    Some(format!(
+        "notice: stepmon runs in {} ({}), whose children can get no controller: the step's cgroup {} has CPU time \
+         and stall only; memory and pids come from the enclosing cgroup, IO from the process tree (rung {}), \
+         each number labelled; --cgroup-parent DIR at an ancestor whose cgroup.subtree_control lists the \
+         controllers gives the step all of them",
+        shape.words(),
+        location.own_dir.display(),
+        cgroups.leaf.display(),
+        rung.as_str()
+    ))
+}
+
+/// The notice for a `--cgroup-parent` outside this process's cgroup: the
+/// step escapes what that cgroup imposes.
+pub(super) fn outside_notice(parent: Option<&Path>, own: &Path) -> Option<String> {
+    let parent = parent?;
+    let own: PathBuf = own.components().collect();
+    let parent: PathBuf = parent.components().collect();
+    (!parent.starts_with(&own)).then(|| {
+        format!(
+            "notice: the step's cgroup goes under --cgroup-parent {}, outside stepmon's own cgroup {}: that cgroup's \
+             limits do not cover the step, and stopping what manages it (a cancelled job) does not stop the step \
+             (stepmon still kills it when it ends)",
+            parent.display(),
+            own.display()
+        )
+    })
+}
+
+/// Why each unmeasured group is missing, in words.
+pub(super) fn not_measured(
+    sources: &Sources,
+    v1_cpu: bool,
+    not_enabled: &[NotEnabled],
+    no_cgroup: Option<&str>,
+    enclosing: Option<&EnclosingCgroup>,
+) -> Vec<String> {
+    // Read once, only when some controller is not accounted by a cgroup.
+    let v1 = std::cell::OnceCell::new();
+    let reason_of = |controller: &str| {
+        if let Some(n) = not_enabled.iter().find(|n| n.controller == controller) {
+            return n.reason.clone();
+        }
+        let v1 = v1.get_or_init(|| stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc")));
+        if v1.iter().any(|c| c == controller) {
+            return "bound to a cgroup v1 hierarchy on this host, where the step got no cgroup of its own".to_owned();
+        }
+        match (no_cgroup, enclosing) {
+            (Some(why), Some(e)) => {
+                format!("no cgroup of its own ({why}), and {} has no {controller} accounting", e.cgroup)
+            }
+            (Some(why), None) => format!("no cgroup of its own ({why})"),
+            _ => format!("no {controller} files in the step's cgroup"),
+        }
+    };
+    let mut by_reason: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut add = |what: &'static str, reason: String| match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+        Some((_, whats)) => whats.push(what),
+        None => by_reason.push((reason, vec![what])),
+    };
+    // Throttling is the cpu controller's in the step's own cgroup, whatever
+    // measured the CPU time.
+    let cpu_on_v1 = not_enabled.iter().find(|n| n.controller == "cpu").is_some_and(|n| n.reason.contains("cgroup v1"));
+    if v1_cpu {
+        // Read from the step's cgroup v1 cpu hierarchy.
+    } else if cpu_on_v1 {
+        add(
+            "cpu throttling (cpu controller)",
+            "the cpu controller is bound to cgroup v1, where a cgroup counts only its own quota's throttling: \
+             the step has no CPU limit of its own (--cpus)"
+                .to_owned(),
+        );
+    } else if let Some(n) = not_enabled.iter().find(|n| n.controller == "cpu") {
+        add("cpu throttling (cpu controller)", n.reason.clone());
+    } else if sources.rung(Group::Cpu) != Some(Rung::CgroupV2) {
+        let why = no_cgroup
+            .map_or_else(|| "no cpu.stat for the step".to_owned(), |why| format!("no cgroup of its own ({why})"));
+        add("cpu throttling (cpu controller)", why);
+    }
+    for (group, controller) in [(Group::Memory, "memory"), (Group::Io, "io"), (Group::Pids, "pids")] {
+        if sources.get(group).is_none() {
+            add(group.as_str(), reason_of(controller));
+        }
+    }
+    let mut lines: Vec<String> =
+        by_reason.into_iter().map(|(reason, whats)| format!("{}: {reason}", whats.join(", "))).collect();
+    if sources.network.is_none() {
+        lines.push(
+            "network: the step shares the host's network namespace (use --net isolated or --net ns:PATH to count it)"
+                .to_owned(),
+        );
+    }
+    if !Path::new("/proc/pressure").exists() {
+        lines.push("stall: pressure stall information is disabled on this kernel (boot with psi=1)".to_owned());
+    } else if sources.pressure.is_none() {
+        lines.push("stall: no cgroup's pressure files to read for the step (the machine's are in sysUsage)".to_owned());
+    }
+    lines
+}

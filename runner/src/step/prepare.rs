@@ -1,0 +1,222 @@
+//! Placing a step before it starts: its command resolved, its cgroups (or
+//! the ladder below them), limits, network and recorders.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use stepmon_sampler::cgroup::{CgroupV1Dirs, discover};
+use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
+
+use super::Prepared;
+use super::limits::apply_limits;
+use super::notices::{outside_notice, shape_notice};
+use super::owned::{Owned, OwnedCgroups, OwnedV1};
+use super::scope::{pending_scope, scope_cgroups};
+use super::v1_placement::{place_v1, probe_dirs};
+use crate::cgroup::enclosing::Enclosing;
+use crate::cgroup::placement::{self, RunCgroups};
+use crate::error::RunError;
+use crate::netns::HeldNamespace;
+use crate::options::{CgroupMode, NetMode, StepOptions};
+use crate::signals::Caught;
+use crate::spawn::{self};
+
+/// Finds `program` like `execvp` would, to report "not found" before any
+/// cgroup is created: a path that exists, or a file of that name in `PATH`.
+pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
+    spawn::lookup::find_program(program, std::env::var_os("PATH").as_deref(), Path::is_file)
+        .filter(|found| found.exists())
+}
+
+/// Places the step: discovers the host, creates its cgroups (or says why it
+/// gets none and what measures it instead), sets up its network and starts
+/// recording. Nothing runs yet; [`Prepared::notices`] says what the user
+/// should know before it does.
+///
+/// Errors: the command does not exist (`exit_code` 127), a cgroup is
+/// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
+/// made, the network namespace cannot be set up, or `/proc` cannot be read.
+pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
+    // Take over the signals before anything is created: from now on a signal
+    // is forwarded to the step (or ends it right after it starts), and
+    // cleanup always runs.
+    let caught = if options.forward_signals {
+        Some(Caught::install().map_err(|e| RunError::io("cannot install signal handlers", &e))?)
+    } else {
+        None
+    };
+    let program = options.command.first().ok_or_else(|| RunError::new("no command given"))?;
+    if resolve(program).is_none() {
+        let mut error = RunError::new(format!(
+            "cannot run {}: command not found",
+            stepmon_model::labels::quote(&program.to_string_lossy())
+        ));
+        error.exit_code = spawn::NOT_FOUND;
+        return Err(error);
+    }
+    if options.include_loopback && options.net == NetMode::Host {
+        return Err(RunError::new("--include-loopback needs --net isolated or --net ns:PATH")
+            .hint("with --net host the step's traffic cannot be told from the host's"));
+    }
+    if options.cgroup == CgroupMode::Never && (options.cgroup_parent.is_some() || options.limits.any()) {
+        return Err(RunError::new(
+            "--no-cgroup cannot go with --cgroup-parent, --memory-max, --cpus or --pids-max (they need a cgroup of the step's own)",
+        ));
+    }
+    let location = discover::locate();
+    let mut notices = Vec::new();
+    // One name for the step's directories in every hierarchy.
+    let run_name = placement::run_name();
+    // A cgroup v2 the caller named (--cgroup-parent) must be made there; any
+    // other failure moves the step down the ladder (the v1 hierarchies, the
+    // process tree, the enclosing cgroup), checked against --require-cgroup
+    // and the limits below.
+    let scoped = location
+        .as_ref()
+        .ok()
+        .and_then(|loc| pending_scope(&options, loc, &run_name, &mut notices))
+        .and_then(|pending| scope_cgroups(pending, &mut notices));
+    let (cgroups, no_cgroup) = match (&location, scoped) {
+        (Ok(_), _) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
+        (Ok(_), Some(scoped)) => (Some(Owned(Some(scoped))), None),
+        (Ok(location), None) => {
+            let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
+            if let Err(e) = placement::collect_garbage(&base, false)
+                && e.kind() != std::io::ErrorKind::PermissionDenied
+                && e.raw_os_error() != Some(rustix::io::Errno::ROFS.raw_os_error())
+            {
+                notices.push(format!("warning: cleaning up earlier runs under {}: {e}", base.display()));
+            }
+            // Naming one's own cgroup as the parent means "it is delegated to me".
+            let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+            if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
+                notices.push(notice);
+            }
+            match RunCgroups::create(&base, &run_name, delegated) {
+                Ok(created) => (Some(Owned(Some(created))), None),
+                Err(e) if options.cgroup_parent.is_some() => {
+                    return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
+                }
+                Err(e) => (None, Some(format!("cannot create a cgroup under {}: {e}", base.display()))),
+            }
+        }
+        (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
+        (Err(e), _) => (None, Some(e.to_string())),
+    };
+    if let (Some(c), Ok(loc)) = (&cgroups, &location)
+        && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
+    {
+        notices.push(notice);
+    }
+    let v1 = if options.cgroup == CgroupMode::Never {
+        None
+    } else {
+        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
+    };
+    let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
+    if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
+        return Err(RunError::new(format!("{} (--require-cgroup)", no_cgroup.as_deref().unwrap_or("no cgroup")))
+            .hint("a cgroup of the step's own needs root or a delegated subtree, and a writable cgroupfs"));
+    }
+    // In a systemd scope too the limits go on the step's leaf: the scope
+    // holds the keeper as well, which TasksMax would count, and the leaf's
+    // files are those of any cgroup v2 run (same code, same errors).
+    apply_limits(
+        &options.limits,
+        cgroups.as_ref().map(OwnedCgroups::get),
+        v1.as_ref().map(OwnedV1::get),
+        no_cgroup.as_deref(),
+    )?;
+    let location = location.ok();
+    let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
+
+    let namespace = match &options.net {
+        NetMode::Host => None,
+        NetMode::Isolated => {
+            Some(HeldNamespace::isolated().map_err(|e| RunError::io("cannot create a network namespace", &e))?)
+        }
+        NetMode::Namespace(path) => Some(
+            HeldNamespace::existing(path)
+                .map_err(|e| RunError::io(&format!("cannot use the network namespace {}", path.display()), &e))?,
+        ),
+    };
+    let network = match &namespace {
+        None => NetworkSource::SharedNamespace,
+        Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: options.include_loopback },
+    };
+    let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
+    let v1_dirs = v1.as_ref().map_or_else(CgroupV1Dirs::default, |v| probe_dirs(v.get()));
+    let step_recorder = match (&cgroups, &enclosing, &no_cgroup) {
+        (Some(cgroups), _, _) => Some(monitor.record_with_v1(Some(&cgroups.get().leaf), v1_dirs, &network, "")),
+        // The enclosing recorder carries the network then.
+        (None, Some(_), _) if v1_dirs.is_empty() => None,
+        (None, _, reason) => Some(monitor.record_with_v1(None, v1_dirs, &network, reason.as_deref().unwrap_or(""))),
+    }
+    .transpose()
+    .map_err(|e| RunError::new(e.to_string()))?;
+    let enclosing_recorder = match &enclosing {
+        Some(e) => {
+            let network = if step_recorder.is_some() { &NetworkSource::SharedNamespace } else { &network };
+            match monitor.record(&e.dir, network) {
+                Ok(recorder) => Some(recorder),
+                Err(error) => {
+                    notices.push(format!("warning: cannot sample the enclosing cgroup {}: {error}", e.dir.display()));
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    if let Some(reason) = &no_cgroup
+        && has_v1
+    {
+        let v1_names: Vec<&str> = v1
+            .iter()
+            .flat_map(|v| v.get().dirs.iter())
+            .flat_map(|(h, _)| h.controllers.iter().map(String::as_str))
+            .collect();
+        notices.push(format!(
+            "notice: the step gets no cgroup v2 of its own ({reason}); its cgroups in the v1 hierarchies ({}) and its process tree measure it, each number labelled with its source",
+            v1_names.join(", ")
+        ));
+    } else if let Some(reason) = &no_cgroup {
+        let around = match &enclosing {
+            Some(e) if e.root => format!(" and the root cgroup {} (the whole machine)", e.dir.display()),
+            Some(e) => format!(" and the enclosing cgroup {}", e.dir.display()),
+            None => String::new(),
+        };
+        notices.push(format!(
+            "notice: the step gets no cgroup of its own ({reason}); measuring its process tree{around} instead, \
+             each number labelled with its source (--require-cgroup refuses instead)"
+        ));
+    }
+    Ok(Prepared {
+        options,
+        caught,
+        location,
+        cgroups,
+        no_cgroup,
+        v1,
+        enclosing,
+        namespace,
+        monitor,
+        step_recorder,
+        enclosing_recorder,
+        notices,
+    })
+}
+
+/// The enclosing cgroup, when it is a source the step's own cgroup lacks:
+/// always without a step cgroup; with one, when the step's lacks memory or
+/// pids accounting that this process's own cgroup has.
+pub(super) fn enclosing_for(location: &discover::Cgroup2, cgroups: Option<&RunCgroups>) -> Option<Enclosing> {
+    let own: PathBuf = location.own_dir.components().collect();
+    let mount: PathBuf = location.mount_point.components().collect();
+    let needed = match cgroups {
+        None => true,
+        Some(c) => ["memory", "pids"].iter().any(|controller| {
+            !c.enabled.contains(controller) && own != mount && own.join(format!("{controller}.current")).exists()
+        }),
+    };
+    needed.then(|| Enclosing::open(&own, &mount))
+}

@@ -1,0 +1,97 @@
+//! A transient systemd scope for the step, where systemd manages this
+//! process's cgroup.
+
+use std::path::{Path, PathBuf};
+
+use stepmon_sampler::cgroup::discover;
+
+use crate::cgroup::placement::RunCgroups;
+use crate::cgroup::systemd::{self, Bus};
+use crate::cgroup::v1::{self};
+use crate::host::shape::{self, Shape};
+use crate::options::{CgroupMode, StepOptions};
+use crate::spawn::{self};
+
+/// What a transient scope is made with.
+#[derive(Debug)]
+pub(super) struct PendingScope {
+    bus: Bus,
+    run_name: String,
+    unit: String,
+    slice: Option<String>,
+    mount: PathBuf,
+}
+
+/// A transient systemd scope for the step, where systemd manages this
+/// process's cgroup (as root, on a pure cgroup v2 host, no --cgroup-parent):
+/// the bus connected, the scope made by [`scope_cgroups`].
+/// `None` elsewhere; a notice says why when systemd is there but cannot be
+/// reached.
+pub(super) fn pending_scope(
+    options: &StepOptions,
+    location: &discover::Cgroup2,
+    run_name: &str,
+    notices: &mut Vec<String>,
+) -> Option<PendingScope> {
+    let euid = rustix::process::geteuid().as_raw();
+    if options.cgroup == CgroupMode::Never || options.cgroup_parent.is_some() || euid != 0 {
+        return None;
+    }
+    let Shape::SystemdUnit { unit, slice } = shape::detect(location, euid) else { return None };
+    // A hybrid host's systemd accounts on the v1 hierarchies; its scopes'
+    // cgroup v2 directories get no controller.
+    if !v1::hierarchies_in(Path::new("/proc/self")).is_empty() {
+        return None;
+    }
+    match Bus::connect() {
+        Ok(bus) => Some(PendingScope {
+            bus,
+            run_name: run_name.to_owned(),
+            unit,
+            slice,
+            mount: location.mount_point.components().collect(),
+        }),
+        Err(why) => {
+            notices.push(format!(
+                "notice: this process runs in the systemd unit {unit}, whose cgroup holds other processes, but \
+                 systemd cannot be reached for a scope of the step's own ({why})"
+            ));
+            None
+        }
+    }
+}
+
+/// The step's cgroups in a transient scope: a keeper process starts the
+/// scope ([`systemd::place`]), the step gets a leaf beside it. `None`, with
+/// a notice saying why, when that fails: the step then goes where it would
+/// without systemd.
+pub(super) fn scope_cgroups(pending: PendingScope, notices: &mut Vec<String>) -> Option<RunCgroups> {
+    let scope = systemd::properties::unit_name(&pending.run_name);
+    let socket = pending.bus.socket;
+    let placed = spawn::keeper::Keeper::start()
+        .map_err(|e| format!("cannot fork the process that keeps the scope: {e}"))
+        .and_then(|keeper| {
+            let (caller, slice) = (Some(pending.unit.as_str()), pending.slice.as_deref());
+            let request = systemd::Request { run_name: &pending.run_name, pid: keeper.pid(), caller, slice };
+            systemd::place(pending.bus, &request, keeper, &pending.mount).map_err(|(_, why)| why)
+        })
+        .and_then(|scope| {
+            RunCgroups::in_scope(scope).map_err(|e| format!("cannot make the step's leaf in its scope: {e}"))
+        });
+    match placed {
+        Ok(cgroups) => {
+            notices.push(format!(
+                "notice: stepmon runs in the systemd unit {unit}, whose cgroup holds other processes: the step gets \
+                 a transient scope {scope} from systemd (asked over {socket}; rung systemdScope), bound to {unit} so \
+                 that stopping {unit} stops the step; it runs outside {unit}'s cgroup, so {unit}'s own limits do not \
+                 cover it",
+                unit = pending.unit,
+            ));
+            Some(cgroups)
+        }
+        Err(why) => {
+            notices.push(format!("notice: the step gets no systemd scope: {why}"));
+            None
+        }
+    }
+}
