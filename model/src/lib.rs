@@ -61,3 +61,8 @@ pub use missing::{Missing, MissingKind};
 pub use sample::{StepSample, StepUsage, UsageSummary};
 pub use source::{Bound, Group, Rung, Source, Sources};
 pub use verdict::Verdicts;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

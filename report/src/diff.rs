@@ -838,7 +838,7 @@ impl JobTotals {
     /// caller leaves out what it does not compare, e.g. interrupted steps).
     #[must_use]
     pub fn of(entries: &[crate::job::Entry]) -> JobTotals {
-        let verdict = crate::verdict::JobVerdict::of(entries);
+        let verdict = crate::job::JobVerdict::of(entries);
         let thresholds = Thresholds::default();
         let origin = entries.iter().filter_map(|e| e.step.time_origin()).min();
         let end = entries

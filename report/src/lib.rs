@@ -40,6 +40,7 @@
 
 pub mod compose;
 pub mod diff;
+mod escape;
 pub mod export;
 mod fixed;
 pub mod import;

@@ -11,7 +11,6 @@ pub use stepmon_model::labels::quote;
 
 use crate::document::{RunDocument, RunInfo};
 use crate::source::Sources;
-use crate::verdict::Verdicts;
 
 /// Where a step was recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -185,12 +184,6 @@ impl Step {
     #[must_use]
     pub fn only_post_exit_sample(&self) -> bool {
         matches!(self.origin, Origin::BuildKit { .. }) && self.usage.resource_usage.samples.len() == 1
-    }
-
-    /// What the numbers mean.
-    #[must_use]
-    pub fn verdicts(&self) -> Verdicts {
-        crate::verdict::of(self)
     }
 
     /// Where the step's time axis starts: its start, else its first sample.

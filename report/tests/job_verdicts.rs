@@ -7,7 +7,7 @@ mod common;
 
 use common::job::{Reading, entries_of, job, recorded_text};
 use serde_json::Value;
-use stepmon_report::verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
+use stepmon_report::job::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 
 /// `text` with every machine sample changed by `change`, and the machine's
 /// CPUs over each step (`sysCpu`) by `cpus`.

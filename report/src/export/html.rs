@@ -18,8 +18,8 @@
 use crate::processes::ProcessesText as _;
 use std::fmt::Write as _;
 
-use super::chart::escape::xml;
 use super::chart::facts;
+use crate::escape::xml;
 use crate::step::Step;
 
 /// Nothing but the page's own inline stylesheet may load or run.

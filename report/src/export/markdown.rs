@@ -41,9 +41,9 @@
 use crate::processes::ProcessesText as _;
 use std::fmt::Write as _;
 
-use super::chart::escape::{markdown_inline as md, markdown_line as md_line};
 use super::chart::facts;
 use super::chart::scale::nice_step;
+use crate::escape::{markdown_inline as md, markdown_line as md_line};
 use crate::series::{Point, StepSeries};
 use crate::step::{Origin, Step};
 

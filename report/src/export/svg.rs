@@ -38,8 +38,8 @@
 
 use std::fmt::Write as _;
 
-use super::chart::escape::xml;
 use super::chart::scale::{Axis, Unit};
+use crate::escape::xml;
 use crate::fixed::Fixed;
 use crate::series::{Point, StepSeries};
 use crate::step::Step;

@@ -18,12 +18,14 @@ mod entry;
 mod read;
 mod table;
 mod text;
+mod verdict;
 pub mod views;
 
 pub use entry::Entry;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
 pub use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 pub use text::{render, to_json};
+pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 
 /// Whether `text` is a job record rather than a run document or a
 /// provenance: its first line is a record (`{"kind":...`), also when that

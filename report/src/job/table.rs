@@ -63,7 +63,7 @@ pub(crate) struct Job {
     pub(crate) interrupted: usize,
     pub(crate) cached: usize,
     /// Whether the job had the right machine.
-    pub(crate) verdict: crate::verdict::JobVerdict,
+    pub(crate) verdict: crate::job::JobVerdict,
     /// The verdict in words.
     pub(crate) verdicts: Vec<String>,
     pub(crate) notes: Vec<String>,
@@ -135,7 +135,7 @@ pub(crate) fn job(entries: &[Entry], notes: &[String]) -> Job {
     let mut steps: Vec<Row> = entries.iter().enumerate().map(|(i, e)| row(i, e, origin)).collect();
     steps.sort_by_key(|r| r.start);
     let last = steps.iter().filter_map(end_of).max();
-    let verdict = crate::verdict::JobVerdict::of(entries);
+    let verdict = crate::job::JobVerdict::of(entries);
     let pick = |key: fn(&Row) -> Option<f64>| {
         steps
             .iter()

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::Processes;
 use super::table::HEADERS;
-use crate::export::chart::escape::xml;
+use crate::escape::xml;
 
 /// The table with its heading, or nothing when there are no processes.
 /// `step_cpu_seconds` as for [`Processes::summary_lines`].

@@ -9,22 +9,30 @@
 //! * [`MemoryVerdict`] — OOM kills, `memory.max`/`memory.high` hits, peak
 //!   against the limit, page cache against anonymous memory.
 //! * [`CollectorVerdict`] — what stepmon itself cost.
-//! * [`JobVerdict`] — whether a job of many steps had the right machine.
+//! * `job::JobVerdict` — whether a job of many steps had the right machine
+//!   (in the job module: it judges a job's steps).
 
 mod bottleneck;
 mod collector;
-mod job;
 mod machine;
 mod memory;
 mod throttling;
 
-pub use job::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
+pub(crate) use machine::online_cpus;
 pub use stepmon_model::verdict::*;
 
 use std::fmt::Write as _;
 
 use crate::source::Bound;
 use crate::step::Step;
+
+impl Step {
+    /// What the numbers mean: [`of`] this step.
+    #[must_use]
+    pub fn verdicts(&self) -> Verdicts {
+        of(self)
+    }
+}
 
 /// The verdicts on `step` with the default thresholds.
 #[must_use]

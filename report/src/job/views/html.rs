@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 use super::super::Entry;
 use super::super::table::{HEADER, cells, extremes, headline, job, remarks, status_sentence};
-use crate::export::chart::escape::xml;
+use crate::escape::xml;
 use crate::export::chart::facts;
 use crate::export::html::{head, section};
 

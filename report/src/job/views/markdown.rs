@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use super::super::Entry;
 use super::super::table::{HEADER, cells, extremes, headline, job, remarks};
 use super::section::{self, Section};
-use crate::export::chart::escape::{markdown_inline as md, markdown_line as md_line};
+use crate::escape::{markdown_inline as md, markdown_line as md_line};
 
 /// The job of `entries` as Markdown, with `notes` (lost lines and the like).
 #[must_use]

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::export::chart::escape::{markdown_inline as md, markdown_line as md_line, xml};
+use crate::escape::{markdown_inline as md, markdown_line as md_line, xml};
 
 /// A table of a [`Section`]: its head, which columns are numbers
 /// (right-aligned), its rows of text (unescaped).

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::super::Entry;
 use super::super::table::job;
-use crate::export::chart::escape::xml;
+use crate::escape::xml;
 use crate::export::svg::{WIDTH, chart_with_height};
 use crate::units::seconds;
 

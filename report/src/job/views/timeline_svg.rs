@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use super::super::table::Job;
 use super::timeline::{Span, gaps};
-use crate::export::chart::escape::xml;
+use crate::escape::xml;
 use crate::export::chart::scale::{Axis, Unit};
 use crate::export::svg::shorten;
 use crate::units::seconds;

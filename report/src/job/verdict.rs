@@ -194,7 +194,7 @@ impl JobVerdict {
         }) {
             Some(cores) => (Some(cores), Some("enclosing cgroup")),
             None => {
-                let cpus = entries.iter().filter_map(|e| super::machine::online_cpus(&e.step)).max();
+                let cpus = entries.iter().filter_map(|e| crate::verdict::online_cpus(&e.step)).max();
                 (cpus.map(|n| n as f64), cpus.map(|_| "machine"))
             }
         };
