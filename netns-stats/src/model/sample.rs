@@ -1,5 +1,6 @@
-//! BuildKit's `NetworkSample` (buildkit-usage-model.md §2.8), from the step's
-//! point of view.
+//! BuildKit's `NetworkSample` (moby/buildkit
+//! `executor/resources/types/types.go`; `docs/data-model.md`, "netStat"),
+//! from the step's point of view.
 
 use serde::{Deserialize, Serialize};
 
