@@ -272,7 +272,7 @@ fn pushgateway_keeps_every_step_group() {
     assert_eq!(values(&held, "push_time_seconds", &[("job", "stepmon")]).len(), 3);
     assert!(values(&held, "push_failure_time_seconds", &[]).iter().all(|t| *t == 0.0));
 
-    // The README's way to delete a group: exactly that group goes.
+    // docs/fleet.md's way to delete a group: exactly that group goes.
     let url = format!("{}/metrics/job/stepmon/instance/runner-1/step/other", gateway.base);
     assert_eq!(minreq::delete(url).with_timeout(10).send().unwrap().status_code, 202);
     let held = samples(&gateway.get("/metrics"));

@@ -191,7 +191,8 @@ pub fn read_once<'b>(dir: &Dir, name: impl AsRef<Path>, buf: &'b mut Vec<u8>) ->
 
 /// Whether an error means the file (or the cgroup holding it) is gone:
 /// `ENOENT` before open, `ENODEV` when a cgroup was removed while its file
-/// was open (kernel-formats.md §2 rule 7).
+/// was open (kernfs refuses reads of a removed node with `ENODEV`:
+/// <https://github.com/torvalds/linux/blob/master/fs/kernfs/file.c>).
 #[must_use]
 pub fn is_gone(error: &io::Error) -> bool {
     matches!(error.raw_os_error().map(Errno::from_raw_os_error), Some(Errno::NOENT | Errno::NODEV))

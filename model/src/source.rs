@@ -1,18 +1,13 @@
 //! Where each number of a run came from: the rung of the measurement ladder
-//! that filled each field group, and what that rung covers.
+//! that filled each field group ([`Sources`]), and whether it is exact
+//! ([`Bound`]).
 //!
-//! `stepmon run` measures every resource from the best source this host and
-//! user allow (`stepmon-runner` chooses): the step's own cgroup
-//! ([`Rung::CgroupV2`]), the step's process tree reaped by stepmon
-//! ([`Rung::ProcessTree`], `wait4` rusage as GNU time reports it), the
-//! cgroup stepmon itself runs in ([`Rung::EnclosingCgroup`]: a container's
-//! or a session's cgroup, which holds other processes too), or the whole
-//! machine ([`Rung::Machine`]). A document records, per field group, the
-//! rung and what it implies; summaries, verdicts, `diff` and every export
-//! carry it. Documents without this record (older versions, BuildKit
-//! imports) are the step's own cgroup throughout.
+//! `stepmon-runner` chooses the rung per resource, best first ([`Rung`]'s
+//! order); a document records it per field group, and summaries, verdicts,
+//! `diff` and every export carry it. Documents without this record (older
+//! versions, BuildKit imports) are the step's own cgroup throughout. What
+//! each rung covers and misses: the repository's `docs/measurement-ladder.md`.
 
-use crate::sample::{StepSample, StepUsage};
 use serde::{Deserialize, Serialize};
 
 /// A source of measurements, best first.

@@ -200,7 +200,9 @@ impl Step {
 }
 
 /// BuildKit's minimum sampling interval: its first periodic sample comes this
-/// long after the step started (`buildkit-usage-model.md` §4).
+/// long after the step started (moby/buildkit
+/// `executor/resources/sampler.go`; `docs/data-model.md`, "When samples are
+/// taken").
 pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
 
 /// The summary of a BuildKit step; a single (post-exit) sample gives no

@@ -3,15 +3,13 @@
 //! signal forwarding, the kill of what the step leaves behind, clean-up and
 //! the run document.
 //!
-//! Placement is a ladder, chosen per resource, best first
-//! ([`stepmon_report::source`]): the step's own cgroup v2 where this process
-//! may create one; else the step's **process tree** (this process becomes the
-//! child subreaper and sums the `wait4` rusage of everything it reaps) and
-//! the **enclosing cgroup** (deltas of the cgroup this process runs in, a
-//! container's or a session's, labelled with who else it held); the machine
-//! (`/proc`) always. A missing privilege or a read-only cgroupfs never
-//! refuses the step unless [`StepOptions::cgroup`] says so; every
-//! number in the document says which rung it came from.
+//! Placement is a ladder, chosen per resource, best first: the step's own
+//! cgroup where this process may create one, else its process tree and the
+//! enclosing cgroup, and the machine always; every number in the document
+//! says which rung it came from ([`stepmon_report::source`]). The rungs,
+//! what each covers and misses: the repository's `docs/measurement-ladder.md`.
+//! A missing privilege or a read-only cgroupfs never refuses the step unless
+//! [`StepOptions::cgroup`] says so.
 //!
 //! ```
 //! # #[cfg(target_os = "linux")] {

@@ -5,8 +5,8 @@ use core::time::Duration;
 /// A sampling policy, shared by every subscriber of one [`crate::Sampler`].
 ///
 /// The defaults follow BuildKit's rules
-/// (`executor/resources/sampler.go`; summarised in stepmon's
-/// `buildkit-usage-model.md` §4): ticks every `min_interval`; a subscriber's
+/// (`executor/resources/sampler.go`; summarised in `docs/data-model.md`,
+/// "When samples are taken"): ticks every `min_interval`; a subscriber's
 /// interval doubles whenever `interval × max_samples ≤ last − first`; on close
 /// its samples are thinned to its final interval. Beyond BuildKit: an optional
 /// [`FastStart`] so steps shorter than `min_interval` get data, and an optional

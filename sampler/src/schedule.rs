@@ -245,8 +245,9 @@ mod tests {
 
     #[test]
     fn buildkit_published_step_counts() {
-        // buildkit-usage-model.md §4: "1 s → 1 (final only), 10 s → 5, 21 s → 6,
-        // 60 s → 8, 300 s → 10, 1 h → 8", raw 17 for 60 s, 29 for 300 s, 47 for 1 h.
+        // BuildKit's algorithm (executor/resources/sampler.go; docs/data-model.md,
+        // "When samples are taken"): 1 s → 1 (final only), 10 s → 5, 21 s → 6,
+        // 60 s → 8, 300 s → 10, 1 h → 8; raw 17 for 60 s, 29 for 300 s, 47 for 1 h.
         let p = Policy::buildkit_step();
         for (len, total) in [(1, 1), (10, 5), (21, 6), (60, 8), (300, 10), (3600, 8)] {
             assert_eq!(run(p, secs(len)).1.len(), total, "{len} s step");

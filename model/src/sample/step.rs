@@ -1,5 +1,5 @@
 //! BuildKit's per-step `Sample` JSON (`executor/resources/types/types.go`,
-//! see `docs/data-model.md`), field for field, plus
+//! described in `docs/data-model.md`), field for field, plus
 //! stepmon's additions under a `stepmon` key that BuildKit consumers ignore.
 
 use jiff::Timestamp;

@@ -1,4 +1,4 @@
-//! The thresholds behind every verdict, in one place (the README lists
+//! The thresholds behind every verdict, in one place (docs/usage.md lists
 //! them). Shares are of the step's wall time unless said otherwise.
 
 use serde::{Deserialize, Serialize};

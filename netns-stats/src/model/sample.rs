@@ -1,4 +1,6 @@
-//! `/proc/net/dev` counter deltas as BuildKit's `NetworkSample`.
+//! `/proc/net/dev` counter deltas as BuildKit's `NetworkSample` (moby/buildkit
+//! `executor/resources/types/types.go`; `docs/data-model.md`, "netStat"),
+//! from the step's point of view.
 
 pub use stepmon_model::network::NetworkSample;
 

@@ -5,7 +5,8 @@
 /// printed by `dev_seq_printf_stats()` in `net/core/net-procfs.c`).
 ///
 /// The names follow the file's column headers with an `rx_`/`tx_` prefix.
-/// Several columns are sums of finer counters (kernel-formats.md §/proc/net/dev):
+/// Several columns are sums of finer counters (`dev_seq_printf_stats()`,
+/// <https://github.com/torvalds/linux/blob/master/net/core/net-procfs.c>):
 /// `rx_drop` = `rx_dropped + rx_missed_errors`, `rx_frame` = length + over +
 /// crc + frame errors, `tx_carrier` = carrier + aborted + window + heartbeat
 /// errors. [`SysfsStatistics::dev_counters`](crate::SysfsStatistics::dev_counters)

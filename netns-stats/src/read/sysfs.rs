@@ -2,7 +2,8 @@
 //!
 //! sysfs tags `net` class devices with their network namespace and a sysfs
 //! mount shows the namespace that was current **when it was mounted**
-//! (kernel-formats.md, §/sys/class/net). A thread that `setns`-es elsewhere
+//! (the mount takes the current network namespace as its tag:
+//! <https://github.com/torvalds/linux/blob/master/fs/sysfs/mount.c>). A thread that `setns`-es elsewhere
 //! still sees the mount's devices, so this reader is for the host's (or the
 //! container's own) namespace; use [`NetnsCounters`](crate::NetnsCounters)
 //! for a step's namespace. Like BuildKit's reader it opens each file anew per

@@ -52,7 +52,8 @@
 //!
 //! BuildKit's `netStat` comes from the host end of the step's veth pair, so
 //! its `rx`/`tx` are the host's view (`rxBytes` is what the step sent,
-//! `buildkit-usage-model.md` §2.8); the values are kept as recorded.
+//! `docs/data-model.md`, "netStat"; moby/buildkit
+//! `util/network/cniprovider/cni.go`); the values are kept as recorded.
 
 mod buildkit;
 mod detect;

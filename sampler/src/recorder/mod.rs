@@ -1,10 +1,10 @@
 //! Per-step recording on top of the samplers, and the monitor that owns
 //! every recording of a process — the same API on every OS.
 //!
-//! Semantics follow BuildKit's `executor/resources/monitor.go` (stepmon's
-//! `buildkit-usage-model.md` §5, §9) and fix what its users hit: failed steps
-//! keep their usage (BuildKit #4081 lost it), a read error never erases the
-//! samples (§8), and [`Monitor::shutdown`] waits until every registered
+//! Semantics follow BuildKit's `executor/resources/monitor.go` (see
+//! `docs/data-model.md`, "BuildKit's recorder") and fix what its users hit:
+//! failed steps keep their usage (BuildKit #4081 lost it), a read error never
+//! erases the samples, and [`Monitor::shutdown`] waits until every registered
 //! release action has run — the guarantee BuildKit's review asked for and its
 //! merged code lost. On platforms without cgroup v2 and procfs the backend is
 //! `stepmon-stub-noop`: every call works, nothing is measured, each usage says
