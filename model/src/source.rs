@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sample::{StepSample, StepUsage};
+
 /// A source of measurements, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
