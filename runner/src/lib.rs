@@ -33,9 +33,11 @@
 #![deny(unsafe_code)]
 
 mod error;
+mod notice;
 mod options;
 
 pub use error::{INTERNAL_ERROR, RunError};
+pub use notice::Notice;
 pub use options::{CgroupMode, Limits, LiveSample, MODE_VARIABLE, Mode, NetMode, SampleOf, StepOptions};
 
 #[cfg(target_os = "linux")]

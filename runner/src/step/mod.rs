@@ -26,6 +26,8 @@ use crate::signals::Caught;
 
 use owned::{OwnedCgroups, OwnedV1};
 
+use crate::notice::Notice;
+
 /// How long leftovers get to die once killed.
 const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -62,14 +64,15 @@ pub struct Prepared {
     monitor: Monitor,
     step_recorder: Option<Recorder>,
     enclosing_recorder: Option<Recorder>,
-    notices: Vec<String>,
+    notices: Vec<Notice>,
 }
 
 impl Prepared {
-    /// One-line notices for the user: how the step is placed when it gets
-    /// no cgroup of its own, warnings about earlier runs' leftovers.
+    /// What the user should know before the step starts: how it is placed
+    /// when it gets no cgroup of its own, warnings about earlier runs'
+    /// leftovers — typed, each displayed as one line.
     #[must_use]
-    pub fn notices(&self) -> &[String] {
+    pub fn notices(&self) -> &[Notice] {
         &self.notices
     }
 

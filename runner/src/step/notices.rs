@@ -9,45 +9,34 @@ use stepmon_sampler::cgroup::discover;
 
 use crate::cgroup::placement::RunCgroups;
 use crate::host::shape::{self};
+use crate::notice::Notice;
 
 /// The notice for a step cgroup that got no controller because this
 /// process's cgroup holds other processes (the no-internal-process rule):
 /// the shape, what measures the step instead, what would do better.
-pub(super) fn shape_notice(cgroups: &RunCgroups, location: &discover::Cgroup2, parent: bool) -> Option<String> {
+pub(super) fn shape_notice(cgroups: &RunCgroups, location: &discover::Cgroup2, parent: bool) -> Option<Notice> {
     let lacking = cgroups.not_enabled.iter().any(|n| !n.reason.contains("cgroup v1"));
     if parent || !lacking || !cgroups.enabled.is_empty() {
         return None;
     }
     let euid = rustix::process::geteuid().as_raw();
     let shape = shape::detect(location, euid);
-    let (rung, _) = shape.follows(euid, false);
-    Some(format!(
-        "notice: stepmon runs in {} ({}), whose children can get no controller: the step's cgroup {} has CPU time \
-         and stall only; memory and pids come from the enclosing cgroup, IO from the process tree (rung {}), \
-         each number labelled; --cgroup-parent DIR at an ancestor whose cgroup.subtree_control lists the \
-         controllers gives the step all of them",
-        shape.words(),
-        location.own_dir.display(),
-        cgroups.leaf.display(),
-        rung.as_str()
-    ))
+    let (io_rung, _) = shape.follows(euid, false);
+    Some(Notice::NoControllers {
+        shape: shape.words(),
+        own: location.own_dir.clone(),
+        leaf: cgroups.leaf.clone(),
+        io_rung,
+    })
 }
 
 /// The notice for a `--cgroup-parent` outside this process's cgroup: the
 /// step escapes what that cgroup imposes.
-pub(super) fn outside_notice(parent: Option<&Path>, own: &Path) -> Option<String> {
+pub(super) fn outside_notice(parent: Option<&Path>, own: &Path) -> Option<Notice> {
     let parent = parent?;
     let own: PathBuf = own.components().collect();
     let parent: PathBuf = parent.components().collect();
-    (!parent.starts_with(&own)).then(|| {
-        format!(
-            "notice: the step's cgroup goes under --cgroup-parent {}, outside stepmon's own cgroup {}: that cgroup's \
-             limits do not cover the step, and stopping what manages it (a cancelled job) does not stop the step \
-             (stepmon still kills it when it ends)",
-            parent.display(),
-            own.display()
-        )
-    })
+    (!parent.starts_with(&own)).then_some(Notice::ParentOutside { parent, own })
 }
 
 /// Why each unmeasured group is missing, in words.

@@ -17,6 +17,7 @@ use crate::cgroup::enclosing::Enclosing;
 use crate::cgroup::placement::{self, RunCgroups};
 use crate::error::RunError;
 use crate::netns::HeldNamespace;
+use crate::notice::Notice;
 use crate::options::{CgroupMode, NetMode, StepOptions};
 use crate::signals::Caught;
 use crate::spawn::{self};
@@ -85,7 +86,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
                 && e.kind() != std::io::ErrorKind::PermissionDenied
                 && e.raw_os_error() != Some(rustix::io::Errno::ROFS.raw_os_error())
             {
-                notices.push(format!("warning: cleaning up earlier runs under {}: {e}", base.display()));
+                notices.push(Notice::CleanupFailed { under: Some(base.clone()), error: e.to_string() });
             }
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
@@ -160,7 +161,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             match monitor.record(&e.dir, network) {
                 Ok(recorder) => Some(recorder),
                 Err(error) => {
-                    notices.push(format!("warning: cannot sample the enclosing cgroup {}: {error}", e.dir.display()));
+                    notices.push(Notice::EnclosingUnreadable { cgroup: e.dir.clone(), error: error.to_string() });
                     None
                 }
             }
@@ -170,25 +171,15 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     if let Some(reason) = &no_cgroup
         && has_v1
     {
-        let v1_names: Vec<&str> = v1
-            .iter()
-            .flat_map(|v| v.get().dirs.iter())
-            .flat_map(|(h, _)| h.controllers.iter().map(String::as_str))
-            .collect();
-        notices.push(format!(
-            "notice: the step gets no cgroup v2 of its own ({reason}); its cgroups in the v1 hierarchies ({}) and its process tree measure it, each number labelled with its source",
-            v1_names.join(", ")
-        ));
+        let v1_names: Vec<String> =
+            v1.iter().flat_map(|v| v.get().dirs.iter()).flat_map(|(h, _)| h.controllers.iter().cloned()).collect();
+        notices.push(Notice::NoCgroupV2 { reason: reason.clone(), v1: v1_names });
     } else if let Some(reason) = &no_cgroup {
-        let around = match &enclosing {
-            Some(e) if e.root => format!(" and the root cgroup {} (the whole machine)", e.dir.display()),
-            Some(e) => format!(" and the enclosing cgroup {}", e.dir.display()),
-            None => String::new(),
-        };
-        notices.push(format!(
-            "notice: the step gets no cgroup of its own ({reason}); measuring its process tree{around} instead, \
-             each number labelled with its source (--require-cgroup refuses instead)"
-        ));
+        notices.push(Notice::NoCgroup {
+            reason: reason.clone(),
+            enclosing: enclosing.as_ref().map(|e| e.dir.clone()),
+            enclosing_is_root: enclosing.as_ref().is_some_and(|e| e.root),
+        });
     }
     Ok(Prepared {
         options,

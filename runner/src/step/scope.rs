@@ -9,6 +9,7 @@ use crate::cgroup::placement::RunCgroups;
 use crate::cgroup::systemd::{self, Bus};
 use crate::cgroup::v1::{self};
 use crate::host::shape::{self, Shape};
+use crate::notice::Notice;
 use crate::options::{CgroupMode, StepOptions};
 use crate::spawn::{self};
 
@@ -31,7 +32,7 @@ pub(super) fn pending_scope(
     options: &StepOptions,
     location: &discover::Cgroup2,
     run_name: &str,
-    notices: &mut Vec<String>,
+    notices: &mut Vec<Notice>,
 ) -> Option<PendingScope> {
     let euid = rustix::process::geteuid().as_raw();
     if options.cgroup == CgroupMode::Never || options.cgroup_parent.is_some() || euid != 0 {
@@ -52,10 +53,7 @@ pub(super) fn pending_scope(
             mount: location.mount_point.components().collect(),
         }),
         Err(why) => {
-            notices.push(format!(
-                "notice: this process runs in the systemd unit {unit}, whose cgroup holds other processes, but \
-                 systemd cannot be reached for a scope of the step's own ({why})"
-            ));
+            notices.push(Notice::SystemdUnreachable { unit, error: why.to_string() });
             None
         }
     }
@@ -65,7 +63,7 @@ pub(super) fn pending_scope(
 /// scope ([`systemd::place`]), the step gets a leaf beside it. `None`, with
 /// a notice saying why, when that fails: the step then goes where it would
 /// without systemd.
-pub(super) fn scope_cgroups(pending: PendingScope, notices: &mut Vec<String>) -> Option<RunCgroups> {
+pub(super) fn scope_cgroups(pending: PendingScope, notices: &mut Vec<Notice>) -> Option<RunCgroups> {
     let scope = systemd::properties::unit_name(&pending.run_name);
     let socket = pending.bus.socket;
     let placed = spawn::keeper::Keeper::start()
@@ -80,17 +78,15 @@ pub(super) fn scope_cgroups(pending: PendingScope, notices: &mut Vec<String>) ->
         });
     match placed {
         Ok(cgroups) => {
-            notices.push(format!(
-                "notice: stepmon runs in the systemd unit {unit}, whose cgroup holds other processes: the step gets \
-                 a transient scope {scope} from systemd (asked over {socket}; rung systemdScope), bound to {unit} so \
-                 that stopping {unit} stops the step; it runs outside {unit}'s cgroup, so {unit}'s own limits do not \
-                 cover it",
-                unit = pending.unit,
-            ));
+            notices.push(Notice::TransientScope {
+                unit: pending.unit,
+                scope: scope.to_string(),
+                socket: socket.to_owned(),
+            });
             Some(cgroups)
         }
         Err(why) => {
-            notices.push(format!("notice: the step gets no systemd scope: {why}"));
+            notices.push(Notice::NoScope { error: why.to_string() });
             None
         }
     }

@@ -1,6 +1,7 @@
 //! The step's own cgroups in the cgroup v1 hierarchies (hybrid and v1-only
 //! hosts): which controllers are worth one, and the sampler's view of them.
 
+use crate::notice::Notice;
 use std::path::Path;
 
 use stepmon_sampler::cgroup::CgroupV1Dirs;
@@ -41,14 +42,14 @@ pub(super) fn place_v1(
     cgroups: Option<&RunCgroups>,
     limits: &Limits,
     name: &str,
-    notices: &mut Vec<String>,
+    notices: &mut Vec<Notice>,
 ) -> Option<OwnedV1> {
     let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
     if hierarchies.is_empty() {
         return None;
     }
     if let Err(e) = v1::collect_garbage(&hierarchies, false) {
-        notices.push(format!("warning: cleaning up earlier runs in the cgroup v1 hierarchies: {e}"));
+        notices.push(Notice::CleanupFailed { under: None, error: e.to_string() });
     }
     let wanted = v1_wanted(cgroups, limits);
     if wanted.is_empty() {
