@@ -9,7 +9,7 @@ const EXACT_INT: f64 = 9_007_199_254_740_992.0;
 /// `SysCPUStat.MarshalJSON` does: `math.Round(v*1000)/1000`, halves away from zero.
 ///
 /// ```
-/// use stepmon_sysusage::model::round_millis;
+/// use stepmon_model::round_millis;
 /// assert_eq!(round_millis(12.3456), 12.346);
 /// assert_eq!(round_millis(0.0005), 0.001);
 /// assert_eq!(round_millis(-0.0005), -0.001);

@@ -21,7 +21,7 @@ pub struct Label {
 }
 
 /// Label names stepmon puts on its metrics itself (the step's identity, the
-/// CI context, the per-family labels of [`crate::export`], and the
+/// CI context, the per-family labels of `stepmon-report`'s exports, and the
 /// Pushgateway grouping key and Prometheus' target labels): a `--label`
 /// may not take one, or one sample would carry the name twice.
 pub const RESERVED: &[&str] = &[

@@ -19,8 +19,10 @@ use crate::summary::{Baseline, with_baseline};
 /// let json = r#"{"resourceUsage": {"samples": [
 ///     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
 ///     {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},
-///   "stepmon": {"command": ["make"], "exitCode": 0, "summary": {"wallSeconds": 2.0}}}"#;
+///   "stepmon": {"command": ["make"], "exitCode": 0}}"#;
 /// let mut document: RunDocument = serde_json::from_str(json)?;
+/// // What the runner records: the wall time, beside the samples.
+/// document.stepmon.as_mut().unwrap().summary.wall_seconds = Some(2.0);
 /// stepmon_report::compose::complete(&mut document);
 /// let run = document.stepmon.as_ref().unwrap();
 /// assert_eq!(run.summary.cpu.average_cores, Some(0.75));

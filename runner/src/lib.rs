@@ -6,7 +6,7 @@
 //! Placement is a ladder, chosen per resource, best first: the step's own
 //! cgroup where this process may create one, else its process tree and the
 //! enclosing cgroup, and the machine always; every number in the document
-//! says which rung it came from ([`stepmon_report::source`]). The rungs,
+//! says which rung it came from ([`stepmon_model::source`]). The rungs,
 //! what each covers and misses: the repository's `docs/measurement-ladder.md`.
 //! A missing privilege or a read-only cgroupfs never refuses the step unless
 //! [`StepOptions::cgroup`] says so.

@@ -26,14 +26,14 @@ pub enum Bottleneck {
 #[serde(rename_all = "camelCase")]
 pub enum CpuStallCause {
     /// Its own threads kept the machine's CPUs busy: it used on average at
-    /// least [`Thresholds::own_cores_share`] of the machine's CPUs, so its
+    /// least [`Thresholds::own_cores_share`](super::Thresholds::own_cores_share) of the machine's CPUs, so its
     /// other runnable threads queued behind them.
     OwnParallelism,
-    /// Other work on the machine: [`MachineVerdict`] found it busy (others'
+    /// Other work on the machine: [`MachineVerdict`](super::MachineVerdict) found it busy (others'
     /// share of the CPU time, steal, or the machine's CPU pressure beyond
     /// the step's).
     OtherWork,
-    /// Its own `cpu.max`: [`ThrottlingVerdict`] found it throttled (a
+    /// Its own `cpu.max`: [`ThrottlingVerdict`](super::ThrottlingVerdict) found it throttled (a
     /// throttled task is runnable but not running, which PSI counts).
     OwnLimit,
 }
@@ -54,7 +54,7 @@ pub struct BottleneckVerdict {
     pub io_stall_share: Option<f64>,
     /// Whether the CPU stall is explained by the step's own `cpu.max`: a
     /// throttled task is runnable but not running, which PSI counts as CPU
-    /// pressure ([`ThrottlingVerdict`] has the throttled time itself).
+    /// pressure ([`ThrottlingVerdict`](super::ThrottlingVerdict) has the throttled time itself).
     pub cpu_stall_from_own_limit: Option<bool>,
     /// For a CPU-bound step, every cause of its CPU stall the numbers show
     /// (empty: none could be shown; the reason says what was unknown).

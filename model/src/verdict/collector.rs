@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct CollectorVerdict {
     /// stepmon's CPU time share of the wall time is below
-    /// [`Thresholds::collector_cpu_share`].
+    /// [`Thresholds::collector_cpu_share`](super::Thresholds::collector_cpu_share).
     pub negligible: Option<bool>,
     /// stepmon's CPU time (all threads), s.
     pub cpu_seconds: Option<f64>,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Where a verdict tips. [`Thresholds::default`] is what `stepmon` uses.
+/// Where a verdict tips. [`Thresholds::default`](super::Thresholds::default) is what `stepmon` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Thresholds {

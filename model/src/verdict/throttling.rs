@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThrottlingVerdict {
-    /// Throttled for at least [`Thresholds::throttled_share`] of the wall
+    /// Throttled for at least [`Thresholds::throttled_share`](super::Thresholds::throttled_share) of the wall
     /// time; `None` when not measured (no cpu controller for the step).
     pub throttled: Option<bool>,
     /// Time throttled, s.

@@ -49,7 +49,7 @@ struct Slot {
 /// files with the same layout).
 ///
 /// ```no_run
-/// use stepmon_sysusage::{model::SysSample, probe::SysProbe};
+/// use stepmon_sysusage::{model::sys_sample, probe::SysProbe};
 /// let mut probe = SysProbe::open("/proc")?;
 /// let first = probe.read();
 /// std::thread::sleep(std::time::Duration::from_secs(2));
@@ -57,7 +57,7 @@ struct Slot {
 /// for m in &second.missing {
 ///     eprintln!("no {}: {}", m.field, m.reason); // e.g. irqPressure without IRQ time accounting
 /// }
-/// let sample = crate::model::sys_sample(&second, Some(&first));
+/// let sample = sys_sample(&second, Some(&first));
 /// println!("{}", serde_json::to_string(&sample).unwrap());
 /// # Ok::<(), std::io::Error>(())
 /// ```
