@@ -7,19 +7,16 @@
 //! process that lived between two readings is missing: the document says so.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use stepmon_model::processes::{CpuTime, Keep, ProcessRecord, Processes};
 use stepmon_sampler::Policy;
 use stepmon_sysusage::parse::{ProcIo, ProcStat, ProcStatus};
 
 use crate::tree::children;
-
-/// How often the thread looks at the stop flag between readings.
-const POLL: Duration = Duration::from_millis(20);
 
 /// Processes seen, by (pid, start in clock ticks after boot).
 type Seen = BTreeMap<(u32, u64), ProcessRecord>;
@@ -28,7 +25,9 @@ type Seen = BTreeMap<(u32, u64), ProcessRecord>;
 #[derive(Debug)]
 pub(crate) struct Sampling {
     seen: Arc<Mutex<Seen>>,
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop the thread: it waits for the next reading on the
+    /// other end, so it wakes at once instead of at its next look.
+    stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     /// This process's children before the step: not the step's.
     before: Arc<BTreeSet<i32>>,
@@ -128,27 +127,34 @@ impl Sampling {
     pub(crate) fn start(keep: Keep, why_not_taskstats: String) -> Sampling {
         let before: Arc<BTreeSet<i32>> = Arc::new(children::of_self().into_iter().collect());
         let seen = Arc::new(Mutex::new(Seen::new()));
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
         let thread = {
-            let (before, seen, stop) = (Arc::clone(&before), Arc::clone(&seen), Arc::clone(&stop));
+            let (before, seen) = (Arc::clone(&before), Arc::clone(&seen));
             std::thread::Builder::new()
                 .name("stepmon-procs".to_owned())
                 .spawn(move || {
                     let policy = Policy::step();
                     let started = Instant::now();
                     let mut next = started;
-                    while !stop.load(Ordering::SeqCst) {
-                        if Instant::now() >= next {
+                    loop {
+                        let now = Instant::now();
+                        if now >= next {
                             sample(&before, &seen, false);
                             let fast = policy.fast_start.filter(|f| started.elapsed() < f.duration);
                             next += fast.map_or(policy.min_interval, |f| f.interval);
+                            continue;
                         }
-                        std::thread::sleep(POLL);
+                        // Asleep until the next reading is due, or woken at
+                        // once when the step's end drops the sender.
+                        match stopped.recv_timeout(next - now) {
+                            Err(RecvTimeoutError::Timeout) => {}
+                            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                        }
                     }
                 })
                 .ok()
         };
-        Sampling { seen, stop, thread, before, why_not_taskstats, keep }
+        Sampling { seen, stop: Some(stop), thread, before, why_not_taskstats, keep }
     }
 
     /// The last reading, before what is left is killed.
@@ -158,7 +164,7 @@ impl Sampling {
 
     /// Stops reading and builds the document.
     pub(crate) fn finish(mut self) -> Processes {
-        self.stop.store(true, Ordering::SeqCst);
+        drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
