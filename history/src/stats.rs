@@ -69,23 +69,63 @@ impl Test {
         }
     }
 
-    /// The false-alarm rate (either direction) it promises for a baseline
-    /// of `n` values and a new value drawn from the same normal noise of
-    /// coefficient of variation `cv`: `None` for IQR, whose rate has no
-    /// closed form (the simulation in the tests measures it).
+    /// The share of runs it flags (regression, improvement) when the
+    /// baseline is `n` values of normal noise with coefficient of variation
+    /// `cv` (sd / mean) and the new run's true value is `shift` (a share:
+    /// 0.1 = 10 %) above the baseline's: with `shift` 0 their sum is the
+    /// false-alarm rate, with `shift` > 0 the first is the rate a real
+    /// change is found at. Floors are not applied. `None` for IQR, which
+    /// has no closed form (the tests simulate it).
+    ///
+    /// Exact for normal noise: with x̄, s the baseline's mean and sd and σ'
+    /// = σ·√(1+1/n), (x - x̄)/σ' is normal with mean δ = shift/(cv·√(1+1/n))
+    /// and (n-1)s²/σ² is χ²(n-1) and independent of it, so the z and t
+    /// tests' rates are one integral over the χ² density (the t test's is
+    /// the noncentral t's tail). The percent test's bound moves with x̄ only
+    /// (taken as the true mean).
     #[must_use]
-    pub fn false_alarm_rate(self, threshold: f64, n: usize, cv: f64) -> Option<f64> {
+    pub fn expected_rates(self, threshold: f64, n: usize, cv: f64, shift: f64) -> Option<(f64, f64)> {
         #[allow(clippy::cast_precision_loss)]
-        let n = n as f64;
-        match self {
-            // x - mean ~ N(0, σ²(1+1/n)).
-            Test::Percent => Some(2.0 * (1.0 - normal_cdf(threshold / 100.0 / (cv * (1.0 + 1.0 / n).sqrt())))),
-            // (x - mean) / (s·√(1+1/n)) ~ t(n-1).
-            Test::Z => Some(2.0 * (1.0 - t_cdf(threshold / (1.0 + 1.0 / n).sqrt(), n - 1.0))),
-            Test::T => Some(threshold),
-            Test::Iqr => None,
-        }
+        let nf = n as f64;
+        let widen = (1.0 + 1.0 / nf).sqrt();
+        let delta = shift / (cv * widen);
+        // The bound in units of σ' for an sd estimate s = σ·√(v/df).
+        let (df, c) = match self {
+            Test::Percent => {
+                let bound = threshold / 100.0 / (cv * widen);
+                return Some((normal_cdf(delta - bound), normal_cdf(-bound - delta)));
+            }
+            Test::Z => (nf - 1.0, threshold / widen),
+            Test::T => (nf - 1.0, t_quantile(1.0 - threshold / 2.0, nf - 1.0)),
+            Test::Iqr => return None,
+        };
+        let (up, down) = chi_square_expectation(df, |v| {
+            let bound = c * (v / df).sqrt();
+            (normal_cdf(delta - bound), normal_cdf(-bound - delta))
+        });
+        Some((up, down))
     }
+}
+
+/// E[f(V)] for V ~ χ²(df), by Simpson's rule in u = √v (smooth at 0 for
+/// every df) over [0, √(df + 14·√(2·df) + 40)].
+fn chi_square_expectation(df: f64, f: impl Fn(f64) -> (f64, f64)) -> (f64, f64) {
+    const STEPS: u32 = 4000;
+    let top = (df + 14.0 * (2.0 * df).sqrt() + 40.0).sqrt();
+    let h = top / f64::from(STEPS);
+    let ln_norm = (df / 2.0) * std::f64::consts::LN_2 + ln_gamma(df / 2.0);
+    // The density of V at u², times dv/du = 2u: 2·u^(df-1)·e^(-u²/2) / norm.
+    let density = |u: f64| if u <= 0.0 { 0.0 } else { 2.0 * ((df - 1.0) * u.ln() - u * u / 2.0 - ln_norm).exp() };
+    let (mut a, mut b) = (0.0, 0.0);
+    for i in 0..=STEPS {
+        let u = f64::from(i) * h;
+        let weight = if i == 0 || i == STEPS { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 };
+        let (x, y) = f(u * u);
+        let d = density(u) * weight;
+        a += x * d;
+        b += y * d;
+    }
+    (a * h / 3.0, b * h / 3.0)
 }
 
 impl std::str::FromStr for Test {
@@ -278,6 +318,19 @@ mod tests {
             assert!((got - want).abs() < 2e-3, "t({p}, {df}) = {got}, tables say {want}");
         }
         assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_t_test_promises_its_level() {
+        for n in [3, 5, 10, 30] {
+            let (up, down) = Test::T.expected_rates(0.01, n, 0.05, 0.0).unwrap();
+            assert!((up + down - 0.01).abs() < 1e-4, "n={n}: {up} + {down}");
+        }
+        // z of 2 with a known sd would be 4.55 %; estimated from 5 runs, more.
+        let (up, down) = Test::Z.expected_rates(2.0, 1_000_000, 0.05, 0.0).unwrap();
+        assert!((up + down - 0.0455).abs() < 1e-3, "{}", up + down);
+        let (up, down) = Test::Z.expected_rates(2.0, 5, 0.05, 0.0).unwrap();
+        assert!(up + down > 0.1, "{}", up + down);
     }
 
     #[test]
