@@ -66,9 +66,9 @@ pub fn default_threshold(test: Test, family: Family) -> f64 {
     match test {
         Test::Percent => match family {
             Family::Memory | Family::Io | Family::Pids => 5.0,
-            Family::Cpu => 15.0,
-            Family::Wall => 20.0,
-            Family::Stall => 50.0,
+            Family::Cpu => 8.0,
+            Family::Wall => 30.0,
+            Family::Stall => 150.0,
         },
         Test::Z => 4.0,
         Test::T => 0.01,
