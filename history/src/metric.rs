@@ -96,6 +96,7 @@ impl Unit {
         match self {
             Unit::Seconds if value.abs() < 1.0 => format!("{:.1} ms", value * 1e3),
             Unit::Seconds => format!("{value:.3} s"),
+            Unit::Bytes if value.abs() < MIB => format!("{:.1} KiB", value / 1024.0),
             Unit::Bytes => format!("{:.1} MiB", value / MIB),
             Unit::Count => format!("{value:.0}"),
         }
