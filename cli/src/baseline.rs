@@ -185,12 +185,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<i32, CliError> {
         BaselineCmd::Add(add) => {
             let records = records_of(&add.files, &add.context.context(add.branch.clone()))?;
             let added = open(&add.db)?.add(&records).map_err(store_error)?;
-            eprintln!(
-                "stepmon: {}: {} run(s) added, {} already there",
-                add.db.display(),
-                added.added,
-                added.already
-            );
+            eprintln!("stepmon: {}: {} run(s) added, {} already there", add.db.display(), added.added, added.already);
             Ok(0)
         }
         BaselineCmd::Check(check) => {

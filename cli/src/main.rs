@@ -76,7 +76,7 @@ mod cli {
         /// Runs of steps kept in one SQLite file, and whether a run got
         /// worse than the last comparable ones (a CI gate).
         #[cfg(target_os = "linux")]
-        Baseline(crate::baseline::BaselineArgs),
+        Baseline(Box<crate::baseline::BaselineArgs>),
         /// Any other subcommand: Linux only.
         #[cfg(not(target_os = "linux"))]
         #[command(external_subcommand)]

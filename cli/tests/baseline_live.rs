@@ -19,8 +19,7 @@ fn workload(python: &Path, mib: u32) -> Vec<String> {
 
 fn steady_run(dir: &Path, python: &Path, i: usize, mib: u32) -> PathBuf {
     let out = dir.join(format!("run{i}.json"));
-    let mut args: Vec<String> =
-        ["run", "--quiet", "--name", "steady", "--output"].map(str::to_owned).to_vec();
+    let mut args: Vec<String> = ["run", "--quiet", "--name", "steady", "--output"].map(str::to_owned).to_vec();
     args.push(out.display().to_string());
     args.push("--".into());
     args.extend(workload(python, mib));
@@ -59,7 +58,11 @@ fn a_memory_regression_fails_the_gate_and_a_steady_run_passes() {
     let heavier = steady_run(&dir, &python, 100, 130);
     let judged = check(&db, &heavier, &[]);
     assert_eq!(judged.status.code(), Some(1), "{}\n{}", judged.stdout, judged.stderr);
-    let line = judged.stdout.lines().find(|l| l.contains(" memory-peak-bytes ")).unwrap_or_else(|| panic!("{}", judged.stdout));
+    let line = judged
+        .stdout
+        .lines()
+        .find(|l| l.contains(" memory-peak-bytes "))
+        .unwrap_or_else(|| panic!("{}", judged.stdout));
     assert!(line.trim_start().starts_with("regression"), "{line}");
     for part in ["t α=0.01", "mean ", "sd ", "n=12", "expected ", "change +"] {
         assert!(line.contains(part), "`{part}` missing: {line}");

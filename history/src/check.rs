@@ -197,9 +197,10 @@ impl CheckReport {
     /// The report of `steps` under `policy`.
     #[must_use]
     pub fn new(steps: Vec<StepCheck>, policy: &Policy) -> CheckReport {
-        let failed = steps.iter().flat_map(|s| &s.metrics).any(|m| {
-            m.verdict == Verdict::Regression && !m.busy_run && policy.fail_on.contains(&m.family)
-        });
+        let failed = steps
+            .iter()
+            .flat_map(|s| &s.metrics)
+            .any(|m| m.verdict == Verdict::Regression && !m.busy_run && policy.fail_on.contains(&m.family));
         CheckReport { steps, fail_on: policy.fail_on.clone(), failed }
     }
 }
@@ -229,7 +230,7 @@ pub fn check(run: &RunRecord, history: &[RunRecord], policy: &Policy) -> StepChe
     let mut comparable: Vec<&RunRecord> =
         history.iter().filter(|r| r.key == run.key && r.content_key != run.content_key).collect();
     // Newest first.
-    comparable.sort_by(|a, b| b.time.cmp(&a.time));
+    comparable.sort_by_key(|r| std::cmp::Reverse(r.time));
     let metrics = run
         .measures
         .iter()

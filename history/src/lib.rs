@@ -29,6 +29,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod check;
 mod metric;
 mod record;

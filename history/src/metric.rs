@@ -70,9 +70,10 @@ impl fmt::Display for Family {
 impl std::str::FromStr for Family {
     type Err = String;
     fn from_str(s: &str) -> Result<Family, String> {
-        Family::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
-            format!("unknown metric `{s}` (one of: {})", Family::ALL.map(Family::name).join(", "))
-        })
+        Family::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown metric `{s}` (one of: {})", Family::ALL.map(Family::name).join(", ")))
     }
 }
 
@@ -170,11 +171,16 @@ pub fn measures_of(step: &Step) -> Vec<Measure> {
     ];
     let mut out: Vec<Measure> = fields
         .into_iter()
-        .filter_map(|(metric, value)| Some(Measure { metric: metric.to_owned(), value: value.filter(|v| v.is_finite())? }))
+        .filter_map(|(metric, value)| {
+            Some(Measure { metric: metric.to_owned(), value: value.filter(|v| v.is_finite())? })
+        })
         .collect();
     if let Some(processes) = step.run.as_ref().and_then(|r| r.processes.as_ref()) {
         for command in &processes.commands {
-            out.push(Measure { metric: format!("command-cpu-seconds:{}", command.command), value: command.cpu_seconds });
+            out.push(Measure {
+                metric: format!("command-cpu-seconds:{}", command.command),
+                value: command.cpu_seconds,
+            });
             if let Some(peak) = command.max_peak_rss_bytes {
                 out.push(Measure { metric: format!("command-peak-bytes:{}", command.command), value: peak as f64 });
             }

@@ -90,7 +90,14 @@ fn text(report: &CheckReport) -> String {
         let busy = if step.machine == Machine::Busy { " (machine busy: wall, CPU, stall not gated)" } else { "" };
         let _ = writeln!(out, "{}{busy}", title(step));
         for m in &step.metrics {
-            let _ = writeln!(out, "  {:<18} {:<34} {:>12}  {}", m.verdict.words(), m.metric, m.unit.show(m.value), numbers(m));
+            let _ = writeln!(
+                out,
+                "  {:<18} {:<34} {:>12}  {}",
+                m.verdict.words(),
+                m.metric,
+                m.unit.show(m.value),
+                numbers(m)
+            );
         }
     }
     let regressions: Vec<String> = report

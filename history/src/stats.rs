@@ -119,7 +119,13 @@ fn chi_square_expectation(df: f64, f: impl Fn(f64) -> (f64, f64)) -> (f64, f64) 
     let (mut a, mut b) = (0.0, 0.0);
     for i in 0..=STEPS {
         let u = f64::from(i) * h;
-        let weight = if i == 0 || i == STEPS { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 };
+        let weight = if i == 0 || i == STEPS {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
         let (x, y) = f(u * u);
         let d = density(u) * weight;
         a += x * d;

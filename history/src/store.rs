@@ -206,7 +206,10 @@ impl Store {
         let path = self.path.clone();
         let sqlite = |source| classify(&path, source);
         let pragma = |c: &Connection, name: &str| c.pragma_query_value(None, name, |row| row.get::<_, i32>(0));
-        let (id, version) = (pragma(&self.connection, "application_id").map_err(sqlite)?, pragma(&self.connection, "user_version").map_err(sqlite)?);
+        let (id, version) = (
+            pragma(&self.connection, "application_id").map_err(sqlite)?,
+            pragma(&self.connection, "user_version").map_err(sqlite)?,
+        );
         if existing && id != APPLICATION_ID {
             let tables: i64 =
                 self.connection.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0)).map_err(sqlite)?;
@@ -228,7 +231,8 @@ impl Store {
         // schema in one transaction, checked again under its lock.
         self.connection.pragma_update(None, "journal_mode", "WAL").map_err(sqlite)?;
         let tx = self.connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sqlite)?;
-        let (id, version) = (pragma(&tx, "application_id").map_err(sqlite)?, pragma(&tx, "user_version").map_err(sqlite)?);
+        let (id, version) =
+            (pragma(&tx, "application_id").map_err(sqlite)?, pragma(&tx, "user_version").map_err(sqlite)?);
         if version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema { path: path.clone(), version });
         }
@@ -259,8 +263,9 @@ impl Store {
                      time, time_us, commit_sha, machine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )
                 .map_err(sqlite)?;
-            let mut measure_insert =
-                tx.prepare_cached("INSERT INTO measures (run_id, metric, value) VALUES (?1, ?2, ?3)").map_err(sqlite)?;
+            let mut measure_insert = tx
+                .prepare_cached("INSERT INTO measures (run_id, metric, value) VALUES (?1, ?2, ?3)")
+                .map_err(sqlite)?;
             for run in runs {
                 let k = &run.key;
                 let changed = run_insert
@@ -325,10 +330,8 @@ impl Store {
                 },
             )
             .map_err(sqlite)?;
-        let mut measures = self
-            .connection
-            .prepare_cached("SELECT metric, value FROM measures WHERE run_id = ?1")
-            .map_err(sqlite)?;
+        let mut measures =
+            self.connection.prepare_cached("SELECT metric, value FROM measures WHERE run_id = ?1").map_err(sqlite)?;
         let mut out = Vec::new();
         for row in rows {
             let (id, content_key, branch, time, commit, machine) = row.map_err(sqlite)?;
@@ -337,7 +340,8 @@ impl Store {
                 .map_err(sqlite)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(sqlite)?;
-            let corrupt = |what: &str| StoreError::Corrupt { path: self.path.clone(), detail: format!("run {id}: {what}") };
+            let corrupt =
+                |what: &str| StoreError::Corrupt { path: self.path.clone(), detail: format!("run {id}: {what}") };
             out.push(RunRecord {
                 key: key.clone(),
                 branch,
@@ -348,7 +352,7 @@ impl Store {
                 content_key,
             });
         }
-        out.sort_by(|a, b| b.time.cmp(&a.time));
+        out.sort_by_key(|r| std::cmp::Reverse(r.time));
         Ok(out)
     }
 
@@ -377,7 +381,7 @@ impl Store {
 }
 
 fn micros(t: jiff::Timestamp) -> i64 {
-    i64::try_from(t.as_microsecond()).unwrap_or(i64::MAX)
+    t.as_microsecond()
 }
 
 /// SQLite's "not a database" and "corrupt" codes as [`StoreError::Corrupt`].

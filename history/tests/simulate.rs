@@ -53,8 +53,7 @@ fn simulate(policy: &Policy, n: usize, (metric, mean, cv): (&str, f64, f64), shi
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut up, mut down) = (0, 0);
     for _ in 0..HISTORIES {
-        let history: Vec<RunRecord> =
-            (0..n).map(|i| record(i, metric, mean * (1.0 + cv * normal(&mut rng)))).collect();
+        let history: Vec<RunRecord> = (0..n).map(|i| record(i, metric, mean * (1.0 + cv * normal(&mut rng)))).collect();
         let new = record(n, metric, mean * (1.0 + shift + cv * normal(&mut rng)));
         match check(&new, &history, policy).metrics[0].verdict {
             Verdict::Regression => up += 1,
@@ -134,7 +133,9 @@ fn a_ten_percent_step_is_found_at_the_promised_rate() {
                 promise.map_or_else(|| "—".to_owned(), |p| format!("{:.1}%", p * 100.0))
             ));
             match promise {
-                Some(p) => assert!((found - p).abs() <= slack(p), "{test:?} {family:?}: found {found}, promised {p}\n{table}"),
+                Some(p) => {
+                    assert!((found - p).abs() <= slack(p), "{test:?} {family:?}: found {found}, promised {p}\n{table}")
+                }
                 // IQR: certain where the noise is small against 10 %.
                 None if cv < 0.01 => assert!(found > 0.99, "{family:?}: {found}"),
                 None => {}

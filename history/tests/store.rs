@@ -121,7 +121,9 @@ fn unchanged_after_refusal(path: &Path, check: impl Fn(&StoreError) -> bool) {
     assert!(check(&error), "wrong error: {error:?}");
     assert!(error.to_string().contains("left as it is") || error.to_string().contains("upgrade"), "{error}");
     assert_eq!(std::fs::read(path).unwrap(), before, "the file was changed");
-    assert!(!path.with_extension("db-wal").exists() || std::fs::metadata(path.with_extension("db-wal")).unwrap().len() == 0);
+    assert!(
+        !path.with_extension("db-wal").exists() || std::fs::metadata(path.with_extension("db-wal")).unwrap().len() == 0
+    );
 }
 
 #[test]
@@ -172,5 +174,8 @@ fn a_newer_schema_is_refused_and_left_alone() {
         c.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
         c.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
     }
-    unchanged_after_refusal(&db, |e| matches!(e, StoreError::NewerSchema { version, .. } if *version == SCHEMA_VERSION + 1));
+    unchanged_after_refusal(
+        &db,
+        |e| matches!(e, StoreError::NewerSchema { version, .. } if *version == SCHEMA_VERSION + 1),
+    );
 }
