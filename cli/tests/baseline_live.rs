@@ -158,3 +158,74 @@ const MINIMAL_RUN: &str = r#"{"resourceUsage": {"samples": [
   "sysUsage": [],
   "stepmon": {"command": ["make"], "name": "build", "exitCode": 0,
     "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
+
+/// Busy loops on every CPU (and one more), killed on drop.
+struct Burners(Vec<std::process::Child>);
+
+impl Burners {
+    fn start() -> Burners {
+        let cpus = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        Burners(
+            (0..=cpus)
+                .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn a_run_on_a_machine_made_busy_is_marked_and_left_out_of_wall_and_cpu() {
+    let name = "a_run_on_a_machine_made_busy_is_marked_and_left_out_of_wall_and_cpu";
+    let (Some(_), Some(python)) = (common::live(name), python(name)) else { return };
+    let dir = scratch("baseline-busy");
+    let db = dir.join("history.db");
+    let mut runs: Vec<PathBuf> = (0..6).map(|i| steady_run(&dir, &python, i, 100)).collect();
+    {
+        let _burners = Burners::start();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        runs.push(steady_run(&dir, &python, 99, 100));
+    }
+    let busy = common::json(&runs[6]);
+    assert_eq!(busy.pointer("/stepmon/verdicts/machine/class").and_then(|v| v.as_str()), Some("busy"), "{busy}");
+    let mut args = vec!["baseline", "add", db.to_str().unwrap(), "--runner-class", "test"];
+    args.extend(runs.iter().map(|p| p.to_str().unwrap()));
+    assert!(run_stepmon(&args).status.success());
+    let marked = std::process::Command::new("sqlite3")
+        .arg(&db)
+        .arg("SELECT machine FROM runs ORDER BY time_us DESC LIMIT 1")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if let Ok(machine) = marked {
+        assert_eq!(machine, "busy", "the busy run is kept and marked");
+    }
+    let probe = steady_run(&dir, &python, 100, 100);
+    let judged = check(&db, &probe, &["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&judged.stdout).unwrap();
+    let metric = |name: &str| {
+        report["steps"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {report}"))
+    };
+    // Memory: all seven runs. Wall and CPU: the busy one left out (with
+    // any of the six the shared machine made busy by itself).
+    let memory = metric("memory-peak-bytes");
+    assert_eq!((memory["runs"].as_u64(), memory["busyLeftOut"].as_u64()), (Some(7), Some(0)), "{memory}");
+    for name in ["cpu-seconds", "wall-seconds"] {
+        let m = metric(name);
+        let (runs, left_out) = (m["runs"].as_u64().unwrap(), m["busyLeftOut"].as_u64().unwrap());
+        assert!(left_out >= 1 && runs + left_out == 7, "{name}: {m}");
+    }
+}
