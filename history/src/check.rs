@@ -281,7 +281,8 @@ fn check_metric(
             Verdict::WithinNoise
         };
         let change_percent = if m == 0.0 { 0.0 } else { (value - m) / m.abs() * 100.0 };
-        (verdict, Some(Baseline { mean: m, sd: sd(&values), lower, upper, change_percent }))
+        // Every metric is a cost: the interval shown starts at 0 at least.
+        (verdict, Some(Baseline { mean: m, sd: sd(&values), lower: lower.max(0.0), upper, change_percent }))
     };
     let mut trend = values.clone();
     trend.push(value);
