@@ -6,6 +6,8 @@
 #![allow(unreachable_pub)]
 
 #[cfg(target_os = "linux")]
+mod baseline;
+#[cfg(target_os = "linux")]
 mod commands;
 #[cfg(target_os = "linux")]
 mod doctor;
@@ -71,6 +73,10 @@ mod cli {
         /// privileges) and, for what it lacks, why and what to do.
         #[cfg(target_os = "linux")]
         Doctor(crate::doctor::DoctorArgs),
+        /// Runs of steps kept in one SQLite file, and whether a run got
+        /// worse than the last comparable ones (a CI gate).
+        #[cfg(target_os = "linux")]
+        Baseline(Box<crate::baseline::BaselineArgs>),
         /// Any other subcommand: Linux only.
         #[cfg(not(target_os = "linux"))]
         #[command(external_subcommand)]
@@ -95,6 +101,8 @@ fn main() {
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),
         #[cfg(target_os = "linux")]
         cli::Cmd::Doctor(args) => doctor::doctor(&args),
+        #[cfg(target_os = "linux")]
+        cli::Cmd::Baseline(args) => baseline::baseline(&args),
         #[cfg(not(target_os = "linux"))]
         cli::Cmd::Other(args) => {
             let name = args.first().map_or("", String::as_str);

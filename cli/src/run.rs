@@ -99,6 +99,13 @@ pub struct RunArgs {
     /// as interrupted.
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
+    /// Add the step to the history file DB (created on first use) and
+    /// judge it against the last comparable runs there (`stepmon baseline
+    /// check`'s defaults; docs/baselines.md), the verdict with the summary.
+    /// A step that exits 0 makes stepmon exit 1 when its memory or CPU
+    /// regressed. The file is opened only with this option.
+    #[arg(long, value_name = "DB")]
+    pub baseline: Option<PathBuf>,
     /// The command and its arguments (executed directly, never through a shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -248,6 +255,16 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             None => crate::out::emit(&text)?,
         }
     }
+    // After the report is written: a history file that cannot be used
+    // loses nothing either.
+    let mut exit_code = finished.exit_code;
+    if let Some(db) = &args.baseline {
+        match crate::baseline::run_baseline(db, document, &args.labels) {
+            Ok(true) if exit_code == 0 => exit_code = crate::baseline::REGRESSION,
+            Ok(_) => {}
+            Err(e) => eprintln!("stepmon: warning: baseline: {}", e.message),
+        }
+    }
     // After the report is written: a push that hangs or fails loses nothing.
     let warnings = delivery.deliver(&step);
     for warning in &warnings {
@@ -264,7 +281,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         crate::fleet::write_atomically(path, &text)
             .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?;
     }
-    Ok(finished.exit_code)
+    Ok(exit_code)
 }
 
 #[cfg(test)]
