@@ -103,8 +103,15 @@ impl JobWriter {
         })
     }
 
-    /// Appends the step's end and syncs the file.
-    pub fn end(mut self, exit_code: i32, error: Option<String>, document: Option<stepmon_report::RunDocument>) {
+    /// Appends the step's end and syncs the file; returns why the record
+    /// stopped short (a short write on a full disk, …), if it did, for the
+    /// run document's warnings: the record itself cannot say it then.
+    pub fn end(
+        mut self,
+        exit_code: i32,
+        error: Option<String>,
+        document: Option<stepmon_report::RunDocument>,
+    ) -> Option<String> {
         let at = document.as_ref().and_then(|d| d.stepmon.as_ref()).and_then(|r| r.end);
         let mut end = StepEnd::new(self.step.clone(), at.unwrap_or_else(jiff::Timestamp::now), exit_code);
         end.error = error;
@@ -118,6 +125,7 @@ impl JobWriter {
         {
             eprintln!("stepmon: warning: cannot sync the job record {}: {e}", self.path.display());
         }
+        self.stopped
     }
 }
 

@@ -93,7 +93,9 @@ pub(crate) fn steps_of(path: &Path, text: &str) -> Result<Vec<Step>, CliError> {
 pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
     match output.filter(|p| *p != Path::new("-")) {
         Some(path) => {
-            std::fs::write(path, text).map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))
+            // Whole or not at all: a failure leaves an earlier file as it was.
+            stepmon_outfile::write(path, text)
+                .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
         }
         None => crate::out::emit(text),
     }
