@@ -19,12 +19,14 @@ mod read;
 mod record;
 mod table;
 mod text;
+mod torn;
 pub mod views;
 
 pub use entry::Entry;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
 pub use record::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 pub use text::{render, to_json};
+pub use torn::TornLine;
 
 /// Whether `text` is a job record rather than a run document or a
 /// provenance: its first line is a record (`{"kind":...`), also when that
