@@ -177,8 +177,8 @@ impl Row {
     /// names and differ by platform.
     pub(crate) fn shown_name(&self) -> String {
         match &self.group {
-            Some(group) => format!("{} [{group}]", self.name),
-            None => self.name.clone(),
+            Some(group) => format!("{} [{group}]", crate::step::elide(&self.name)),
+            None => crate::step::elide(&self.name).into_owned(),
         }
     }
 }
