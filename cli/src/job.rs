@@ -183,7 +183,8 @@ fn write_marker(job: &Path, step: &str) -> Option<PathBuf> {
     marker_dirs().into_iter().find_map(|dir| {
         std::fs::create_dir_all(&dir).ok()?;
         let path = dir.join(marker_name(pid, start));
-        std::fs::write(&path, &text).ok()?;
+        // Whole or not at all: `stepmon gc` reads it when this stepmon is gone.
+        stepmon_outfile::write(&path, &text).ok()?;
         Some(path)
     })
 }
