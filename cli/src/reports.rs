@@ -103,6 +103,14 @@ pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
 
 /// `stepmon report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    // An output that cannot be written fails before the inputs are read
+    // (a build history bundle can take a while), touching nothing.
+    if let Some(path) = args.output.as_deref().filter(|p| *p != Path::new("-")) {
+        drop(
+            stepmon_outfile::OutFile::create(path)
+                .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?,
+        );
+    }
     if let Some(builds) = crate::history::load(&args.files)? {
         return crate::history::report(args, &builds);
     }

@@ -6,7 +6,7 @@
 //! [`OutFile::commit`] flushes it to disk and renames it over the target. An
 //! `OutFile` dropped without a commit — any error path, a panic — removes
 //! its temporary file, and an earlier target file is left byte for byte.
-//! [`write`] does all three for a result that is ready.
+//! [`write()`] does all three for a result that is ready.
 //!
 //! ```
 //! let dir = tempfile::tempdir()?;
@@ -75,7 +75,7 @@ impl OutFile {
             // replaced file's own bits are set below.
             builder.permissions(fs::Permissions::from_mode(0o666));
         }
-        let temp = builder.tempfile_in(dir)?;
+        let temp = builder.tempfile_in(dir).map_err(|e| without_temporary_path(dir, e))?;
         #[cfg(unix)]
         if let Some(meta) = &existing {
             temp.as_file().set_permissions(meta.permissions())?;
@@ -138,6 +138,24 @@ pub fn write(target: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> io::Result<()
     let mut out = OutFile::create(target)?;
     out.write_all(bytes.as_ref())?;
     out.commit()
+}
+
+/// The error of creating the temporary file in `dir`, as the user can act
+/// on it: the directory's own error when it is missing or no directory,
+/// else the operating system's error without the temporary file's name
+/// (tempfile appends ` at path "…"`: a name the user never gave).
+fn without_temporary_path(dir: &Path, error: io::Error) -> io::Error {
+    match fs::metadata(dir) {
+        Err(e) => e,
+        Ok(meta) if !meta.is_dir() => io::Error::new(io::ErrorKind::NotADirectory, "its directory is not a directory"),
+        Ok(_) => {
+            let text = error.to_string();
+            match text.split_once(" at path ") {
+                Some((reason, _)) => io::Error::new(error.kind(), reason.to_owned()),
+                None => error,
+            }
+        }
+    }
 }
 
 /// Syncs the directory of `target` so that the rename itself is on disk
@@ -204,7 +222,9 @@ mod tests {
     #[test]
     fn unwritable_places_fail_at_create_touching_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(OutFile::create(dir.path().join("missing/x.json")).is_err());
+        let err = OutFile::create(dir.path().join("missing/x.json")).unwrap_err();
+        assert_eq!((err.kind(), err.raw_os_error().is_some()), (io::ErrorKind::NotFound, true), "{err}");
+        assert!(!err.to_string().contains(".tmp"), "{err}");
         let err = OutFile::create(dir.path()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
         assert!(names(dir.path()).is_empty());
