@@ -147,6 +147,7 @@ pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
 
 /// Appends the step's end to its job record, once its samples are all in
 /// (the sample thread ends when the runner drops its sender).
+///
 /// Returns why the record stopped short (e.g. a full disk), if it did.
 fn end_job(
     job: Option<std::thread::JoinHandle<JobWriter>>,
@@ -249,6 +250,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // Results that cannot be written once the step ran: said, each on its
     // own line, beside the step's status (not in its place).
     let mut failed = Vec::new();
+    let mut output_written = false;
     if args.output.is_some() {
         let text = match args.format {
             OutputFormat::Document => {
@@ -260,6 +262,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             Some(file) => file.finish(text.as_bytes()),
             None => crate::out::emit(&text).map_err(|e| Failed::stdout(&e)),
         };
+        output_written = written.is_ok();
         failed.extend(written.err());
     }
     if let Some(file) = textfile.take() {
@@ -282,7 +285,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     if let (false, Some(path), OutputFormat::Document) = (warnings.is_empty(), &args.output, args.format)
         && path != Path::new("-")
-        && failed.is_empty()
+        && output_written
     {
         let mut document = finished.document;
         if let Some(info) = document.stepmon.as_mut() {
