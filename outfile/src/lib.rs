@@ -28,11 +28,25 @@ use tempfile::NamedTempFile;
 /// A result file being written: a temporary file in the target's
 /// directory, renamed over the target by [`OutFile::commit`]; removed, the
 /// target untouched, when dropped without one.
+///
+/// A target that exists and is no regular file — a device such as
+/// `/dev/null` or a terminal, a named pipe, `/dev/stdout` — is written
+/// directly, as a shell's `>` would: it cannot be replaced (renaming over
+/// `/dev/null` would put a regular file in its place) and holds no earlier
+/// result to keep.
 #[derive(Debug)]
 pub struct OutFile {
-    temp: NamedTempFile,
+    inner: Inner,
     target: PathBuf,
     replaces: bool,
+}
+
+#[derive(Debug)]
+enum Inner {
+    /// The temporary file beside a regular (or new) target.
+    Temporary(NamedTempFile),
+    /// A target that is no regular file, opened for writing.
+    Direct(fs::File),
 }
 
 impl OutFile {
@@ -47,6 +61,13 @@ impl OutFile {
     /// temporary file cannot be created. Nothing is created at `target` then.
     pub fn create(target: impl AsRef<Path>) -> io::Result<OutFile> {
         let given = target.as_ref();
+        if let Ok(meta) = fs::metadata(given)
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            let file = fs::OpenOptions::new().write(true).open(given)?;
+            return Ok(OutFile { inner: Inner::Direct(file), target: given.to_owned(), replaces: false });
+        }
         // Follow a symlink (a dangling one is replaced as a link would be).
         let target = match fs::symlink_metadata(given) {
             Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(given).unwrap_or_else(|_| given.to_owned()),
@@ -80,7 +101,7 @@ impl OutFile {
         if let Some(meta) = &existing {
             temp.as_file().set_permissions(meta.permissions())?;
         }
-        Ok(OutFile { temp, target, replaces: existing.is_some() })
+        Ok(OutFile { inner: Inner::Temporary(temp), target, replaces: existing.is_some() })
     }
 
     /// The file that [`OutFile::commit`] replaces (a symbolic link given to
@@ -90,8 +111,8 @@ impl OutFile {
         &self.target
     }
 
-    /// Whether a file was at the target when this was created: an earlier
-    /// result that a failure leaves as it was.
+    /// Whether a regular file was at the target when this was created: an
+    /// earlier result that a failure leaves as it was.
     #[must_use]
     pub fn replaces(&self) -> bool {
         self.replaces
@@ -103,27 +124,40 @@ impl OutFile {
     /// # Errors
     ///
     /// Flushing or syncing fails (e.g. `ENOSPC`, `EDQUOT`, `EIO`), or the
-    /// rename does.
+    /// rename does. (A target that is no regular file was written
+    /// directly: only flushed here.)
     pub fn commit(mut self) -> io::Result<()> {
-        self.temp.as_file_mut().flush()?;
-        self.temp.as_file().sync_all()?;
-        self.temp.persist(&self.target).map_err(|e| e.error)?;
-        sync_dir(&self.target);
+        match self.inner {
+            Inner::Temporary(mut temp) => {
+                temp.as_file_mut().flush()?;
+                temp.as_file().sync_all()?;
+                temp.persist(&self.target).map_err(|e| e.error)?;
+                sync_dir(&self.target);
+            }
+            Inner::Direct(ref mut file) => file.flush()?,
+        }
         Ok(())
+    }
+
+    fn file(&mut self) -> &mut fs::File {
+        match &mut self.inner {
+            Inner::Temporary(temp) => temp.as_file_mut(),
+            Inner::Direct(file) => file,
+        }
     }
 }
 
 impl Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.temp.as_file_mut().write(buf)
+        self.file().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.temp.as_file_mut().write_all(buf)
+        self.file().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.temp.as_file_mut().flush()
+        self.file().flush()
     }
 }
 
@@ -228,6 +262,29 @@ mod tests {
         let err = OutFile::create(dir.path()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
         assert!(names(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_written_through_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        match std::process::Command::new("mkfifo").arg(&fifo).status() {
+            Ok(status) if status.success() => {}
+            _ => {
+                eprintln!("SKIPPED a_named_pipe_is_written_through_not_replaced: no mkfifo");
+                return;
+            }
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        write(&fifo, "through\n").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through\n");
+        use std::os::unix::fs::FileTypeExt as _;
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still the pipe, not a file");
+        assert_eq!(names(dir.path()), ["pipe"]);
     }
 
     #[cfg(unix)]
