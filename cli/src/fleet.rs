@@ -2,9 +2,9 @@
 //! --push`, `stepmon push`) and node_exporter's textfile collector
 //! (`--textfile DIR`), both in the Prometheus text format 0.0.4, and an
 //! OpenTelemetry collector (`--otlp`, [`crate::otlp`]); what fails here is a
-//! warning, never the step's failure.
+//! warning, never the step's failure (the textfile is written as every
+//! result file is, [`crate::outputs`]).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use stepmon_report::Step;
@@ -79,27 +79,6 @@ pub fn textfile_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("stepmon_{safe}.prom"))
 }
 
-/// Writes `text` to `path` so that no reader ever sees half of it: a
-/// temporary file in the same directory (rename(2) is atomic only within
-/// one file system), flushed to disk, then renamed over `path`. The
-/// temporary name does not end in `.prom`, so the textfile collector skips
-/// it meanwhile.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
-}
-
 /// What `stepmon run` was asked to deliver to the fleet.
 #[derive(Debug)]
 pub struct Delivery<'a> {
@@ -135,15 +114,10 @@ impl Delivery<'_> {
         Ok(())
     }
 
-    /// Pushes and writes `step`; the warnings (empty when all went well).
+    /// Pushes `step` (Pushgateway, OTLP; `--textfile` is a result file of
+    /// [`crate::outputs`]); the warnings (empty when all went well).
     pub fn deliver(&self, step: &Step) -> Vec<String> {
         let mut warnings = Vec::new();
-        if let Some(dir) = self.textfile {
-            let path = textfile_path(dir, &step.name);
-            if let Err(e) = write_atomically(&path, &prometheus::render(std::slice::from_ref(step))) {
-                warnings.push(format!("cannot write {}: {e}", path.display()));
-            }
-        }
         if let Some(base) = self.push {
             warnings.extend(push_steps(base, self.group, std::slice::from_ref(step)));
         }
@@ -199,17 +173,5 @@ mod tests {
         let dir = Path::new("/var/lib/node");
         assert_eq!(textfile_path(dir, "build"), Path::new("/var/lib/node/stepmon_build.prom"));
         assert_eq!(textfile_path(dir, "unit tests/ü"), Path::new("/var/lib/node/stepmon_unit_tests__.prom"));
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("stepmon_x.prom");
-        write_atomically(&path, "one\n").unwrap();
-        write_atomically(&path, "two\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("stepmon_x.prom")]);
-        assert!(write_atomically(&dir.path().join("missing/x.prom"), "x").is_err());
     }
 }

@@ -99,8 +99,15 @@ impl JobWriter {
         })
     }
 
-    /// Appends the step's end and syncs the file.
-    pub fn end(mut self, exit_code: i32, error: Option<String>, document: Option<stepmon_report::RunDocument>) {
+    /// Appends the step's end and syncs the file; returns why the record
+    /// stopped short (a short write on a full disk, …), if it did, for the
+    /// run document's warnings: the record itself cannot say it then.
+    pub fn end(
+        mut self,
+        exit_code: i32,
+        error: Option<String>,
+        document: Option<stepmon_report::RunDocument>,
+    ) -> Option<String> {
         let at = document.as_ref().and_then(|d| d.stepmon.as_ref()).and_then(|r| r.end);
         let mut end = StepEnd::new(self.step.clone(), at.unwrap_or_else(jiff::Timestamp::now), exit_code);
         end.error = error;
@@ -114,6 +121,7 @@ impl JobWriter {
         {
             eprintln!("stepmon: warning: cannot sync the job record {}: {e}", self.path.display());
         }
+        self.stopped
     }
 }
 
@@ -171,7 +179,8 @@ fn write_marker(job: &Path, step: &str) -> Option<PathBuf> {
     marker_dirs().into_iter().find_map(|dir| {
         std::fs::create_dir_all(&dir).ok()?;
         let path = dir.join(marker_name(pid, start));
-        std::fs::write(&path, &text).ok()?;
+        // Whole or not at all: `stepmon gc` reads it when this stepmon is gone.
+        stepmon_outfile::write(&path, &text).ok()?;
         Some(path)
     })
 }

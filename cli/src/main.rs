@@ -22,6 +22,8 @@ mod job_read;
 mod otlp;
 mod out;
 #[cfg(target_os = "linux")]
+mod outputs;
+#[cfg(target_os = "linux")]
 mod push;
 mod reports;
 #[cfg(target_os = "linux")]

@@ -93,7 +93,9 @@ pub(crate) fn steps_of(path: &Path, text: &str) -> Result<Vec<Step>, CliError> {
 pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
     match output.filter(|p| *p != Path::new("-")) {
         Some(path) => {
-            std::fs::write(path, text).map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))
+            // Whole or not at all: a failure leaves an earlier file as it was.
+            stepmon_outfile::write(path, text)
+                .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
         }
         None => crate::out::emit(text),
     }
@@ -101,6 +103,14 @@ pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
 
 /// `stepmon report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    // An output that cannot be written fails before the inputs are read
+    // (a build history bundle can take a while), touching nothing.
+    if let Some(path) = args.output.as_deref().filter(|p| *p != Path::new("-")) {
+        drop(
+            stepmon_outfile::OutFile::create(path)
+                .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?,
+        );
+    }
     if let Some(builds) = crate::history::load(&args.files)? {
         return crate::history::report(args, &builds);
     }

@@ -9,6 +9,7 @@ use stepmon_runner::{CgroupMode, Limits, StepOptions};
 
 use crate::error::CliError;
 use crate::job::JobWriter;
+use crate::outputs::{Failed, Kept, Pending, Target};
 
 /// Arguments of `stepmon run`.
 #[derive(Debug, clap::Args)]
@@ -67,6 +68,11 @@ pub struct RunArgs {
     /// Do not print the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Exit with 125 when the step ran but a result file (--output,
+    /// --textfile) could not be written (default: say so on stderr and exit
+    /// with the step's own status).
+    #[arg(long)]
+    pub strict_output: bool,
     /// The step's name in the report and the `step` label of the fleet
     /// exports (default: the program's base name, e.g. `make`).
     #[arg(long, value_name = "NAME", value_parser = parse_name)]
@@ -148,15 +154,15 @@ pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
 
 /// Appends the step's end to its job record, once its samples are all in
 /// (the sample thread ends when the runner drops its sender).
+///
+/// Returns why the record stopped short (e.g. a full disk), if it did.
 fn end_job(
     job: Option<std::thread::JoinHandle<JobWriter>>,
     exit_code: i32,
     error: Option<String>,
     document: Option<stepmon_report::RunDocument>,
-) {
-    if let Some(writer) = job.and_then(|thread| thread.join().ok()) {
-        writer.end(exit_code, error, document);
-    }
+) -> Option<String> {
+    job.and_then(|thread| thread.join().ok()).and_then(|writer| writer.end(exit_code, error, document))
 }
 
 /// Runs the step; returns the exit status stepmon should exit with.
@@ -169,12 +175,17 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         otlp: args.otlp,
     };
     delivery.check()?;
-    // Fail before the step runs, not after, if the report cannot be written.
+    // Fail before the step runs, not after, if a result cannot be written;
+    // an earlier file stays as it is until the new one replaces it whole.
     let mut output_file = match args.output.as_deref() {
-        Some(path) if path != Path::new("-") => Some(
-            std::fs::File::create(path).map_err(|e| CliError::io(&format!("cannot create {}", path.display()), &e))?,
-        ),
+        Some(path) if path != Path::new("-") => Some(Pending::open(path, "--output")?),
         _ => None,
+    };
+    let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let name = args.name.clone().unwrap_or_else(|| stepmon_report::labels::default_name(&command));
+    let mut textfile = match args.textfile.as_deref() {
+        Some(dir) => Some(Pending::open(&crate::fleet::textfile_path(dir, &name), "--textfile")?),
+        None => None,
     };
     let mut options = StepOptions::new(args.command.iter().cloned());
     options.name.clone_from(&args.name);
@@ -198,7 +209,6 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     options.forward_signals = true;
     let mut job = None;
     if let Some(path) = &args.job {
-        let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         let writer = JobWriter::open(path, crate::job::start(args.name.as_deref(), &args.labels, &command))?;
         let (tx, rx) = std::sync::mpsc::channel();
         options.live = Some(tx);
@@ -235,25 +245,47 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     if let Some(info) = finished.document.stepmon.as_mut() {
         info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
     }
-    end_job(job, finished.exit_code, None, Some(finished.document.clone()));
+    if let Some(stopped) = end_job(job, finished.exit_code, None, Some(finished.document.clone()))
+        && let Some(info) = finished.document.stepmon.as_mut()
+    {
+        info.warnings.push(stopped);
+    }
     let document = &finished.document;
     let step = stepmon_report::Step::from_run(document);
     let verdicts = step.verdicts();
     if !args.quiet {
         eprint!("{}", stepmon_report::text::render(&step, &verdicts));
     }
-    if let Some(path) = &args.output {
+    // Results that cannot be written once the step ran: said, each on its
+    // own line, beside the step's status (not in its place).
+    let mut failed = Vec::new();
+    let mut output_written = false;
+    if args.output.is_some() {
         let text = match args.format {
             OutputFormat::Document => {
                 serde_json::to_string_pretty(document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
             }
             OutputFormat::Report(format) => stepmon_report::export::render(format, std::slice::from_ref(&step)),
         };
-        match output_file.as_mut() {
-            Some(file) => std::io::Write::write_all(file, text.as_bytes())
-                .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?,
-            None => crate::out::emit(&text)?,
-        }
+        let written = match output_file.take() {
+            Some(file) => file.finish(text.as_bytes()),
+            None => crate::out::emit(&text).map_err(|e| Failed::stdout(&e)),
+        };
+        output_written = written.is_ok();
+        failed.extend(written.err());
+    }
+    if let Some(file) = textfile.take() {
+        // The step's name as the report has it (the default is the same).
+        let file = match args.textfile.as_deref().map(|dir| crate::fleet::textfile_path(dir, &step.name)) {
+            Some(path) if path != file.path() => Pending::open(&path, "--textfile").map_err(|e| Failed {
+                target: Target::File(path),
+                reason: e.message,
+                kept: Kept::Nothing,
+            }),
+            _ => Ok(file),
+        };
+        let text = stepmon_report::export::prometheus::render(std::slice::from_ref(&step));
+        failed.extend(file.and_then(|file| file.finish(text.as_bytes())).err());
     }
     // After the report is written: a history file that cannot be used
     // loses nothing either.
@@ -272,16 +304,25 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     if let (false, Some(path), OutputFormat::Document) = (warnings.is_empty(), &args.output, args.format)
         && path != Path::new("-")
+        && output_written
     {
         let mut document = finished.document;
         if let Some(info) = document.stepmon.as_mut() {
-            info.warnings = warnings;
+            info.warnings.extend(warnings);
         }
         let text = serde_json::to_string_pretty(&document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n";
-        crate::fleet::write_atomically(path, &text)
-            .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?;
+        if let Err(e) = stepmon_outfile::write(path, &text) {
+            failed.push(Failed {
+                target: Target::File(path.clone()),
+                reason: e.to_string(),
+                kept: Kept::ThisRunsFirst,
+            });
+        }
     }
-    Ok(exit_code)
+    for failure in &failed {
+        eprintln!("{}", crate::outputs::error_line(failure, !args.quiet, exit_code, args.strict_output));
+    }
+    Ok(if !failed.is_empty() && args.strict_output { INTERNAL_ERROR } else { exit_code })
 }
 
 #[cfg(test)]

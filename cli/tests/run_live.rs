@@ -314,3 +314,31 @@ fn isolated_network_counts_its_own_loopback_only_when_asked() {
         assert_eq!(net_bytes(&report, key), 0, "{key}: loopback must not be counted without --include-loopback");
     }
 }
+
+#[test]
+fn a_command_of_100000_arguments_is_elided_for_people_and_whole_in_the_json() {
+    let name = "a_command_of_100000_arguments_is_elided_for_people_and_whole_in_the_json";
+    if live(name).is_none() {
+        return;
+    }
+    let dir = scratch("long-command");
+    let path = dir.join("run.json");
+    let numbers: Vec<String> = (1..=100_000).map(|n| n.to_string()).collect();
+    let mut args = vec!["run", "-o", path.to_str().unwrap(), "--", "true"];
+    args.extend(numbers.iter().map(String::as_str));
+    let out = run_stepmon(&args);
+    assert!(out.status.success(), "{}", out.stderr);
+    let first = out.stderr.lines().next().unwrap();
+    assert!(first.chars().count() <= 300, "{} characters: {first}", first.chars().count());
+    assert!(first.starts_with("stepmon: `true 1 2 3 ") && first.contains("… (+"), "{first}");
+    // The JSON keeps the whole argv.
+    let document = json(&path);
+    assert_eq!(document["stepmon"]["command"].as_array().unwrap().len(), 100_001);
+    // Every report for people: the command elided, not 600 KB of it.
+    for format in ["text", "markdown", "html", "svg"] {
+        let report = run_stepmon(&["report", "-f", format, path.to_str().unwrap()]);
+        assert!(report.status.success(), "{format}: {}", report.stderr);
+        assert!(!report.stdout.contains("99999 100000"), "{format}: the whole command is shown");
+        assert!(report.stdout.len() < 200_000, "{format}: {} bytes", report.stdout.len());
+    }
+}

@@ -121,7 +121,7 @@ impl Step {
         };
         let name = match run.as_ref() {
             Some(RunInfo { name: Some(name), .. }) => name.clone(),
-            Some(r) if !r.command.is_empty() => quote_command(&r.command),
+            Some(r) if !r.command.is_empty() => shown_command(&r.command),
             _ => "step".to_owned(),
         };
         let summary = crate::compose::summary_of(&usage, run.as_ref(), wall_seconds);
@@ -228,15 +228,79 @@ fn estimate_wall(samples: &[StepSample], baseline: Baseline) -> (Option<f64>, Wa
 }
 
 /// A command line as one line for people: arguments that are not plain
-/// words are quoted shell-style, control characters escaped.
+/// words are quoted shell-style, control characters escaped. Whole: what
+/// people are shown is [`shown_command`].
 #[must_use]
 pub fn quote_command(args: &[String]) -> String {
     args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
 }
 
+/// The most characters of a command line or a step's name that people are
+/// shown (the summary's first line, the text, Markdown and HTML reports,
+/// chart titles): a command of 100,000 arguments is one line, not 600 KB.
+/// The JSON keeps the whole argv.
+pub const SHOWN_CHARS: usize = 200;
+
+/// [`quote_command`] of `args`, [`elide`]d.
+#[must_use]
+pub fn shown_command(args: &[String]) -> String {
+    elide(&quote_command(args)).into_owned()
+}
+
+/// `text` for people, in at most [`SHOWN_CHARS`] characters ([`elide_to`]).
+#[must_use]
+pub fn elide(text: &str) -> std::borrow::Cow<'_, str> {
+    elide_to(text, SHOWN_CHARS)
+}
+
+/// `text` in at most `max` characters: whole when it fits, else its first
+/// characters followed by the elision mark `… (+N chars)` saying how many
+/// were left out (a bare `…` where `max` has no room for the count).
+#[must_use]
+pub fn elide_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    // A UTF-8 string has at least as many bytes as characters.
+    if text.len() <= max {
+        return text.into();
+    }
+    let total = text.chars().count();
+    if total <= max {
+        return text.into();
+    }
+    // " (+N chars)" has at most this many characters, N being below `total`.
+    let count_mark = " (+ chars)".len() + total.to_string().len();
+    let (keep, counted) =
+        if max >= 4 * (count_mark + 1) { (max - count_mark - 1, true) } else { (max.saturating_sub(1), false) };
+    let mut out: String = text.chars().take(keep).collect();
+    out.push('…');
+    if counted {
+        out.push_str(&format!(" (+{} chars)", total - keep));
+    }
+    out.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_text_is_elided_to_its_bound_with_the_elision_marked() {
+        assert_eq!(elide("make -j8"), "make -j8");
+        let args: Vec<String> =
+            std::iter::once("true".to_owned()).chain((1..=100_000).map(|n| n.to_string())).collect();
+        let whole = quote_command(&args);
+        let shown = shown_command(&args);
+        assert_eq!(shown.chars().count(), SHOWN_CHARS, "{shown}");
+        let left = whole.chars().count() - (SHOWN_CHARS - " (+588894 chars)".len() - 1);
+        assert!(shown.starts_with("true 1 2 3 ") && shown.ends_with(&format!("… (+{left} chars)")), "{shown}");
+        assert!(whole.starts_with(shown.split('…').next().unwrap()));
+        // Exactly at the bound: whole; one more: elided; multi-byte characters counted as one.
+        let at = "é".repeat(SHOWN_CHARS);
+        assert_eq!(elide(&at), at.as_str());
+        let over = "é".repeat(SHOWN_CHARS + 1);
+        assert!(elide(&over).chars().count() <= SHOWN_CHARS && elide(&over).ends_with("… (+15 chars)"));
+        // No room for the count: a bare mark.
+        assert_eq!(elide_to("abcdefghij", 5), "abcd…");
+    }
 
     #[test]
     fn quoting() {

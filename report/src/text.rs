@@ -28,17 +28,17 @@ fn from(step: &Step, group: Group) -> String {
     }
 }
 
-/// The step as the summary's first line names it: the full command in
-/// backquotes, after the name when the name is not simply the program's
+/// The step as the summary's first line names it: the command in
+/// backquotes ([`crate::step::shown_command`]: elided past a bound), after the name when the name is not simply the program's
 /// base name, followed by the `--label`s.
 fn who(step: &Step) -> String {
     let Some(run) = step.run.as_ref().filter(|r| !r.command.is_empty()) else {
         return format!("`{}`", step.name);
     };
-    let command = crate::step::quote_command(&run.command);
+    let command = crate::step::shown_command(&run.command);
     let mut out = match &run.name {
         Some(name) if *name != crate::labels::default_name(&run.command) => {
-            format!("{} `{command}`", crate::step::quote(name))
+            format!("{} `{command}`", crate::step::elide(&crate::step::quote(name)))
         }
         _ => format!("`{command}`"),
     };

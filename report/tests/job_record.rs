@@ -29,7 +29,7 @@ fn a_whole_step_and_an_interrupted_one() {
     let (whole, cut) = (&record.steps[0], &record.steps[1]);
     assert_eq!((whole.id.as_str(), cut.id.as_str()), (a.step.as_str(), b.step.as_str()));
     assert_eq!(whole.status(), StepStatus::Ended { exit_code: 3 });
-    assert_eq!(cut.status(), StepStatus::Interrupted { record_ends: Some(ts("2026-12-01T10:00:04Z")) });
+    assert_eq!(cut.status(), StepStatus::Interrupted { record_ends: Some(ts("2026-12-01T10:00:04Z")), torn: None });
     let step = cut.to_step();
     assert_eq!(step.name, "test");
     assert_eq!(step.wall_seconds, Some(3.0), "wall up to its last sample");
@@ -47,11 +47,38 @@ fn a_torn_last_line_is_named_lost_and_the_rest_kept() {
     let lost = &record.lost[0];
     assert!(lost.last, "{lost}");
     assert_eq!(lost.line, text.lines().count());
-    assert!(lost.to_string().contains("torn write"), "{lost}");
-    // The step whose stepEnd was torn is interrupted, with its samples.
+    assert!(lost.torn && lost.to_string().contains("torn write: the disk may have filled"), "{lost}");
+    // The step whose stepEnd was torn is interrupted, with its samples,
+    // and says why its record stops: that line, cut short.
     assert_eq!(record.steps.len(), 2);
-    assert!(matches!(record.steps[0].status(), StepStatus::Interrupted { .. }));
+    let StepStatus::Interrupted { torn: Some(torn), .. } = record.steps[0].status() else {
+        panic!("{:?}", record.steps[0].status())
+    };
+    assert_eq!((torn.line, torn.bytes), (lost.line, lost.bytes));
     assert_eq!(record.steps[0].samples.len(), 2);
+    // The other step has no end either, but no torn line: killed.
+    assert!(matches!(record.steps[1].status(), StepStatus::Interrupted { torn: None, .. }));
+    let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+    let table = job::render(&entries, &[]);
+    assert!(
+        table.contains(&format!(
+            "interrupted: build (job.jsonl): no end in the record — the disk may have filled: line {} ({} bytes) is \
+             its line cut short by a short write; or stepmon was killed",
+            lost.line, lost.bytes
+        )),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            "interrupted: test (job.jsonl): no end in the record — stepmon was killed (or its host went away)"
+        ),
+        "{table}"
+    );
+    // A last line that is whole but unreadable (its newline written) is no
+    // short write.
+    let garbled = format!("{}{{\"kind\":\"stepEnd\",\"step\":\"x\n", &text);
+    let record = job::read(&garbled);
+    assert!(record.lost.len() == 1 && !record.lost[0].torn, "{:?}", record.lost);
     // Every prefix of the file reads without a panic.
     for n in 0..=text.len() {
         if text.is_char_boundary(n) {
@@ -69,7 +96,7 @@ fn a_record_glued_to_a_torn_line_is_kept() {
     let text = format!("{text}{torn}{}", line(Record::StepStart(other.clone())));
     let record = job::read(&text);
     assert_eq!(record.lost.len(), 1);
-    assert!(!record.lost[0].last && record.lost[0].bytes == 30, "{:?}", record.lost);
+    assert!(!record.lost[0].last && record.lost[0].torn && record.lost[0].bytes == 30, "{:?}", record.lost);
     assert_eq!(record.steps.len(), 3);
     assert_eq!(record.steps[2].id, other.step);
     assert_eq!(record.steps[0].id, a.step);

@@ -58,7 +58,7 @@ svg.stepmon-chart { max-width: 100%; height: auto; }
 #[must_use]
 pub fn render(steps: &[Step]) -> String {
     let title = match steps {
-        [one] => format!("stepmon: {}", one.name),
+        [one] => format!("stepmon: {}", crate::step::elide(&one.name)),
         _ => format!("stepmon: {} steps", steps.len()),
     };
     let mut out = head(&title, "");
@@ -87,7 +87,7 @@ pub(crate) fn section(out: &mut String, step: &Step, status: &str) {
     let _ = write!(
         out,
         "<section class=\"step\">\n<h2>{}</h2>\n<p class=\"status\">{}</p>\n<table class=\"summary\">\n<tbody>\n",
-        xml(&step.name),
+        xml(&crate::step::elide(&step.name)),
         xml(status)
     );
     for f in facts::facts(step) {

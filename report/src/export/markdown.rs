@@ -85,7 +85,7 @@ enum Charts {
 
 fn step(step: &Step, charts: Charts) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## {}\n", md(&step.name));
+    let _ = writeln!(out, "## {}\n", md(&crate::step::elide(&step.name)));
     let _ = writeln!(out, "{}\n", md_line(&facts::status(step)));
     out.push_str("| Measure | Value |\n|:--|:--|\n");
     for f in facts::facts(step) {

@@ -278,12 +278,8 @@ pub(crate) fn chart_with_height(step: &Step) -> (String, f64) {
     #[allow(clippy::cast_precision_loss)]
     let height = TITLE + panels.len() as f64 * (HEADER + PLOT + BELOW) + BOTTOM;
     let mut out = String::new();
-    let name = xml(&step.name);
-    let shown: String = if step.name.chars().count() > TITLE_CHARS {
-        step.name.chars().take(TITLE_CHARS - 1).chain(['…']).collect()
-    } else {
-        step.name.clone()
-    };
+    let name = xml(&crate::step::elide(&step.name));
+    let shown = crate::step::elide_to(&step.name, TITLE_CHARS);
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-chart\" width=\"{WIDTH}\" height=\"{height}\" \
@@ -448,11 +444,8 @@ fn draw_line(out: &mut String, l: &Line<'_>, frame: &Frame) {
     }
 }
 
-/// `text` cut to at most `max` characters (with `…`).
-/// `text` cut to `max` characters, the last one `…` when cut.
+/// `text` in at most `max` characters, the elision marked
+/// ([`crate::step::elide_to`]).
 pub(crate) fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    text.chars().take(max.saturating_sub(1)).chain(['…']).collect()
+    crate::step::elide_to(text, max).into_owned()
 }

@@ -18,6 +18,7 @@ mod entry;
 mod read;
 mod table;
 mod text;
+mod torn;
 mod verdict;
 pub mod views;
 
@@ -25,6 +26,7 @@ pub use entry::Entry;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
 pub use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 pub use text::{render, to_json};
+pub use torn::TornLine;
 pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 
 /// Whether `text` is a job record rather than a run document or a

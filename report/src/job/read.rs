@@ -2,12 +2,13 @@
 
 use jiff::Timestamp;
 use serde_json::Value;
+use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_model::sample::StepSample;
 
+use super::torn::{self, TornId, TornLine};
 use crate::document::{RunDocument, RunInfo};
 use crate::source::EnclosingCgroup;
 use crate::step::Step;
-use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 
 /// What a job record holds.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -42,6 +43,9 @@ pub struct JobStep {
     pub end: Option<StepEnd>,
     /// Who finished it after its stepmon was killed (`stepmon gc`), when.
     pub collected: Option<StepCollected>,
+    /// Its line that was cut short (a short write: the disk filled) when
+    /// it never ended: why its record stops.
+    pub torn: Option<TornLine>,
 }
 
 /// How a step of a job record ended.
@@ -65,6 +69,9 @@ pub enum StepStatus {
     Interrupted {
         /// The time of its last line in the record.
         record_ends: Option<Timestamp>,
+        /// Its line cut short by a short write, when its record stops with
+        /// one: the disk may have filled (a killed stepmon tears no line).
+        torn: Option<TornLine>,
     },
     /// BuildKit took it from its cache: it did not run, so it has no usage
     /// (shown as "cached", never as a step that used nothing).
@@ -73,7 +80,16 @@ pub enum StepStatus {
 
 impl JobStep {
     fn new(id: String) -> JobStep {
-        JobStep { id, start: None, samples: Vec::new(), sample_lines: 0, samples_of: None, end: None, collected: None }
+        JobStep {
+            id,
+            start: None,
+            samples: Vec::new(),
+            sample_lines: 0,
+            samples_of: None,
+            end: None,
+            collected: None,
+            torn: None,
+        }
     }
 
     /// How it ended.
@@ -84,7 +100,7 @@ impl JobStep {
                 StepStatus::NotRun { exit_code: *exit_code, error: error.clone() }
             }
             Some(end) => StepStatus::Ended { exit_code: end.exit_code },
-            None => StepStatus::Interrupted { record_ends: self.last_recorded() },
+            None => StepStatus::Interrupted { record_ends: self.last_recorded(), torn: self.torn },
         }
     }
 
@@ -151,16 +167,24 @@ pub struct Lost {
     pub line: usize,
     /// Its length, bytes.
     pub bytes: usize,
-    /// Whether it is the file's last line (a torn write: the writer died or
-    /// the disk filled while appending it).
+    /// Whether it is the file's last line.
     pub last: bool,
+    /// Whether it was cut short (a short write: the disk filled, or the host
+    /// went away, while its writer appended it): the file's last line with
+    /// no newline after it, or a line another record was glued to.
+    pub torn: bool,
     /// What was wrong with it.
     pub reason: String,
 }
 
 impl std::fmt::Display for Lost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = if self.last { "the last line, cut short (a torn write)" } else { "unreadable" };
+        let what = match (self.torn, self.last) {
+            (true, true) => "the last line, cut short (a torn write: the disk may have filled)",
+            (true, false) => "cut short (a torn write: the disk may have filled), another line glued after it",
+            (false, true) => "the last line, unreadable",
+            (false, false) => "unreadable",
+        };
         write!(f, "line {} ({} bytes) lost: {what}: {}", self.line, self.bytes, self.reason)
     }
 }
@@ -267,6 +291,10 @@ struct Reading<'a> {
     reading_deferred: bool,
     /// Per step: how far its sample lines matched its document's samples.
     matched: Vec<Matched>,
+    /// Whether the file's last line has no newline after it.
+    ends_cut: bool,
+    /// The torn lines and whose they were, as far as they say.
+    torn: Vec<(TornLine, TornId)>,
 }
 
 /// How far the sample lines of a step matched its document's samples: the
@@ -293,7 +321,7 @@ struct Matched {
 /// the same reason when it does not read).
 #[must_use]
 pub fn read(text: &str) -> JobRecord {
-    let mut reading = Reading::default();
+    let mut reading = Reading { ends_cut: !text.ends_with('\n'), ..Reading::default() };
     let mut lines = text.lines().enumerate().peekable();
     while let Some((index, line)) = lines.next() {
         let (number, last) = (index + 1, lines.peek().is_none());
@@ -399,7 +427,7 @@ impl<'a> Reading<'a> {
 
     /// Reads line `number`, `line` (`last`: the file's last line).
     fn line(&mut self, number: usize, line: &'a str, last: bool) {
-        let lost = |reason: String, bytes: usize| Lost { line: number, bytes, last, reason };
+        let lost = |reason: String, bytes: usize| Lost { line: number, bytes, last, torn: false, reason };
         match parse(line) {
             Parsed::Record(record) => self.add(number, *record),
             Parsed::Unknown(kind) => self.job.unknown.push(Unknown { line: number, kind }),
@@ -413,7 +441,8 @@ impl<'a> Reading<'a> {
                     });
                 match glued {
                     Some((at, record)) => {
-                        self.job.lost.push(Lost { last: false, ..lost(reason, at) });
+                        self.job.lost.push(Lost { last: false, torn: true, ..lost(reason, at) });
+                        self.torn.push((TornLine { line: number, bytes: at }, torn::step_of(&line[..at])));
                         match *record {
                             // Its place among the step's samples is this
                             // line's: it waits with the others.
@@ -424,6 +453,10 @@ impl<'a> Reading<'a> {
                             }
                             record => self.add(number, record),
                         }
+                    }
+                    None if last && self.ends_cut => {
+                        self.job.lost.push(Lost { torn: true, ..lost(reason, line.len()) });
+                        self.torn.push((TornLine { line: number, bytes: line.len() }, torn::step_of(line)));
                     }
                     None => self.job.lost.push(lost(reason, line.len())),
                 }
@@ -453,7 +486,15 @@ impl<'a> Reading<'a> {
     /// whose reading was deferred keeps its place), the lost lines in
     /// order. A step of whose lines none could be read is no step.
     fn finish(self) -> JobRecord {
-        let Reading { mut job, first_line, .. } = self;
+        let Reading { mut job, first_line, torn, .. } = self;
+        // A torn line is its writer's last: why its step has no end.
+        for (line, id) in torn {
+            if let Some(at) = torn::owner(&job.steps, &id)
+                && job.steps[at].end.is_none()
+            {
+                job.steps[at].torn = Some(line);
+            }
+        }
         let mut steps: Vec<(usize, JobStep)> =
             first_line.into_iter().zip(job.steps).filter_map(|(first, step)| Some((first?, step))).collect();
         steps.sort_by_key(|(first, _)| *first);

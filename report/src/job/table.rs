@@ -44,6 +44,10 @@ pub(crate) struct Row {
     /// Interrupted steps: who finished it (`stepmon gc`) and when.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) collected: Option<String>,
+    /// Interrupted steps: their line cut short by a short write (the disk
+    /// may have filled), when the record stops with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) torn_line: Option<super::TornLine>,
 }
 
 /// The whole job.
@@ -92,11 +96,11 @@ fn verdict(step: &Step, status: &StepStatus) -> String {
 
 fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
     let (step, summary) = (&entry.step, &entry.step.summary);
-    let (status, exit_code, error, record_ends) = match &entry.status {
-        StepStatus::Ended { exit_code } => ("ended", Some(*exit_code), None, None),
-        StepStatus::NotRun { exit_code, error } => ("notRun", Some(*exit_code), Some(error.clone()), None),
-        StepStatus::Interrupted { record_ends } => ("interrupted", None, None, *record_ends),
-        StepStatus::Cached => ("cached", None, None, None),
+    let (status, exit_code, error, record_ends, torn_line) = match &entry.status {
+        StepStatus::Ended { exit_code } => ("ended", Some(*exit_code), None, None, None),
+        StepStatus::NotRun { exit_code, error } => ("notRun", Some(*exit_code), Some(error.clone()), None, None),
+        StepStatus::Interrupted { record_ends, torn } => ("interrupted", None, None, *record_ends, *torn),
+        StepStatus::Cached => ("cached", None, None, None, None),
     };
     let start = step.time_origin();
     Row {
@@ -122,6 +126,7 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
         samples: step.usage.resource_usage.samples.len(),
         record_ends,
         collected: entry.collected.as_ref().map(|c| format!("collected by {} at {}", c.by, c.at)),
+        torn_line,
     }
 }
 
@@ -172,8 +177,8 @@ impl Row {
     /// names and differ by platform.
     pub(crate) fn shown_name(&self) -> String {
         match &self.group {
-            Some(group) => format!("{} [{group}]", self.name),
-            None => self.name.clone(),
+            Some(group) => format!("{} [{group}]", crate::step::elide(&self.name)),
+            None => crate::step::elide(&self.name).into_owned(),
         }
     }
 }
@@ -201,10 +206,18 @@ pub(crate) fn cells(i: usize, r: &Row) -> Vec<String> {
 pub(crate) fn status_sentence(r: &Row) -> Option<String> {
     match r.status {
         "interrupted" => Some(format!(
-            "interrupted: {} ({}): no end in the record — stepmon was killed (or its host went away) while it ran; \
+            "interrupted: {} ({}): no end in the record — {}; \
              the record ends at {}, {} sample{}, wall so far {}; its numbers cover that part only{}",
             r.name,
             r.from,
+            match r.torn_line {
+                None => "stepmon was killed (or its host went away) while it ran".to_owned(),
+                Some(torn) => format!(
+                    "the disk may have filled: line {} ({} bytes) is its line cut short by a short write; \
+                     or stepmon was killed (or its host went away) while it ran",
+                    torn.line, torn.bytes
+                ),
+            },
             dash(r.record_ends, |t| t.to_string()),
             r.samples,
             if r.samples == 1 { "" } else { "s" },

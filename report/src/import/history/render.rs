@@ -90,7 +90,7 @@ fn render_one(out: &mut String, b: &Build) {
             let code = s.exit_code.map_or_else(String::new, |c| format!(" (exit code {c})"));
             let _ = writeln!(out, "  failing  {}{code}", label(s));
             if let Some(cmd) = &s.command {
-                let _ = writeln!(out, "           command: {cmd}");
+                let _ = writeln!(out, "           command: {}", crate::step::elide(cmd));
             }
         }
     }

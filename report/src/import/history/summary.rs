@@ -148,7 +148,8 @@ fn section(b: &Build) -> Section {
         lines.push(format!("error: {e}"));
         for s in b.steps.iter().filter(|s| matches!(s.state, StepState::Failed { .. })) {
             let code = s.exit_code.map_or_else(String::new, |c| format!(" (exit code {c})"));
-            let command = s.command.as_ref().map_or_else(String::new, |c| format!("; command: {c}"));
+            let command =
+                s.command.as_ref().map_or_else(String::new, |c| format!("; command: {}", crate::step::elide(c)));
             lines.push(format!("failing step: {}{code}{command}", label(s)));
         }
     }
