@@ -95,7 +95,10 @@ fn report_reads_an_unpacked_bundle_directory() {
     match status {
         Ok(s) if s.success() => {}
         other => {
-            println!("SKIPPED report_reads_an_unpacked_bundle_directory: `tar xzf` failed: {other:?}");
+            common::skip::skip(
+                "report_reads_an_unpacked_bundle_directory",
+                format_args!("`tar xzf` failed: {other:?}"),
+            );
             return;
         }
     }
@@ -156,9 +159,10 @@ fn report_reads_a_bundle_from_stdin_gzipd_or_not() {
             assert!(ok, "{stderr}");
             assert_eq!(stdout, from_file);
         }
-        other => {
-            println!("SKIPPED report_reads_a_bundle_from_stdin_gzipd_or_not (plain tar): `gzip -dc` failed: {other:?}")
-        }
+        other => common::skip::skip(
+            "report_reads_a_bundle_from_stdin_gzipd_or_not (plain tar)",
+            format_args!("`gzip -dc` failed: {other:?}"),
+        ),
     }
     // Cut short on stdin: one line, naming stdin.
     let (ok, _, stderr) = with_stdin(&["report", "-"], gz[..gz.len() / 2].to_vec());

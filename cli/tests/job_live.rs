@@ -193,7 +193,7 @@ fn a_torn_last_line_is_reported_as_lost_and_the_rest_read() {
 fn a_full_disk_ends_the_record_not_the_step() {
     let name = "a_full_disk_ends_the_record_not_the_step";
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED {name}: needs root to mount a tmpfs");
+        common::skip::skip(name, "needs root to mount a tmpfs");
         return;
     }
     let dir = scratch("job-full");
@@ -201,8 +201,8 @@ fn a_full_disk_ends_the_record_not_the_step() {
     let mount = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=8k", "tmpfs", dir.to_str().unwrap()])
         .status();
-    if !mount.is_ok_and(|s| s.success()) {
-        eprintln!("SKIPPED {name}: cannot mount a tmpfs here");
+    if !mount.as_ref().is_ok_and(|s| s.success()) {
+        common::skip::skip(name, format_args!("cannot mount a tmpfs here: {mount:?}"));
         return;
     }
     struct Unmount<'a>(&'a Path);

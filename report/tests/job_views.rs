@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::Write as _;
 
 use common::chromium::{Chromium, chromium_or_skip};
 use common::job::{end_with, entries_of, line, sample_lines, sample_with, start, sys};
@@ -302,9 +301,9 @@ fn value(sample: &Value) -> f64 {
 #[test]
 fn openmetrics_of_the_job_parse_with_each_steps_status() {
     let Some(python) = common::python_with("prometheus_client.openmetrics.parser") else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: openmetrics_of_the_job_parse_with_each_steps_status: no python3 with prometheus_client"
+        common::skip::skip(
+            "openmetrics_of_the_job_parse_with_each_steps_status",
+            "no python3 with prometheus_client (Debian: python3-prometheus-client)",
         );
         return;
     };
