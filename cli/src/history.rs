@@ -15,7 +15,7 @@ use crate::reports::{ReportArgs, write};
 const SNIFF_BYTES: u64 = 262;
 
 fn io(path: &Path, e: &std::io::Error) -> CliError {
-    CliError::io(&format!("cannot read {}", path.display()), e)
+    CliError::input(&format!("cannot read {}", path.display()), e)
 }
 
 fn one_line(path: &Path, e: &history::HistoryError) -> CliError {

@@ -66,7 +66,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
     if path == Path::new("-") {
         stdin_text(read_stdin_bytes()?)
     } else {
-        std::fs::read_to_string(path).map_err(|e| CliError::io(&format!("cannot read {}", path.display()), &e))
+        std::fs::read_to_string(path).map_err(|e| CliError::input(&format!("cannot read {}", path.display()), &e))
     }
 }
 
@@ -93,7 +93,7 @@ pub(crate) fn steps_of(path: &Path, text: &str) -> Result<Vec<Step>, CliError> {
 pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
     match output.filter(|p| *p != Path::new("-")) {
         Some(path) => {
-            std::fs::write(path, text).map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))
+            std::fs::write(path, text).map_err(|e| CliError::output(&format!("cannot write {}", path.display()), &e))
         }
         None => crate::out::emit(text),
     }

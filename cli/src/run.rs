@@ -165,7 +165,8 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // Fail before the step runs, not after, if the report cannot be written.
     let mut output_file = match args.output.as_deref() {
         Some(path) if path != Path::new("-") => Some(
-            std::fs::File::create(path).map_err(|e| CliError::io(&format!("cannot create {}", path.display()), &e))?,
+            std::fs::File::create(path)
+                .map_err(|e| CliError::output(&format!("cannot create {}", path.display()), &e))?,
         ),
         _ => None,
     };
@@ -242,7 +243,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         };
         match output_file.as_mut() {
             Some(file) => std::io::Write::write_all(file, text.as_bytes())
-                .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?,
+                .map_err(|e| CliError::output(&format!("cannot write {}", path.display()), &e))?,
             None => crate::out::emit(&text)?,
         }
     }
@@ -260,7 +261,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
         let text = serde_json::to_string_pretty(&document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n";
         crate::fleet::write_atomically(path, &text)
-            .map_err(|e| CliError::io(&format!("cannot write {}", path.display()), &e))?;
+            .map_err(|e| CliError::output(&format!("cannot write {}", path.display()), &e))?;
     }
     Ok(finished.exit_code)
 }
