@@ -8,7 +8,6 @@
 
 mod common;
 
-
 use common::chromium::{Chromium, chromium_or_skip};
 use common::job::{end_with, entries_of, line, sample_lines, sample_with, start, sys};
 use common::markdown::read_markdown;
@@ -202,7 +201,7 @@ fn trace_of_the_job_reads_back() {
     let events = trace["traceEvents"].as_array().unwrap();
     let slices = slices(&trace);
     assert_eq!(slices.len(), STEPS);
-    let slice = |i: usize| *slices.iter().find(|s| s["name"] == name(i).as_str()).unwrap();
+    let slice = |i: usize| *slices.iter().find(|s| s["args"]["step"] == name(i).as_str()).unwrap();
     // Every step on process 1; only the overlapping step 6 off the first lane.
     for i in 0..STEPS {
         assert_eq!(slice(i)["pid"], 1, "{i}");

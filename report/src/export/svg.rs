@@ -448,11 +448,4 @@ fn draw_line(out: &mut String, l: &Line<'_>, frame: &Frame) {
     }
 }
 
-/// `text` cut to at most `max` characters (with `…`).
-/// `text` cut to `max` characters, the last one `…` when cut.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    text.chars().take(max.saturating_sub(1)).chain(['…']).collect()
-}
+pub(crate) use crate::step::shorten;
