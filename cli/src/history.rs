@@ -54,6 +54,13 @@ pub(crate) fn of_stdin(bytes: &[u8]) -> Result<Option<Vec<Build>>, CliError> {
     history::read(bytes).map(Some).map_err(|e| CliError::new(format!("stdin: {e}")))
 }
 
+/// The build of `text` (the content of `path`) when it is a bare
+/// provenance predicate with steps but no per-step usage
+/// ([`history::of_predicate`]); `None` otherwise.
+pub(crate) fn of_predicate(path: &Path, text: &str) -> Result<Option<Build>, CliError> {
+    history::of_predicate(text.as_bytes()).map_err(|e| one_line(path, &e))
+}
+
 /// The steps of `builds` as one side of `stepmon diff`
 /// ([`history::diff_entries`]); the steps that never completed are named
 /// on stderr.

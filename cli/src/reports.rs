@@ -117,7 +117,14 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
                 read_text(path)?
             };
             if !job::looks_like_record(&text) {
-                let steps = steps_of(path, &text)?;
+                let steps = match steps_of(path, &text) {
+                    Ok(steps) => steps,
+                    // A predicate without per-step usage: a build-level report.
+                    Err(e) => match crate::history::of_predicate(path, &text)? {
+                        Some(build) => return crate::history::report(args, &[build]),
+                        None => return Err(e),
+                    },
+                };
                 return write(args.output.as_deref(), &export::render(args.format, &steps));
             }
             crate::job_read::of_text(path, &text)?
