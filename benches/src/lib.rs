@@ -20,3 +20,8 @@ pub mod runner;
 pub mod step;
 pub mod system;
 pub mod timing;
+
+/// How a live test says it cannot run here (shared by the workspace's tests):
+/// [`runner::CheckRunner`] skips through it.
+#[path = "../../testsupport/skip.rs"]
+mod test_skip;

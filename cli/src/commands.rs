@@ -47,7 +47,7 @@ pub fn sample(args: &SampleArgs) -> Result<(), CliError> {
     let mut probe = CgroupProbe::open(dir).map_err(|e| {
         let error = match not_a_cgroup_v2_dir(dir, &e) {
             Some(why) => CliError::new(why),
-            None => CliError::io(&format!("cannot open {}", dir.display()), &e),
+            None => CliError::cgroup(&format!("cannot open {}", dir.display()), &e),
         };
         error.hint(match discover::locate() {
             Ok(own) => format!(
@@ -93,7 +93,7 @@ fn not_a_cgroup_v2_dir(dir: &Path, error: &std::io::Error) -> Option<String> {
 /// One system sample, as JSON on stdout.
 pub fn sys(args: &SysArgs) -> Result<(), CliError> {
     let mut probe = SysProbe::open(&args.proc_root)
-        .map_err(|e| CliError::io(&format!("cannot open {}", args.proc_root.display()), &e))?;
+        .map_err(|e| CliError::input(&format!("cannot open {}", args.proc_root.display()), &e))?;
     print_json(&stepmon_sysusage::model::sys_sample(&probe.read(), None))
 }
 
@@ -114,14 +114,14 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
     };
     let mut removed = match &base {
         Some(base) => placement::collect_garbage(base, args.dry_run)
-            .map_err(|e| CliError::io(&format!("cannot clean up under {}", base.display()), &e))?,
+            .map_err(|e| CliError::cgroup(&format!("cannot clean up under {}", base.display()), &e))?,
         None => Vec::new(),
     };
     // And the step directories in the cgroup v1 hierarchies (hybrid hosts).
     let hierarchies = stepmon_runner::cgroup::v1::hierarchies_in(Path::new("/proc/self"));
     removed.extend(
         stepmon_runner::cgroup::v1::collect_garbage(&hierarchies, args.dry_run)
-            .map_err(|e| CliError::io("cannot clean up the cgroup v1 hierarchies", &e))?,
+            .map_err(|e| CliError::cgroup("cannot clean up the cgroup v1 hierarchies", &e))?,
     );
     let verb = if args.dry_run { "would remove" } else { "removed" };
     for dir in &removed {

@@ -1,6 +1,80 @@
 //! One-line errors with a hint; never a backtrace.
+//!
+//! A hint is chosen by what failed ([`Hint`]), not by the error's words:
+//! an output file that cannot be written gets an output file's hint, a
+//! cgroup that cannot be created a cgroup's. It is put in words only when
+//! the error is printed.
 
 use std::fmt;
+use std::io::ErrorKind;
+
+/// What the user can do about an error, by what failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// Creating or writing a cgroup was refused: root, or a delegated subtree.
+    CgroupAccess,
+    /// A file stepmon writes (`--output`, `--job`, ...) could not be
+    /// created or written, for this reason.
+    OutputFile(FileProblem),
+    /// A file stepmon reads could not be read, for this reason.
+    InputFile(FileProblem),
+    /// A hint already in words (from the runner, or for one command).
+    Text(String),
+}
+
+/// Why a file could not be opened, as far as it changes what to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileProblem {
+    /// EACCES / EPERM: this user may not.
+    Permission,
+    /// ENOENT: a directory on the way is missing (for a file to create).
+    NoDirectory,
+    /// EROFS: the file system is read-only.
+    ReadOnly,
+    /// EISDIR: the path names a directory.
+    Directory,
+}
+
+impl FileProblem {
+    /// The problem of `error`, when it is one a hint can help with.
+    fn of(error: &std::io::Error) -> Option<FileProblem> {
+        match error.kind() {
+            ErrorKind::PermissionDenied => Some(FileProblem::Permission),
+            ErrorKind::NotFound => Some(FileProblem::NoDirectory),
+            ErrorKind::ReadOnlyFilesystem => Some(FileProblem::ReadOnly),
+            ErrorKind::IsADirectory => Some(FileProblem::Directory),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Hint::CgroupAccess => f.write_str(
+                "creating cgroups needs root, or a delegated subtree: \
+                 systemd-run --user --scope -p Delegate=yes stepmon run --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD",
+            ),
+            Hint::OutputFile(FileProblem::Permission) => f.write_str(
+                "stepmon's user may not write there: give a path in a directory it can write, or `-` for stdout",
+            ),
+            Hint::OutputFile(FileProblem::NoDirectory) => {
+                f.write_str("its directory does not exist: create it first (stepmon does not create directories)")
+            }
+            Hint::OutputFile(FileProblem::ReadOnly) | Hint::InputFile(FileProblem::ReadOnly) => {
+                f.write_str("that file system is mounted read-only: give a path on a writable one, or `-` for stdout")
+            }
+            Hint::OutputFile(FileProblem::Directory) | Hint::InputFile(FileProblem::Directory) => {
+                f.write_str("that is a directory: give a file name in it")
+            }
+            Hint::InputFile(FileProblem::Permission) => {
+                f.write_str("stepmon's user may not read it: check its permissions, or copy it somewhere readable")
+            }
+            Hint::InputFile(FileProblem::NoDirectory) => f.write_str("check the path"),
+            Hint::Text(text) => f.write_str(text),
+        }
+    }
+}
 
 /// A failure of stepmon itself (not of the step).
 #[derive(Debug)]
@@ -8,7 +82,7 @@ pub struct CliError {
     /// What went wrong.
     pub message: String,
     /// What to do about it.
-    pub hint: Option<String>,
+    pub hint: Option<Hint>,
 }
 
 impl CliError {
@@ -17,30 +91,43 @@ impl CliError {
         CliError { message: message.into(), hint: None }
     }
 
-    /// Adds a hint.
+    /// Adds a hint in words.
     #[must_use]
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.hint = Some(Hint::Text(hint.into()));
         self
     }
 
-    /// An I/O error on `what`, with a hint for permission problems.
+    /// An I/O error on `what` (a stream, a thread, a directory listing):
+    /// no hint, since none fits every such error.
     pub fn io(what: &str, error: &std::io::Error) -> Self {
-        let e = CliError::new(format!("{what}: {error}"));
-        if error.kind() == std::io::ErrorKind::PermissionDenied {
-            e.hint(
-                "creating cgroups needs root, or a delegated subtree: \
-                 systemd-run --user --scope -p Delegate=yes stepmon run --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD",
-            )
-        } else {
-            e
-        }
+        CliError::new(format!("{what}: {error}"))
+    }
+
+    /// An error creating or writing an output file (`what` names it), with
+    /// an output file's hint when one helps.
+    pub fn output(what: &str, error: &std::io::Error) -> Self {
+        CliError { message: format!("{what}: {error}"), hint: FileProblem::of(error).map(Hint::OutputFile) }
+    }
+
+    /// An error reading an input file (`what` names it), with an input
+    /// file's hint when one helps (a missing file needs none).
+    pub fn input(what: &str, error: &std::io::Error) -> Self {
+        let hint = FileProblem::of(error).filter(|p| *p != FileProblem::NoDirectory).map(Hint::InputFile);
+        CliError { message: format!("{what}: {error}"), hint }
+    }
+
+    /// An error creating, writing or removing a cgroup (`what` names it),
+    /// with the delegation hint when it was refused.
+    pub fn cgroup(what: &str, error: &std::io::Error) -> Self {
+        let refused = matches!(error.kind(), ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem);
+        CliError { message: format!("{what}: {error}"), hint: refused.then_some(Hint::CgroupAccess) }
     }
 }
 
 impl From<stepmon_runner::RunError> for CliError {
     fn from(error: stepmon_runner::RunError) -> Self {
-        CliError { message: error.message, hint: error.hint }
+        CliError { message: error.message, hint: error.hint.map(Hint::Text) }
     }
 }
 
@@ -51,5 +138,63 @@ impl fmt::Display for CliError {
             write!(f, "\n  hint: {hint}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(kind: ErrorKind) -> std::io::Error {
+        std::io::Error::from(kind)
+    }
+
+    fn shown(e: &CliError) -> String {
+        e.hint.as_ref().map(ToString::to_string).unwrap_or_default()
+    }
+
+    #[test]
+    fn an_output_file_gets_an_output_files_hint() {
+        let denied = CliError::output("cannot create /not/writable/x.json", &error(ErrorKind::PermissionDenied));
+        assert_eq!(denied.hint, Some(Hint::OutputFile(FileProblem::Permission)));
+        assert!(!shown(&denied).contains("cgroup"), "{}", shown(&denied));
+        assert!(shown(&denied).contains("may not write there"), "{}", shown(&denied));
+        let missing = CliError::output("cannot create /nowhere/x.json", &error(ErrorKind::NotFound));
+        assert!(shown(&missing).contains("directory does not exist"), "{}", shown(&missing));
+        let read_only = CliError::output("cannot write /x", &error(ErrorKind::ReadOnlyFilesystem));
+        assert!(shown(&read_only).contains("read-only"));
+        // Nothing a hint helps with: none.
+        assert_eq!(CliError::output("cannot write /x", &error(ErrorKind::StorageFull)).hint, None);
+    }
+
+    #[test]
+    fn an_input_file_gets_an_input_files_hint_a_missing_one_none() {
+        let denied = CliError::input("cannot read /root/run.json", &error(ErrorKind::PermissionDenied));
+        assert!(shown(&denied).contains("may not read it"), "{}", shown(&denied));
+        assert!(!shown(&denied).contains("cgroup"));
+        assert_eq!(CliError::input("cannot read x.json", &error(ErrorKind::NotFound)).hint, None);
+    }
+
+    #[test]
+    fn only_a_refused_cgroup_gets_the_delegation_hint() {
+        let refused = CliError::cgroup("cannot open /sys/fs/cgroup/x", &error(ErrorKind::PermissionDenied));
+        assert_eq!(refused.hint, Some(Hint::CgroupAccess));
+        assert!(shown(&refused).contains("delegated subtree"));
+        assert_eq!(CliError::cgroup("cannot open x", &error(ErrorKind::NotFound)).hint, None);
+    }
+
+    #[test]
+    fn streams_and_threads_get_no_hint() {
+        // Before, every EACCES got the cgroup hint, whatever failed.
+        assert_eq!(CliError::io("cannot write to stdout", &error(ErrorKind::PermissionDenied)).hint, None);
+        assert_eq!(CliError::io("cannot read stdin", &error(ErrorKind::PermissionDenied)).hint, None);
+    }
+
+    #[test]
+    fn the_hint_is_printed_on_its_own_line() {
+        let e = CliError::output("cannot create /x/y", &error(ErrorKind::NotFound));
+        let text = e.to_string();
+        assert!(text.starts_with("stepmon: error: cannot create /x/y: "), "{text}");
+        assert!(text.contains("\n  hint: its directory does not exist"), "{text}");
     }
 }

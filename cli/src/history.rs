@@ -15,7 +15,7 @@ use crate::reports::{ReportArgs, write};
 const SNIFF_BYTES: u64 = 262;
 
 fn io(path: &Path, e: &std::io::Error) -> CliError {
-    CliError::io(&format!("cannot read {}", path.display()), e)
+    CliError::input(&format!("cannot read {}", path.display()), e)
 }
 
 fn one_line(path: &Path, e: &history::HistoryError) -> CliError {
@@ -52,6 +52,13 @@ pub(crate) fn of_stdin(bytes: &[u8]) -> Result<Option<Vec<Build>>, CliError> {
         return Ok(None);
     }
     history::read(bytes).map(Some).map_err(|e| CliError::new(format!("stdin: {e}")))
+}
+
+/// The build of `text` (the content of `path`) when it is a bare
+/// provenance predicate with steps but no per-step usage
+/// ([`history::of_predicate`]); `None` otherwise.
+pub(crate) fn of_predicate(path: &Path, text: &str) -> Result<Option<Build>, CliError> {
+    history::of_predicate(text.as_bytes()).map_err(|e| one_line(path, &e))
 }
 
 /// The steps of `builds` as one side of `stepmon diff`

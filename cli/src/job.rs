@@ -47,7 +47,7 @@ impl JobWriter {
             .append(true)
             .create(true)
             .open(path)
-            .map_err(|e| CliError::io(&format!("cannot open the job record {}", path.display()), &e))?;
+            .map_err(|e| CliError::output(&format!("cannot open the job record {}", path.display()), &e))?;
         let step = start.step.clone();
         let mut writer = JobWriter { file, path: path.to_path_buf(), step: step.clone(), stopped: None, marker: None };
         writer.append(&Record::StepStart(start));

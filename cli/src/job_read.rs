@@ -42,7 +42,7 @@ fn nonempty(entries: Vec<Entry>, notes: Vec<String>) -> Result<(Vec<Entry>, Vec<
 }
 
 fn files_of(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let read = std::fs::read_dir(dir).map_err(|e| CliError::io(&format!("cannot read {}", dir.display()), &e))?;
+    let read = std::fs::read_dir(dir).map_err(|e| CliError::input(&format!("cannot read {}", dir.display()), &e))?;
     let mut files: Vec<PathBuf> = read
         .filter_map(Result::ok)
         .map(|entry| entry.path())

@@ -25,7 +25,8 @@ impl Pending {
     pub fn open(path: &Path, option: &str) -> Result<Pending, CliError> {
         match OutFile::create(path) {
             Ok(file) => Ok(Pending { path: path.to_path_buf(), file }),
-            Err(e) => Err(CliError::new(format!("{option} {}: cannot write there: {e}", path.display()))),
+            // An output file's hint (its directory, its permissions), not a cgroup's.
+            Err(e) => Err(CliError::output(&format!("{option} {}: cannot write there", path.display()), &e)),
         }
     }
 

@@ -66,7 +66,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
     if path == Path::new("-") {
         stdin_text(read_stdin_bytes()?)
     } else {
-        std::fs::read_to_string(path).map_err(|e| CliError::io(&format!("cannot read {}", path.display()), &e))
+        std::fs::read_to_string(path).map_err(|e| CliError::input(&format!("cannot read {}", path.display()), &e))
     }
 }
 
@@ -95,7 +95,7 @@ pub fn write(output: Option<&Path>, text: &str) -> Result<(), CliError> {
         Some(path) => {
             // Whole or not at all: a failure leaves an earlier file as it was.
             stepmon_outfile::write(path, text)
-                .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
+                .map_err(|e| CliError::output(&format!("cannot write {}", path.display()), &e))
         }
         None => crate::out::emit(text),
     }
@@ -127,7 +127,14 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
                 read_text(path)?
             };
             if !job::looks_like_record(&text) {
-                let steps = steps_of(path, &text)?;
+                let steps = match steps_of(path, &text) {
+                    Ok(steps) => steps,
+                    // A predicate without per-step usage: a build-level report.
+                    Err(e) => match crate::history::of_predicate(path, &text)? {
+                        Some(build) => return crate::history::report(args, &[build]),
+                        None => return Err(e),
+                    },
+                };
                 return write(args.output.as_deref(), &export::render(args.format, &steps));
             }
             crate::job_read::of_text(path, &text)?

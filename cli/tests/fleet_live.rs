@@ -8,7 +8,7 @@
 //! The servers are Debian's `prometheus` (with `promtool`),
 //! `prometheus-pushgateway` and `prometheus-node-exporter`, installed by
 //! `scripts/setup`. Without them a test prints `SKIPPED <test>: <why>` and
-//! passes, unless `STEPMON_REQUIRE_REPORT_TOOLS=1` (scripts/test), when it
+//! passes, unless `STEPMON_REQUIRE_LIVE=1` (scripts/test), when it
 //! fails.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -45,13 +45,7 @@ fn have(test: &str, tools: &[&str]) -> bool {
     if missing.is_empty() {
         return true;
     }
-    let why = format!("{} not installed (scripts/setup installs them)", missing.join(", "));
-    assert!(
-        std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").as_deref() != Ok("1"),
-        "STEPMON_REQUIRE_REPORT_TOOLS=1: {test}: {why}"
-    );
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-    false
+    common::skip::skipped(test, format_args!("{} not installed (scripts/setup installs them)", missing.join(", ")))
 }
 
 /// A loopback port nothing listens on right now.

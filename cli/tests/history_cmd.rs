@@ -95,7 +95,10 @@ fn report_reads_an_unpacked_bundle_directory() {
     match status {
         Ok(s) if s.success() => {}
         other => {
-            println!("SKIPPED report_reads_an_unpacked_bundle_directory: `tar xzf` failed: {other:?}");
+            common::skip::skip(
+                "report_reads_an_unpacked_bundle_directory",
+                format_args!("`tar xzf` failed: {other:?}"),
+            );
             return;
         }
     }
@@ -156,9 +159,10 @@ fn report_reads_a_bundle_from_stdin_gzipd_or_not() {
             assert!(ok, "{stderr}");
             assert_eq!(stdout, from_file);
         }
-        other => {
-            println!("SKIPPED report_reads_a_bundle_from_stdin_gzipd_or_not (plain tar): `gzip -dc` failed: {other:?}")
-        }
+        other => common::skip::skip(
+            "report_reads_a_bundle_from_stdin_gzipd_or_not (plain tar)",
+            format_args!("`gzip -dc` failed: {other:?}"),
+        ),
     }
     // Cut short on stdin: one line, naming stdin.
     let (ok, _, stderr) = with_stdin(&["report", "-"], gz[..gz.len() / 2].to_vec());
@@ -194,4 +198,47 @@ fn diff_of_two_bundles_compares_their_steps_by_name_and_platform() {
         "{}",
         run.stderr
     );
+}
+
+/// The bundle's provenance predicates with every `resourceUsage` removed:
+/// what Docker Engine's built-in BuildKit writes.
+fn predicates_without_usage() -> Vec<serde_json::Value> {
+    use stepmon_report::import::history::{Layout, bundle as layout};
+    let bytes = std::fs::read(bundle(TWO_PLATFORM)).unwrap();
+    let layout = Layout::from_archive(&bytes).unwrap();
+    let records = layout.records().unwrap();
+    let mut found = Vec::new();
+    for (_, bytes) in records.iter().flat_map(|r| r.layers.iter()).filter(|(d, _)| d.media_type == layout::IN_TOTO) {
+        let mut predicate: Value = serde_json::from_slice(bytes).unwrap();
+        let Some(steps) = predicate.pointer_mut("/buildConfig/llbDefinition").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for step in steps {
+            step.as_object_mut().unwrap().remove("resourceUsage");
+        }
+        found.push(predicate);
+    }
+    assert_eq!(found.len(), 2);
+    found
+}
+
+#[test]
+fn report_of_a_predicate_without_step_usage_is_a_build_level_report() {
+    let dir = scratch("history-predicate");
+    for (i, predicate) in predicates_without_usage().into_iter().enumerate() {
+        let file = dir.join(format!("predicate-{i}.json"));
+        std::fs::write(&file, predicate.to_string()).unwrap();
+        let file = file.to_str().unwrap();
+        let run = run_stepmon(&["report", file]);
+        assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+        assert!(run.stdout.contains("no per-step usage: the builder did not record it"), "{}", run.stdout);
+        assert!(run.stdout.contains("RUN /bin/sh -c 'echo \"Hello world!\"' (Dockerfile:3)"), "{}", run.stdout);
+        assert!(run.stdout.contains("over the build:"), "the machine's usage: {}", run.stdout);
+        assert!(!run.stderr.contains("capture-usage=true"), "{}", run.stderr);
+        for format in ["json", "markdown", "html"] {
+            let run = run_stepmon(&["report", file, "--format", format]);
+            assert_eq!(run.status.code(), Some(0), "{format}: {}", run.stderr);
+            assert!(run.stdout.contains("Dockerfile:3"), "{format}: {}", run.stdout);
+        }
+    }
 }

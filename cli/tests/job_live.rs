@@ -44,6 +44,52 @@ fn row<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
+fn two_steps_of_one_program_are_told_apart_by_their_commands() {
+    let dir = scratch("job-commands");
+    let job = dir.join("job.jsonl");
+    for (code, script) in [(0, "exit 0"), (3, "exit 3")] {
+        let mut child = stepmon()
+            .args(["run", "-q", "--job", job.to_str().unwrap(), "--", "sh", "-c", script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert_eq!(wait_for(&mut child, Duration::from_secs(20)).code(), Some(code));
+    }
+    let report = report_json(&job);
+    let steps = report["steps"].as_array().unwrap();
+    let commands: Vec<(&Value, &Value, &Value)> =
+        steps.iter().map(|s| (&s["name"], &s["command"], &s["exitCode"])).collect();
+    assert_eq!(
+        commands,
+        [
+            (&Value::from("sh"), &serde_json::json!(["sh", "-c", "exit 0"]), &Value::from(0)),
+            (&Value::from("sh"), &serde_json::json!(["sh", "-c", "exit 3"]), &Value::from(3)),
+        ],
+        "{report}"
+    );
+    let text = run_stepmon(&["report", job.to_str().unwrap()]);
+    assert!(text.status.success(), "{}", text.stderr);
+    let line = |label: &str| {
+        text.stdout.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("no row {label}:\n{}", text.stdout))
+    };
+    assert!(line("sh (sh -c 'exit 0')").trim_end().ends_with(" 0"), "{}", text.stdout);
+    assert!(line("sh (sh -c 'exit 3')").trim_end().ends_with(" 3"), "{}", text.stdout);
+    for format in ["markdown", "html"] {
+        let out = run_stepmon(&["report", "--format", format, job.to_str().unwrap()]);
+        assert!(out.status.success(), "{format}: {}", out.stderr);
+        for script in ["exit 0", "exit 3"] {
+            assert!(
+                out.stdout
+                    .contains(&format!("sh (sh -c {q}{script}{q})", q = if format == "html" { "&#39;" } else { "'" })),
+                "{format}: {script}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
+#[test]
 fn a_job_of_five_steps_one_row_each_the_parallel_pair_overlapping() {
     let dir = scratch("job-five");
     let job = dir.join("job.jsonl");
@@ -85,7 +131,10 @@ fn a_job_of_five_steps_one_row_each_the_parallel_pair_overlapping() {
         .iter()
         .max_by(|a, b| a["wallSeconds"].as_f64().unwrap().total_cmp(&b["wallSeconds"].as_f64().unwrap()))
         .unwrap();
-    assert_eq!(report["longest"], longest["name"], "{report}");
+    // Named with its command, as everywhere a step is named.
+    let command: Vec<String> = serde_json::from_value(longest["command"].clone()).unwrap();
+    let label = stepmon_report::step::label(longest["name"].as_str().unwrap(), &command);
+    assert_eq!(report["longest"], label.as_str(), "{report}");
     let wall = report["wallSeconds"].as_f64().unwrap();
     assert!(wall >= span("right").1 - 1e-6 && wall >= span("left").1 - 1e-6, "{report}");
 
@@ -194,11 +243,11 @@ fn a_torn_last_line_is_reported_as_lost_and_the_rest_read() {
 fn a_full_disk_ends_the_record_not_the_step_and_the_report_says_why() {
     let name = "a_full_disk_ends_the_record_not_the_step_and_the_report_says_why";
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED {name}: needs root to mount a tmpfs (in a mount namespace of its own)");
+        common::skip::skip(name, "needs root to mount a tmpfs (in a mount namespace of its own)");
         return;
     }
     if !std::process::Command::new("unshare").args(["-m", "true"]).status().is_ok_and(|s| s.success()) {
-        eprintln!("SKIPPED {name}: unshare -m does not work here");
+        common::skip::skip(name, "unshare -m does not work here");
         return;
     }
     let dir = scratch("job-full");
@@ -231,7 +280,9 @@ exit $code"#;
     // A short write leaves the record's last line cut short (unless the
     // file ended exactly at the tmpfs's last free byte: no line torn then).
     if text.ends_with('\n') {
-        eprintln!("SKIPPED {name} (its torn-line half): the record filled the tmpfs to the byte");
+        eprintln!(
+            "{name}: the record filled the tmpfs to the byte: no line was torn, so the torn-line half has nothing to check"
+        );
         return;
     }
     let StepStatus::Interrupted { torn: Some(torn), .. } = record.steps[0].status() else {
@@ -293,7 +344,7 @@ fn two_jobs_compare_step_by_step_by_name() {
     }
     let diff = run_stepmon(&["diff", before.to_str().unwrap(), after.to_str().unwrap(), "--fail-if-heavier"]);
     assert_eq!(diff.status.code(), Some(1), "the build step got 20x the CPU: {}{}", diff.stdout, diff.stderr);
-    assert!(diff.stdout.contains("only after: `package`"), "{}", diff.stdout);
+    assert!(diff.stdout.contains("only after: `package (true)`"), "{}", diff.stdout);
     let json = run_stepmon(&["diff", "--json", before.to_str().unwrap(), after.to_str().unwrap()]);
     let value: Value = serde_json::from_str(&json.stdout).unwrap();
     let steps = value["steps"].as_array().unwrap();
@@ -310,5 +361,5 @@ fn two_jobs_compare_step_by_step_by_name() {
     );
     let cpu = named("build")["fields"].as_array().unwrap().iter().find(|f| f["field"] == "cpu.usageSeconds").cloned();
     assert_eq!(cpu.as_ref().map(|f| f["direction"].clone()), Some(Value::from("up")), "{}", named("build"));
-    assert_eq!(value["onlyAfter"], serde_json::json!(["package"]));
+    assert_eq!(value["onlyAfter"], serde_json::json!(["package (true)"]));
 }

@@ -150,7 +150,7 @@ fn check_fallback(what: &str, output: &Output, out: &Path, time_out: &Path) -> V
 
 fn root_or_skip(name: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED {name}: needs root to make namespaces and change user");
+        common::skip::skip(name, "needs root to make namespaces and change user");
         return false;
     }
     true

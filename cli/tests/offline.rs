@@ -163,7 +163,7 @@ fn doctor_json_describes_this_host() {
     }
     let Some(mount) = cgroup2_mount() else {
         assert_eq!(check("cgroup2")["status"], "missing");
-        eprintln!("SKIPPED doctor_json_describes_this_host (layout part): no cgroup2 mount here");
+        common::skip::skip("doctor_json_describes_this_host (layout part)", "no cgroup2 mount here");
         return;
     };
     assert_eq!(report["cgroup2Mount"], mount.to_str().unwrap());
@@ -206,7 +206,7 @@ fn doctor_json_describes_this_host() {
 fn doctor_own_cgroup_and_human_output() {
     let own = run_stepmon(&["doctor", "--own-cgroup"]);
     let Some(mount) = cgroup2_mount() else {
-        eprintln!("SKIPPED doctor_own_cgroup_and_human_output: no cgroup2 mount here");
+        common::skip::skip("doctor_own_cgroup_and_human_output", "no cgroup2 mount here");
         return;
     };
     assert!(own.status.success(), "{}", own.stderr);

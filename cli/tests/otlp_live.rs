@@ -9,7 +9,7 @@
 //!
 //! Without python3's `opentelemetry.proto` (scripts/setup installs it) or
 //! the openssl CLI a test prints `SKIPPED <test>: <why>`, or fails when
-//! `STEPMON_REQUIRE_REPORT_TOOLS=1` (scripts/test).
+//! `STEPMON_REQUIRE_LIVE=1` (scripts/test).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -29,15 +29,7 @@ const CPU_BOUND: &[&str] = &["sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((
 const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT_ID: &str = "b7ad6b7169203331";
 
-/// Says `SKIPPED` (or fails when the tools are required) and returns false.
-fn skip(test: &str, why: &str) -> bool {
-    assert!(
-        std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").as_deref() != Ok("1"),
-        "STEPMON_REQUIRE_REPORT_TOOLS=1: {test}: {why}"
-    );
-    eprintln!("SKIPPED {test}: {why}");
-    false
-}
+use common::skip::skipped as skip;
 
 /// Whether the receiver can run: python3 with the official OTLP classes.
 fn have_receiver(test: &str) -> bool {

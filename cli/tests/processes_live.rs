@@ -23,7 +23,7 @@ const ALLOCATE: &str = "x = b'a' * (128 << 20)";
 fn root(name: &str) -> bool {
     let ok = rustix::process::geteuid().is_root();
     if !ok {
-        eprintln!("SKIPPED {name}: the taskstats listener needs root");
+        common::skip::skip(name, "the taskstats listener needs root");
     }
     ok
 }
@@ -31,7 +31,7 @@ fn root(name: &str) -> bool {
 fn tool(name: &str, program: &str) -> bool {
     let ok = Command::new(program).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
     if !ok {
-        eprintln!("SKIPPED {name}: no {program}");
+        common::skip::skip(name, format_args!("no {program}"));
     }
     ok
 }

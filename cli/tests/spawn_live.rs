@@ -43,7 +43,7 @@ fn run_in_env(name: &str, mode: &str, env: &[(&str, &str)], args: &[&str]) -> Op
     let env: Vec<(&str, &str)> = std::iter::once(("STEPMON_SPAWN", mode)).chain(env.iter().copied()).collect();
     let run = run_stepmon_with(&env, args);
     if mode == "clone3" && run.status.code() == Some(125) && !clone3_expected() {
-        eprintln!("SKIPPED {name} with clone3: this host may lack it: {}", run.stderr.trim());
+        common::skip::skip(name, format_args!("with clone3: this host may lack it: {}", run.stderr.trim()));
         return None;
     }
     let said = match mode {

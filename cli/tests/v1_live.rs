@@ -23,7 +23,7 @@ use serde_json::Value;
 /// where the host has none or the test is not root.
 fn v1_host(name: &str) -> Option<Vec<(String, PathBuf)>> {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED {name}: needs root to create cgroups");
+        common::skip::skip(name, "needs root to create cgroups");
         return None;
     }
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap();
@@ -39,7 +39,7 @@ fn v1_host(name: &str) -> Option<Vec<(String, PathBuf)>> {
         }
     }
     if found.iter().filter(|(c, _)| c == "memory" || c == "pids").count() < 2 {
-        eprintln!("SKIPPED {name}: no cgroup v1 memory and pids hierarchies here (pure cgroup v2?)");
+        common::skip::skip(name, "no cgroup v1 memory and pids hierarchies here (pure cgroup v2?)");
         return None;
     }
     Some(found)

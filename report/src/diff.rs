@@ -71,7 +71,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::source::{Group, Rung};
-use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Origin, Step, WallSource};
+use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Origin, Step, WallSource, label};
 use crate::units;
 use crate::verdict::{MachineLoad, MachineVerdict, Thresholds};
 
@@ -315,8 +315,11 @@ impl DiffVerdict {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Side {
-    /// The step's name (its command).
+    /// The step's name.
     pub name: String,
+    /// The command it ran (argv), when known.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     /// Where it was recorded.
     pub origin: Origin,
     /// How its wall time is known.
@@ -490,6 +493,7 @@ fn side(step: &Step, thresholds: &Thresholds) -> Side {
     let machine = crate::verdict::machine_of(step, thresholds);
     Side {
         name: step.name.clone(),
+        command: step.command().to_vec(),
         origin: step.origin.clone(),
         wall_source: step.wall_source,
         machine_load: machine.class,
@@ -590,6 +594,11 @@ fn judge(
     diff
 }
 
+/// A step's command for a warning: quoted, else its name.
+fn shown_command(step: &Step) -> String {
+    if step.command().is_empty() { step.name.clone() } else { crate::step::quote_command(step.command()) }
+}
+
 /// Why the two runs may not be the same thing measured twice.
 fn context_warnings(before: &Step, after: &Step, sides: (&Side, &Side)) -> Vec<String> {
     let mut out = Vec::new();
@@ -599,7 +608,7 @@ fn context_warnings(before: &Step, after: &Step, sides: (&Side, &Side)) -> Vec<S
         _ => before.name == after.name,
     };
     if !same_command {
-        out.push(format!("the commands differ: `{}` before, `{}` after", before.name, after.name));
+        out.push(format!("the commands differ: `{}` before, `{}` after", shown_command(before), shown_command(after)));
     }
     if std::mem::discriminant(&before.origin) != std::mem::discriminant(&after.origin) {
         out.push(
@@ -711,7 +720,9 @@ impl StepDiff {
     #[must_use]
     pub fn render_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "stepmon diff: `{}` → `{}`", self.before.name, self.after.name);
+        let (before, after) = (&self.before, &self.after);
+        let (before, after) = (label(&before.name, &before.command), label(&after.name, &after.command));
+        let _ = writeln!(out, "stepmon diff: `{before}` → `{after}`");
         let _ = writeln!(out, "  verdict  {}", self.reason);
         for w in &self.warnings {
             let _ = writeln!(out, "  warning  {w}");
@@ -923,10 +934,11 @@ impl TotalsDiff {
 }
 
 impl RunDiff {
-    /// Pairs the steps of `before` and `after`: by name (the command), the
-    /// n-th of a name with the n-th of the same name; when both sides hold
-    /// exactly one step they are paired whatever their names (the diff
-    /// warns when the commands differ).
+    /// Pairs the steps of `before` and `after`: by name and command (steps
+    /// of one program differ by command), the n-th of a name and command
+    /// with the n-th of the same; then what is left by name alone; when
+    /// both sides hold exactly one step they are paired whatever their
+    /// names (the diff warns when the commands differ).
     #[must_use]
     pub fn between(before: &[Step], after: &[Step]) -> RunDiff {
         if let ([b], [a]) = (before, after) {
@@ -938,19 +950,26 @@ impl RunDiff {
             };
         }
         let mut used = vec![false; before.len()];
-        let mut steps = Vec::new();
-        let mut only_after = Vec::new();
-        for a in after {
-            let found = before.iter().zip(used.iter_mut()).find(|(b, used)| !**used && b.name == a.name);
-            match found {
-                Some((b, used)) => {
-                    *used = true;
-                    steps.push(StepDiff::between(b, a));
+        let mut paired: Vec<Option<usize>> = vec![None; after.len()];
+        let same_command = |b: &Step, a: &Step| b.name == a.name && b.command() == a.command();
+        let same_name = |b: &Step, a: &Step| b.name == a.name;
+        for same in [&same_command as &dyn Fn(&Step, &Step) -> bool, &same_name] {
+            for (a, pair) in after.iter().zip(paired.iter_mut()).filter(|(_, p)| p.is_none()) {
+                if let Some(i) = (0..before.len()).find(|&i| !used[i] && same(&before[i], a)) {
+                    used[i] = true;
+                    *pair = Some(i);
                 }
-                None => only_after.push(a.name.clone()),
             }
         }
-        let only_before = before.iter().zip(&used).filter(|(_, used)| !**used).map(|(b, _)| b.name.clone()).collect();
+        let mut steps = Vec::new();
+        let mut only_after = Vec::new();
+        for (a, pair) in after.iter().zip(&paired) {
+            match pair {
+                Some(i) => steps.push(StepDiff::between(&before[*i], a)),
+                None => only_after.push(a.label()),
+            }
+        }
+        let only_before = before.iter().zip(&used).filter(|(_, used)| !**used).map(|(b, _)| b.label()).collect();
         RunDiff { steps, only_before, only_after, totals: None }
     }
 

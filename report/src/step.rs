@@ -186,6 +186,27 @@ impl Step {
         matches!(self.origin, Origin::BuildKit { .. }) && self.usage.resource_usage.samples.len() == 1
     }
 
+    /// The command it ran, as given (a `stepmon run`'s argv); empty when
+    /// not known (imported steps, whose name is their command).
+    #[must_use]
+    pub fn command(&self) -> &[String] {
+        self.run.as_ref().map_or(&[], |r| r.command.as_slice())
+    }
+
+    /// Its name where steps are listed: [`label`] of its name and command,
+    /// so that two steps of one name (`make test`, `make lint`) stay apart.
+    ///
+    /// ```
+    /// use stepmon_report::step::label;
+    /// let exit = |code: &str| ["sh".to_owned(), "-c".to_owned(), format!("exit {code}")];
+    /// assert_eq!(label("sh", &exit("3")), "sh (sh -c 'exit 3')");
+    /// assert_eq!(label("make", &["make".to_owned()]), "make");
+    /// ```
+    #[must_use]
+    pub fn label(&self) -> String {
+        label(&self.name, self.command())
+    }
+
     /// Where the step's time axis starts: its start, else its first sample.
     #[must_use]
     pub fn time_origin(&self) -> Option<Timestamp> {
@@ -225,6 +246,28 @@ fn estimate_wall(samples: &[StepSample], baseline: Baseline) -> (Option<f64>, Wa
     let span = last.timestamp.duration_since(first.timestamp).as_secs_f64().max(0.0);
     let lead = if baseline == Baseline::Zero { BUILDKIT_FIRST_SAMPLE_SECONDS } else { 0.0 };
     (Some(span + lead), WallSource::EstimatedFromSamples)
+}
+
+/// Characters of the command in a [`label`]: enough for a program and its
+/// first arguments, short enough for a table's step column.
+pub const LABEL_COMMAND_CHARS: usize = 40;
+
+/// A step's `name` with a short form of its `command` in parentheses
+/// (quoted as [`quote_command`], cut to [`LABEL_COMMAND_CHARS`] with `…`),
+/// or the name alone when the command is unknown or is the name (`make`
+/// run as `make`, a step named by its command).
+#[must_use]
+pub fn label(name: &str, command: &[String]) -> String {
+    let quoted = quote_command(command);
+    if command.is_empty() || quoted == name || command.join(" ") == name {
+        return name.to_owned();
+    }
+    format!("{name} ({})", shorten(&quoted, LABEL_COMMAND_CHARS))
+}
+
+/// `text` in at most `max` characters, the elision marked ([`elide_to`]).
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    elide_to(text, max).into_owned()
 }
 
 /// A command line as one line for people: arguments that are not plain
@@ -311,5 +354,22 @@ mod tests {
         assert_eq!(quote("line\nbreak"), "'line\\nbreak'");
         assert_eq!(quote("it's"), "'it'\\''s'");
         assert_eq!(quote_command(&["sh".into(), "-c".into(), "exit 7".into()]), "sh -c 'exit 7'");
+    }
+
+    #[test]
+    fn labels_tell_steps_of_one_name_apart() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(label("make", &args(&["make", "test"])), "make (make test)");
+        assert_ne!(label("make", &args(&["make", "test"])), label("make", &args(&["make", "lint"])));
+        assert_eq!(label("make", &args(&["make"])), "make");
+        assert_eq!(label("build", &[]), "build");
+        let long = args(&["cc", "-O2", "-Wall", "-Wextra", "-o", "very/long/output/path", "main.c"]);
+        let shown = label("cc", &long);
+        assert!(shown.starts_with("cc (cc -O2 -Wall -Wextra -o very/long/"), "{shown}");
+        assert!(shown.ends_with("…)"), "{shown}");
+        assert_eq!(shown.chars().count(), "cc ()".len() + LABEL_COMMAND_CHARS);
+        // A step named by its command (a document without a name).
+        assert_eq!(label("a b", &args(&["a b"])), "a b");
+        assert_eq!(label("sh -c 'exit 7'", &args(&["sh", "-c", "exit 7"])), "sh -c 'exit 7'");
     }
 }

@@ -17,7 +17,7 @@
 //! Chromium runs under `timeout -k 5 60` (which kills its whole process
 //! group) with a throwaway `--user-data-dir`. Without `chromium` on `PATH`
 //! (or `STEPMON_CHROMIUM`) the test prints `SKIPPED: ...` and returns, unless
-//! `STEPMON_REQUIRE_REPORT_TOOLS=1`, when it fails.
+//! `STEPMON_REQUIRE_LIVE=1`, when it fails.
 
 mod common;
 

@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::io::Write as _;
-
 use common::chromium::{Chromium, chromium_or_skip};
 use common::job::{end_with, entries_of, line, sample_lines, sample_with, start, sys};
 use common::markdown::read_markdown;
@@ -203,7 +201,7 @@ fn trace_of_the_job_reads_back() {
     let events = trace["traceEvents"].as_array().unwrap();
     let slices = slices(&trace);
     assert_eq!(slices.len(), STEPS);
-    let slice = |i: usize| *slices.iter().find(|s| s["name"] == name(i).as_str()).unwrap();
+    let slice = |i: usize| *slices.iter().find(|s| s["args"]["step"] == name(i).as_str()).unwrap();
     // Every step on process 1; only the overlapping step 6 off the first lane.
     for i in 0..STEPS {
         assert_eq!(slice(i)["pid"], 1, "{i}");
@@ -302,9 +300,9 @@ fn value(sample: &Value) -> f64 {
 #[test]
 fn openmetrics_of_the_job_parse_with_each_steps_status() {
     let Some(python) = common::python_with("prometheus_client.openmetrics.parser") else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: openmetrics_of_the_job_parse_with_each_steps_status: no python3 with prometheus_client"
+        common::skip::skip(
+            "openmetrics_of_the_job_parse_with_each_steps_status",
+            "no python3 with prometheus_client (Debian: python3-prometheus-client)",
         );
         return;
     };

@@ -7,26 +7,17 @@
 //! `promtool` (Debian: `prometheus`) is looked for as `$STEPMON_PROMTOOL`,
 //! then `promtool`; Python as in `tests/openmetrics.rs`. Without them the
 //! tests print `SKIPPED <test>: <why>` and pass, unless
-//! `STEPMON_REQUIRE_REPORT_TOOLS=1`, when they fail.
+//! `STEPMON_REQUIRE_LIVE=1`, when they fail.
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use stepmon_report::export::{openmetrics, prometheus};
 use stepmon_report::{CiContext, Label, RunDocument, Step};
 
-/// Says why a test cannot run (or fails when the tools are required).
-fn skip(test: &str, why: &str) {
-    assert!(
-        std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").as_deref() != Ok("1"),
-        "STEPMON_REQUIRE_REPORT_TOOLS=1: {test}: {why}"
-    );
-    // Straight to stderr: libtest captures the print macros of passing tests.
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-}
+use common::skip::skip;
 
 fn promtool(test: &str) -> Option<String> {
     let candidates = std::env::var("STEPMON_PROMTOOL").into_iter().chain(["promtool".to_owned()]);

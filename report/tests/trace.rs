@@ -96,7 +96,7 @@ fn check(steps: &[Step]) -> Vec<Value> {
     for (n, step) in (1u64..).zip(steps) {
         let of_step: Vec<&Value> = events.iter().filter(|e| e["tid"] == n).collect();
         let thread = of_step.iter().find(|e| e["name"] == "thread_name").unwrap();
-        assert_eq!(thread["args"]["name"].as_str().unwrap(), format!("{n}: {}", step.name));
+        assert_eq!(thread["args"]["name"].as_str().unwrap(), format!("{n}: {}", step.label()));
         let Some(start) = step_origin(step) else {
             assert!(of_step.iter().all(|e| e["ph"] == "M"));
             continue;
@@ -105,7 +105,8 @@ fn check(steps: &[Step]) -> Vec<Value> {
         let slices: Vec<&&Value> = of_step.iter().filter(|e| e["ph"] == "X").collect();
         assert_eq!(slices.len(), 1);
         let slice = slices[0];
-        assert_eq!(slice["name"].as_str().unwrap(), step.name);
+        assert_eq!(slice["name"].as_str().unwrap(), step.label());
+        assert_eq!(slice["args"]["step"].as_str().unwrap(), step.name);
         assert!(close(num(slice, "ts"), (offset_us * 1e3).round() / 1e3), "{slice}");
         let (begin, dur) = (num(slice, "ts"), num(slice, "dur"));
         if let Some(wall) = step.wall_seconds {
@@ -277,7 +278,9 @@ fn step_without_any_time_is_listed_not_drawn() {
         s
     }]))
     .unwrap();
-    assert_eq!(trace["otherData"]["stepsWithoutTime"], serde_json::json!(["untimed"]));
+    let command = common::load("hybrid-exit7.json").command().to_vec();
+    let label = stepmon_report::step::label("untimed", &command);
+    assert_eq!(trace["otherData"]["stepsWithoutTime"], serde_json::json!([label]));
 }
 
 #[test]
@@ -298,8 +301,9 @@ fn step_names_are_escaped() {
     let mut slices: Vec<(u64, &str)> = events
         .iter()
         .filter(|e| e["ph"] == "X")
-        .map(|e| (e["tid"].as_u64().unwrap(), e["name"].as_str().unwrap()))
+        .map(|e| (e["tid"].as_u64().unwrap(), e["args"]["step"].as_str().unwrap()))
         .collect();
     slices.sort_unstable();
+    // The step's name as given in the slice's arguments (its title adds the command).
     assert_eq!(slices.into_iter().map(|(_, name)| name).collect::<Vec<_>>(), names);
 }

@@ -60,6 +60,10 @@ mod signals;
 pub mod spawn;
 #[cfg(target_os = "linux")]
 mod step;
+/// How a live unit test says it cannot run here (shared by the workspace's tests).
+#[cfg(test)]
+#[path = "../../testsupport/skip.rs"]
+mod test_skip;
 #[cfg(target_os = "linux")]
 pub mod tree;
 

@@ -6,6 +6,9 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../testsupport/skip.rs"]
+mod skip;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -87,7 +90,7 @@ fn an_orphan_is_counted_and_a_daemon_is_killed() {
 #[test]
 fn with_a_step_cgroup_the_tree_cross_checks_it() {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED with_a_step_cgroup_the_tree_cross_checks_it: needs root to create cgroups");
+        skip::skip("with_a_step_cgroup_the_tree_cross_checks_it", "needs root to create cgroups");
         return;
     }
     let script = "j=0; while [ $j -lt 200 ]; do /bin/true; j=$((j+1)); done";

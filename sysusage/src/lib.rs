@@ -49,6 +49,11 @@ pub mod model;
 #[cfg(feature = "std")]
 pub mod probe;
 
+/// How a live unit test says it cannot run here (shared by the workspace's tests).
+#[cfg(all(test, feature = "std"))]
+#[path = "../../testsupport/skip.rs"]
+mod test_skip;
+
 /// The README's code blocks, compiled as doctests so they cannot rot.
 #[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../README.md")]

@@ -1,6 +1,9 @@
 //! Invariants on this machine's live /proc. Linux only; a part that needs a
 //! kernel feature (PSI) prints that it is skipped and why.
 
+#[path = "../../testsupport/skip.rs"]
+mod skip;
+
 use std::time::Duration;
 
 use stepmon_sysusage::parse::{CpuTimes, KernelStat, Pressure};
@@ -14,7 +17,7 @@ fn offline_cpus() -> String {
 fn per_cpu_ticks_add_up_to_the_aggregate() {
     let offline = offline_cpus();
     if !offline.is_empty() {
-        eprintln!("SKIPPED: CPUs {offline} are offline; the aggregate line includes their frozen counters");
+        skip::accepted("per_cpu_ticks_add_up_to_the_aggregate", skip::OFFLINE_CPUS, format!("CPUs {offline}"));
         return;
     }
     let bytes = std::fs::read("/proc/stat").unwrap();
@@ -72,9 +75,19 @@ fn psi_totals_are_monotonic() {
     let mut any = false;
     for file in [ProcFile::PressureCpu, ProcFile::PressureMemory, ProcFile::PressureIo, ProcFile::PressureIrq] {
         let path = format!("/proc/{}", file.path());
-        let Ok(first) = std::fs::read(&path) else {
-            eprintln!("SKIPPED {path}: not readable here (PSI off, or no IRQ time accounting for irq)");
-            continue;
+        let first = match std::fs::read(&path) {
+            Ok(first) => first,
+            Err(e) if file == ProcFile::PressureIrq && e.kind() == std::io::ErrorKind::NotFound => {
+                skip::accepted("psi_totals_are_monotonic", skip::PSI_IRQ, e);
+                continue;
+            }
+            Err(e) => {
+                skip::skip(
+                    "psi_totals_are_monotonic",
+                    format_args!("{path}: {e} (kernel without PSI, or booted with psi=0)"),
+                );
+                continue;
+            }
         };
         std::thread::sleep(Duration::from_millis(50));
         let second = std::fs::read(&path).unwrap();
@@ -87,7 +100,7 @@ fn psi_totals_are_monotonic() {
         any = true;
     }
     if !any {
-        eprintln!("SKIPPED: /proc/pressure is absent (kernel without PSI or booted with psi=0)");
+        skip::skip("psi_totals_are_monotonic", "/proc/pressure is absent (kernel without PSI or booted with psi=0)");
     }
 }
 

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "../../../testsupport/skip.rs"]
+pub mod skip;
+
 /// The binary under test.
 pub fn stepmon() -> Command {
     Command::new(env!("CARGO_BIN_EXE_stepmon"))
@@ -22,13 +25,13 @@ pub fn stepmon() -> Command {
 /// cgroup v2.
 pub fn live(name: &str) -> Option<PathBuf> {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED {name}: needs root to create cgroups");
+        skip::skip(name, "needs root to create cgroups");
         return None;
     }
     match stepmon_sampler::cgroup::discover::locate() {
         Ok(location) => Some(location.own_dir.components().collect()),
         Err(e) => {
-            eprintln!("SKIPPED {name}: no cgroup v2 here: {e}");
+            skip::skip(name, format_args!("no cgroup v2 here: {e}"));
             None
         }
     }
@@ -41,7 +44,7 @@ pub fn python(name: &str) -> Option<PathBuf> {
         .into_iter()
         .find(|p| Command::new(p).arg("-c").arg("pass").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok());
     if found.is_none() {
-        eprintln!("SKIPPED {name}: no python3 to run the test workload");
+        skip::skip(name, "no python3 to run the test workload");
     }
     found
 }

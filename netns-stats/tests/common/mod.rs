@@ -5,6 +5,9 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../../testsupport/skip.rs"]
+pub mod skip;
+
 /// The capture of `/proc/net/dev` from the hybrid-6.18 machine.
 pub const PROC_NET_DEV: &[u8] = include_bytes!("../data/proc_net_dev.txt");
 /// `/sys/class/net/{eth0,lo}/statistics/*` captured as `name: value` lines.
@@ -40,8 +43,7 @@ pub fn root_test_blocker() -> Option<String> {
 pub fn skip_unless_root(test: &str) -> bool {
     match root_test_blocker() {
         Some(why) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+            skip::skip(test, why);
             true
         }
         None => false,

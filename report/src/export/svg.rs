@@ -444,8 +444,4 @@ fn draw_line(out: &mut String, l: &Line<'_>, frame: &Frame) {
     }
 }
 
-/// `text` in at most `max` characters, the elision marked
-/// ([`crate::step::elide_to`]).
-pub(crate) fn shorten(text: &str, max: usize) -> String {
-    crate::step::elide_to(text, max).into_owned()
-}
+pub(crate) use crate::step::shorten;

@@ -109,6 +109,9 @@ fn slice_args(step: &Step) -> Value {
     let verdicts = step.verdicts();
     let mut args = Map::new();
     args.insert("step".into(), json!(step.name));
+    if !step.command().is_empty() {
+        args.insert("command".into(), json!(step.command()));
+    }
     match &step.origin {
         Origin::StepmonRun => {
             args.insert("origin".into(), json!("stepmonRun"));
@@ -278,7 +281,7 @@ pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec
     events.push((
         ts,
         Event::Value(json!({
-            "name": step.name, "cat": "step", "ph": "X", "pid": pid, "tid": tid,
+            "name": step.label(), "cat": "step", "ph": "X", "pid": pid, "tid": tid,
             "ts": ts, "dur": micros(duration), "args": slice_args(step),
         })),
     ));
@@ -314,7 +317,7 @@ pub fn render(steps: &[Step]) -> String {
     let mut timed = Vec::new();
     let mut untimed = Vec::new();
     for (n, step) in (1u64..).zip(steps) {
-        events.push(Event::Value(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.name) }))));
+        events.push(Event::Value(metadata("thread_name", n, json!({ "name": format!("{n}: {}", step.label()) }))));
         events.push(Event::Value(metadata("thread_sort_index", n, json!({ "sort_index": n }))));
         match (origin, step.time_origin()) {
             (Some(origin), Some(start)) => {
@@ -322,7 +325,7 @@ pub fn render(steps: &[Step]) -> String {
                 step_events(step, n, offset, &mut events, &mut timed);
             }
             // No start and no sample: nowhere to draw it.
-            _ => untimed.push(step.name.clone()),
+            _ => untimed.push(step.label()),
         }
     }
     // Metadata first, then everything in time order (a stable sort: a

@@ -16,6 +16,12 @@ use crate::verdict::Bottleneck;
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Row {
     pub(crate) name: String,
+    /// The command it ran (argv), when known.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) command: Vec<String>,
+    /// Its name and a short form of its command (`Step::label`).
+    #[serde(skip)]
+    pub(crate) label: String,
     /// Its index in the entries the table was made of.
     #[serde(skip)]
     pub(crate) entry: usize,
@@ -105,6 +111,8 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
     let start = step.time_origin();
     Row {
         name: step.name.clone(),
+        command: step.command().to_vec(),
+        label: step.label(),
         entry: index,
         from: entry.from.clone(),
         group: entry.group.clone(),
@@ -173,12 +181,13 @@ pub(crate) const HEADER: [&str; 11] =
     ["#", "step", "start", "wall", "CPU", "cores", "mem peak", "IO read/write", "stall cpu/mem/io", "verdict", "exit"];
 
 impl Row {
-    /// Its name with its group: steps of a multi-platform build share
-    /// names and differ by platform.
+    /// Its name and command label with its group: steps of a
+    /// multi-platform build share names and differ by platform, steps of
+    /// one program differ by command.
     pub(crate) fn shown_name(&self) -> String {
         match &self.group {
-            Some(group) => format!("{} [{group}]", crate::step::elide(&self.name)),
-            None => crate::step::elide(&self.name).into_owned(),
+            Some(group) => format!("{} [{group}]", crate::step::elide(&self.label)),
+            None => crate::step::elide(&self.label).into_owned(),
         }
     }
 }
@@ -208,7 +217,7 @@ pub(crate) fn status_sentence(r: &Row) -> Option<String> {
         "interrupted" => Some(format!(
             "interrupted: {} ({}): no end in the record — {}; \
              the record ends at {}, {} sample{}, wall so far {}; its numbers cover that part only{}",
-            r.name,
+            r.shown_name(),
             r.from,
             match r.torn_line {
                 None => "stepmon was killed (or its host went away) while it ran".to_owned(),
@@ -226,9 +235,10 @@ pub(crate) fn status_sentence(r: &Row) -> Option<String> {
                 .as_ref()
                 .map_or_else(String::new, |c| format!("; {c} (its processes killed, its cgroups removed)")),
         )),
-        "cached" => {
-            Some(format!("cached: {}: BuildKit took it from its cache; it did not run, so it has no usage", r.name))
-        }
+        "cached" => Some(format!(
+            "cached: {}: BuildKit took it from its cache; it did not run, so it has no usage",
+            r.shown_name()
+        )),
         _ => None,
     }
 }
@@ -241,7 +251,7 @@ pub(crate) fn remarks(job: &Job) -> Vec<String> {
     out.extend(super::views::timeline::gaps(&spans).into_iter().map(|(from, to)| {
         format!("gap: +{} to +{} ({}): no step ran", seconds(from), seconds(to), seconds(to - from))
     }));
-    out.extend(job.steps.iter().filter_map(|r| r.error.as_ref().map(|e| format!("not run: {}: {e}", r.name))));
+    out.extend(job.steps.iter().filter_map(|r| r.error.as_ref().map(|e| format!("not run: {}: {e}", r.shown_name()))));
     out.extend(job.notes.iter().cloned());
     out
 }

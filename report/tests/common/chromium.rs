@@ -16,19 +16,11 @@ pub(crate) fn find_chromium() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join("chromium")).find(|p| p.is_file())
 }
 
-/// Chromium's path; without one, `None` after printing `SKIPPED: <test>: ...`
-/// (straight to stderr: the harness hides captured output of passing
-/// tests, and a skip must be seen) — or a panic when
-/// `STEPMON_REQUIRE_REPORT_TOOLS=1`.
+/// Chromium's path; without one, `None` after [`super::skip::skip`] said why.
 pub(crate) fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    use std::io::Write as _;
     let found = find_chromium();
     if found.is_none() {
-        let message = "chromium not found on PATH (Debian package `chromium`; or set STEPMON_CHROMIUM)";
-        if std::env::var("STEPMON_REQUIRE_REPORT_TOOLS").is_ok_and(|v| v == "1") {
-            panic!("STEPMON_REQUIRE_REPORT_TOOLS=1 but {message}");
-        }
-        let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {message}");
+        super::skip::skip(test, "chromium not found on PATH (Debian package `chromium`; or set STEPMON_CHROMIUM)");
     }
     found
 }

@@ -6,6 +6,8 @@ pub(crate) mod bundle;
 pub(crate) mod chromium;
 pub(crate) mod job;
 pub(crate) mod markdown;
+#[path = "../../../testsupport/skip.rs"]
+pub(crate) mod skip;
 
 use std::path::{Path, PathBuf};
 

@@ -245,8 +245,9 @@ mod tests {
         let fd = match connector() {
             Ok(fd) => fd,
             Err(e) => {
-                eprintln!(
-                    "SKIPPED the_connector_gets_fork_events_alone_where_the_kernel_filters: no connector ({e}; needs root)"
+                crate::test_skip::skip(
+                    "the_connector_gets_fork_events_alone_where_the_kernel_filters",
+                    format_args!("no connector ({e}; needs root)"),
                 );
                 return;
             }

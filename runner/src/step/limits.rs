@@ -55,12 +55,12 @@ pub(super) fn apply_limits(
     for (controller, file, value) in writes {
         if let Some(cgroups) = cgroups.filter(|c| c.enabled.contains(&controller)) {
             std::fs::write(cgroups.leaf.join(file), &value)
-                .map_err(|e| RunError::io(&format!("cannot set {file} to {value}"), &e))?;
+                .map_err(|e| RunError::cgroup(&format!("cannot set {file} to {value}"), &e))?;
             continue;
         }
         if let Some((dir, v1_file, v1_value)) = v1_limit(v1, controller, &value) {
             std::fs::write(dir.join(v1_file), &v1_value)
-                .map_err(|e| RunError::io(&format!("cannot set {v1_file} to {v1_value}"), &e))?;
+                .map_err(|e| RunError::cgroup(&format!("cannot set {v1_file} to {v1_value}"), &e))?;
             continue;
         }
         let why = match cgroups {

@@ -96,7 +96,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             match RunCgroups::create(&base, &run_name, delegated) {
                 Ok(created) => (Some(Owned(Some(created))), None),
                 Err(e) if options.cgroup_parent.is_some() => {
-                    return Err(RunError::io(&format!("cannot create a cgroup under {}", base.display()), &e));
+                    return Err(RunError::cgroup(&format!("cannot create a cgroup under {}", base.display()), &e));
                 }
                 Err(e) => (None, Some(format!("cannot create a cgroup under {}: {e}", base.display()))),
             }
@@ -131,16 +131,16 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     let location = location.ok();
     let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
 
-    let namespace = match &options.net {
-        NetMode::Host => None,
-        NetMode::Isolated => {
-            Some(HeldNamespace::isolated().map_err(|e| RunError::io("cannot create a network namespace", &e))?)
-        }
-        NetMode::Namespace(path) => Some(
-            HeldNamespace::existing(path)
-                .map_err(|e| RunError::io(&format!("cannot use the network namespace {}", path.display()), &e))?,
-        ),
-    };
+    let namespace =
+        match &options.net {
+            NetMode::Host => None,
+            NetMode::Isolated => Some(
+                HeldNamespace::isolated().map_err(|e| RunError::namespace("cannot create a network namespace", &e))?,
+            ),
+            NetMode::Namespace(path) => Some(HeldNamespace::existing(path).map_err(|e| {
+                RunError::namespace(&format!("cannot use the network namespace {}", path.display()), &e)
+            })?),
+        };
     let network = match &namespace {
         None => NetworkSource::SharedNamespace,
         Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: options.include_loopback },

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use stepmon_sampler::cgroup::discover;
 
+#[path = "../../../testsupport/skip.rs"]
+pub mod skip;
+
 /// A parent cgroup of our own with one leaf; everything is killed and
 /// removed on drop, also when the test fails.
 pub struct TestCgroup {
@@ -20,13 +23,13 @@ impl TestCgroup {
     /// One leaf `step` under a parent of our own.
     pub fn create(name: &str) -> Option<TestCgroup> {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("SKIPPED {name}: needs root to create cgroups and move processes");
+            skip::skip(name, "needs root to create cgroups and move processes");
             return None;
         }
         let location = match discover::locate() {
             Ok(location) => location,
             Err(e) => {
-                eprintln!("SKIPPED {name}: no cgroup v2 here: {e}");
+                skip::skip(name, format_args!("no cgroup v2 here: {e}"));
                 return None;
             }
         };

@@ -37,6 +37,11 @@ pub enum StepState {
     /// It never completed (the build stopped first: cancelled, or another
     /// step failed).
     Incomplete,
+    /// In the build's definition, with no record of how it ended: a bare
+    /// provenance predicate lists every step of the build but neither
+    /// whether it ran or came from the cache, nor when
+    /// ([`super::of_predicate`]).
+    Unrecorded,
 }
 
 /// The machine over a step's window, from the build's `sysUsage`.
@@ -115,6 +120,8 @@ pub struct Counts {
     pub failed: usize,
     /// Never completed.
     pub incomplete: usize,
+    /// In the definition, how they ended not recorded (a bare predicate).
+    pub unrecorded: usize,
     /// The record's `numTotalSteps`.
     pub record_total: Option<i64>,
     /// The record's `numCompletedSteps`.
@@ -364,6 +371,7 @@ pub(super) fn assemble(
             StepState::Cached => &mut counts.cached,
             StepState::Failed { .. } => &mut counts.failed,
             StepState::Incomplete => &mut counts.incomplete,
+            StepState::Unrecorded => &mut counts.unrecorded,
         };
         *n = n.saturating_add(1);
     }

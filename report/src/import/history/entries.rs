@@ -38,7 +38,9 @@ pub fn entries(build: &Build) -> Vec<Entry> {
                 StepState::Failed { error } => {
                     StepStatus::NotRun { exit_code: s.exit_code.unwrap_or(FAILED_EXIT), error: error.clone() }
                 }
-                StepState::Incomplete => StepStatus::Interrupted { record_ends: build.completed, torn: None },
+                StepState::Incomplete | StepState::Unrecorded => {
+                    StepStatus::Interrupted { record_ends: build.completed, torn: None }
+                }
             };
             let entry = Entry::of_run(step, format!("build {}", build.reference));
             let entry = Entry { status, ..entry };

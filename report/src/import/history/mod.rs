@@ -56,6 +56,63 @@ pub enum HistoryError {
     Provenance(String),
 }
 
+/// What a bare predicate's exec step says of its usage: BuildKit records
+/// `resourceUsage` per step only where it can (a cgroup v2 host, a worker
+/// that gives each step a cgroup of its own, capture-usage on); Docker
+/// Engine's built-in BuildKit records none.
+pub const NO_STEP_USAGE: &str = "no per-step usage: the builder did not record it";
+
+/// A build-level report of one bare provenance predicate (or in-toto
+/// statement) that has a build definition but no step with
+/// `resourceUsage` — what Docker Engine's built-in BuildKit writes: every
+/// exec step with its platform and Dockerfile line, state
+/// [`StepState::Unrecorded`] (a predicate has no step timing and does not
+/// say which steps were cached), and the machine's samples (`sysUsage`)
+/// over the build, from the predicate's start and finish times.
+/// `None` when `bytes` are not such a predicate (the per-step importer,
+/// [`crate::import::read`], reads the others, or says why it cannot).
+///
+/// # Errors
+/// [`HistoryError::Provenance`] when it is a predicate with malformed steps.
+pub fn of_predicate(bytes: &[u8]) -> Result<Option<Build>, HistoryError> {
+    let Some(p) = provenance::read(bytes, "Dockerfile")? else { return Ok(None) };
+    if !p.has_build_config || !p.usage.is_empty() {
+        return Ok(None);
+    }
+    let mut status = status::Status::default();
+    for step in p.steps.iter().filter(|s| s.command.is_some()) {
+        status.vertexes.push(status::Vertex {
+            digest: step.digest.clone().unwrap_or_else(|| step.id.clone()),
+            name: format!("RUN {}", step.command.as_deref().unwrap_or_default()),
+            ..status::Vertex::default()
+        });
+    }
+    let mut record = record::HistoryRecord {
+        reference: p.kind.to_owned(),
+        created_at: p.started.or_else(|| p.sys_usage.first().map(|s| s.timestamp)),
+        completed_at: p.finished.or_else(|| p.sys_usage.last().map(|s| s.timestamp)),
+        ..record::HistoryRecord::default()
+    };
+    if let Some(platform) = &p.platform {
+        record.frontend_attrs.insert("platform".to_owned(), platform.clone());
+    }
+    let sources = vec![format!(
+        "{} provenance predicate: {} steps, {} exec, none with resourceUsage, {} machine samples",
+        p.kind,
+        p.steps.len(),
+        status.vertexes.len(),
+        p.sys_usage.len()
+    )];
+    let mut build = build::assemble(&record, Some(("provenance (no step timing)", status)), &[p], sources);
+    for step in &mut build.steps {
+        step.state = StepState::Unrecorded;
+    }
+    build.counts.incomplete = 0;
+    build.counts.unrecorded = build.steps.len();
+    build.critical_path.clear();
+    Ok(Some(build))
+}
+
 /// Whether `bytes` look like a bundle (gzip or tar magic), not JSON.
 #[must_use]
 pub fn looks_like_bundle(bytes: &[u8]) -> bool {

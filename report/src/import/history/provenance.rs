@@ -45,6 +45,11 @@ pub struct Provenance {
     pub has_build_config: bool,
     /// The build's machine samples.
     pub sys_usage: Vec<SysSample>,
+    /// When the build started (v0.2 `metadata.buildStartedOn`, v1
+    /// `runDetails.metadata.startedOn`).
+    pub started: Option<jiff::Timestamp>,
+    /// When it finished (`buildFinishedOn`, `finishedOn`).
+    pub finished: Option<jiff::Timestamp>,
 }
 
 fn get<'a>(value: &'a Value, keys: &[&str]) -> Option<&'a Value> {
@@ -112,6 +117,14 @@ pub fn read(bytes: &[u8], dockerfile: &str) -> Result<Option<Provenance>, Histor
         return Ok(None);
     };
     let mut out = Provenance { kind, has_build_config: config.is_some(), ..Provenance::default() };
+    // SLSA v0.2 `metadata.buildStartedOn`; v1 `runDetails.metadata.startedOn`.
+    let (meta, start, finish) = if kind == "SLSA v1" {
+        (get(predicate, &["runDetails", "metadata"]), "startedOn", "finishedOn")
+    } else {
+        (predicate.get("metadata"), "buildStartedOn", "buildFinishedOn")
+    };
+    let time = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str).and_then(|t| t.parse().ok());
+    (out.started, out.finished) = (time(start), time(finish));
     let source = metadata.and_then(|m| m.get("source"));
     if let Some(sys) = metadata.and_then(|m| m.get("sysUsage")).filter(|s| !s.is_null()) {
         let mut samples: Vec<SysSample> =

@@ -108,6 +108,9 @@ fn render_one(out: &mut String, b: &Build) {
         let machine = machine_words(&s.machine);
         let machine = if machine.is_empty() { String::new() } else { format!("  [{machine}]") };
         let _ = writeln!(out, "  {start:>7} {wall:>7}  {:<10} {}{machine}", state_word(&s.state), label(s));
+        if s.state == StepState::Unrecorded {
+            let _ = writeln!(out, "  {:>7} {:>7}  {:<10}   {}", "", "", "", super::NO_STEP_USAGE);
+        }
     }
     if let Some(total) = critical_path_seconds(b) {
         let _ = writeln!(out, "\n  critical path ({} over {})", seconds(total), steps(b.critical_path.len()));

@@ -47,6 +47,7 @@ pub(super) fn state_word(s: &StepState) -> &'static str {
         StepState::Cached => "cached",
         StepState::Failed { .. } => "FAILED",
         StepState::Incomplete => "incomplete",
+        StepState::Unrecorded => "unrecorded",
     }
 }
 
@@ -72,6 +73,10 @@ pub(super) fn counts_line(c: &Counts) -> String {
         ),
         _ => String::new(),
     };
+    if c.unrecorded > 0 {
+        // A bare predicate: its steps, and nothing of how they ended.
+        return format!("{} exec steps in the build's definition; how each ended is not recorded", c.unrecorded);
+    }
     format!(
         "{} vertexes: {} ran, {} cached, {} failed, {} incomplete{record}",
         c.vertexes, c.executed, c.cached, c.failed, c.incomplete
@@ -111,7 +116,8 @@ pub fn platform_totals(build: &Build) -> Vec<PlatformTotals> {
                 failed: count(|s| matches!(s, StepState::Failed { .. })),
                 incomplete: count(|s| *s == StepState::Incomplete),
                 wall_seconds: first.zip(last).map(|(a, b)| b.duration_since(a).as_secs_f64().max(0.0)),
-                step_seconds: steps.iter().filter_map(|s| executed_wall(s)).sum(),
+                // A fold from +0.0: the sum of no steps is 0, not -0.0.
+                step_seconds: steps.iter().filter_map(|s| executed_wall(s)).fold(0.0, |a, b| a + b),
                 cpu_seconds: (!cpu.is_empty()).then(|| cpu.iter().sum()),
                 steps_with_usage: steps.iter().filter(|s| s.usage.is_some()).count(),
             }

@@ -88,13 +88,13 @@ pub(crate) fn svg(job: &Job, spans: &[Span]) -> (String, f64) {
     for (i, r) in job.steps.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
         let y = TOP + i as f64 * ROW;
-        let shown = shorten(&r.name, NAME_CHARS);
+        let shown = shorten(&r.shown_name(), NAME_CHARS);
         let _ = write!(
             out,
             "<g class=\"step\" data-status=\"{}\"><title>{}: {}</title>\
              <text class=\"step-name\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             r.status,
-            xml(&r.name),
+            xml(&r.shown_name()),
             xml(&r.verdict),
             LEFT - 8.0,
             y + ROW - 6.0,

@@ -70,7 +70,7 @@ pub fn render(entries: &[Entry]) -> String {
     let mut untimed = Vec::new();
     for (i, r) in job.steps.iter().enumerate() {
         let Some(span) = spans.iter().find(|s| s.row == i) else {
-            untimed.push(r.name.clone());
+            untimed.push(r.shown_name());
             continue;
         };
         let at = Track { pid: pid_of(r.group.as_deref()), tid: span.lane as u64 + 1, n: i as u64 + 1, machine: false };
@@ -126,7 +126,7 @@ pub fn render(entries: &[Entry]) -> String {
     }
     other.insert("steps".into(), json!(job.steps.len()));
     let named = |status: &str| -> Vec<&str> {
-        job.steps.iter().filter(|r| r.status == status).map(|r| r.name.as_str()).collect()
+        job.steps.iter().filter(|r| r.status == status).map(|r| r.label.as_str()).collect()
     };
     other.insert("interrupted".into(), json!(named("interrupted")));
     other.insert("cached".into(), json!(named("cached")));
