@@ -54,7 +54,7 @@ fn each_error_gets_the_hint_of_what_failed() {
     // An output file it may not create: the output file's hint, not the cgroup's.
     let (code, stderr) = as_nobody(&["run", "-q", "-o", private, "--", "true"]);
     assert_eq!(code, Some(125), "{stderr}");
-    assert!(stderr.contains(&format!("cannot create {private}: Permission denied")), "{stderr}");
+    assert!(stderr.contains(&format!("--output {private}: cannot write there: Permission denied")), "{stderr}");
     assert!(stderr.contains("hint: stepmon's user may not write there"), "{stderr}");
     assert!(!stderr.contains("cgroup"), "{stderr}");
 
