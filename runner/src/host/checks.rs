@@ -7,8 +7,9 @@ use stepmon_model::source::Rung;
 use stepmon_sysusage::model::SysSample;
 use stepmon_sysusage::probe::SysProbe;
 
-use super::facts::{Facts, kernel_version, missing_reason, sample, v1_name, writable};
+use super::facts::{Facts, missing_reason, sample, v1_name, writable};
 use super::{Check, Status, V1Binding, shape};
+use crate::kernel::kernel_version;
 
 /// The `host shape` check (and the `systemd` one where systemd manages
 /// this cgroup); returns the caller's unit when a step gets a transient

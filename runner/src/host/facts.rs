@@ -38,12 +38,6 @@ pub(super) fn v1_name(controller: &str) -> &str {
     if controller == "io" { "blkio" } else { controller }
 }
 
-/// (major, minor) of a release such as `6.18.44-fc-v657`.
-pub(crate) fn kernel_version(release: &str) -> Option<(u32, u32)> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
-}
-
 /// [`discover::locate`] with the own directory normalized (the root cgroup
 /// comes back as `<mount>/`, with a trailing slash).
 pub fn locate() -> Result<discover::Cgroup2, discover::DiscoverError> {

@@ -24,7 +24,6 @@ pub mod shape;
 use checks::{
     controller_check, favordynmods_check, kill_check, layout, peak_check, privileges, psi_checks, shape_check,
 };
-pub(crate) use facts::kernel_version;
 pub use facts::locate;
 use facts::{gather, newline_list, v1_writable};
 pub use model::{Check, Controllers, Report, Status, V1Binding};

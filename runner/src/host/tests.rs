@@ -3,16 +3,8 @@ use std::path::{Path, PathBuf};
 use stepmon_sampler::cgroup::discover;
 
 use super::checks::{controller_check, layout, peak_check};
-use super::facts::{Facts, kernel_version};
+use super::facts::Facts;
 use super::{Controllers, Status, V1Binding};
-
-#[test]
-fn versions() {
-    assert_eq!(kernel_version("6.18.44-fc-v657"), Some((6, 18)));
-    assert_eq!(kernel_version("5.4.0-150-generic"), Some((5, 4)));
-    assert_eq!(kernel_version("garbage"), None);
-    assert!(kernel_version("5.14.0").is_some_and(|v| v >= (5, 14)));
-}
 
 fn facts(own: &str, lists: [&[&str]; 3], v1: &[(&str, u32)]) -> Facts {
     let strings = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
