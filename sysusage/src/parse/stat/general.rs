@@ -78,6 +78,7 @@ pub(super) fn parse_softirq(mut cols: Columns<'_>, key_end: usize) -> Result<Sof
     Ok(softirqs(total, types))
 }
 
+#[inline]
 pub(super) fn softirqs(total: u64, types: [Option<u64>; 10]) -> Softirqs {
     let [hi, timer, net_tx, net_rx, block, irq_poll, tasklet, sched, hrtimer, rcu] = types;
     Softirqs { total, hi, timer, net_tx, net_rx, block, irq_poll, tasklet, sched, hrtimer, rcu }
