@@ -45,6 +45,8 @@ pub mod cgroup;
 #[cfg(target_os = "linux")]
 pub mod host;
 #[cfg(target_os = "linux")]
+mod kernel;
+#[cfg(target_os = "linux")]
 mod ladder;
 #[cfg(target_os = "linux")]
 mod live;

@@ -39,6 +39,7 @@ pub mod cgroup;
 pub mod clock;
 mod driver;
 pub mod model;
+mod network;
 pub mod policy;
 pub mod probe;
 mod recorder;
@@ -50,9 +51,10 @@ mod step;
 mod system;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use network::NetworkSource;
 pub use policy::{FastStart, Policy, PolicyError};
 pub use probe::{Probe, Tick};
-pub use recorder::{LiveSamples, Monitor, MonitorError, MonitorOptions, NetworkSource, Recorder};
+pub use recorder::{LiveSamples, Monitor, MonitorError, MonitorOptions, Recorder};
 pub use sampler::{SampleStream, Sampler, StartError, Subscription};
 pub use schedule::{Schedule, SubId, Timed};
 #[cfg(target_os = "linux")]

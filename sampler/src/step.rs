@@ -7,8 +7,8 @@ use stepmon_netns_stats::{NetnsCounters, NetworkSampler, TotalsOptions};
 
 use crate::cgroup::{CgroupProbe, CgroupV1Dirs, CgroupV1Probe};
 use crate::model::{Missing, MissingKind, StepSample};
+use crate::network::NetworkSource;
 use crate::probe::{Probe, Tick};
-use crate::recorder::NetworkSource;
 
 /// Samples one step: its cgroup directory (if it has one) and its network.
 #[derive(Debug)]

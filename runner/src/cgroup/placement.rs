@@ -42,11 +42,7 @@ pub struct RunCgroups {
 /// `/proc/<pid>/stat`): with the PID it identifies a process across PID reuse.
 pub fn start_time(pid: u32) -> Option<u64> {
     let stat = stepmon_fdread::read_path(format!("/proc/{pid}/stat")).ok()?;
-    let stat = String::from_utf8_lossy(&stat);
-    // The command name (field 2) may contain spaces and parentheses: fields
-    // after it start behind the last ')'.
-    let rest = stat.get(stat.rfind(')')? + 1..)?;
-    rest.split_whitespace().nth(19)?.parse().ok()
+    Some(stepmon_sysusage::parse::ProcStat::parse(&stat).ok()?.start_ticks)
 }
 
 /// A new name for this process's run directories: `stepmon-run.<pid>.<start>`

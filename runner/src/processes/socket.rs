@@ -176,7 +176,7 @@ fn listen_request(filter: Option<u32>) -> Vec<u8> {
 /// message longer than `enum proc_cn_mcast_op`).
 fn filters_events() -> bool {
     let release = rustix::system::uname().release().to_string_lossy().into_owned();
-    crate::host::kernel_version(&release).is_none_or(|v| v >= (6, 6))
+    crate::kernel::kernel_version(&release).is_none_or(|v| v >= (6, 6))
 }
 
 /// A proc connector socket joined to `CN_IDX_PROC`, listening. Where the

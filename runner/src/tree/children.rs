@@ -7,6 +7,8 @@
 
 use std::fs;
 
+use stepmon_sysusage::parse::ProcStat;
+
 /// PIDs listed in one `children` file (space-separated decimal numbers).
 fn parse_list(text: &str) -> impl Iterator<Item = i32> + '_ {
     text.split_ascii_whitespace().filter_map(|pid| pid.parse().ok())
@@ -25,10 +27,9 @@ fn from_task_files(pid: &str) -> Option<Vec<i32>> {
     any.then_some(found)
 }
 
-/// The parent PID in a `/proc/PID/stat` text (field 4, after the command,
-/// which may hold spaces and parentheses: fields follow the last `)`).
-fn parent_of(stat: &str) -> Option<i32> {
-    stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace().nth(1)?.parse().ok()
+/// The parent PID in a `/proc/PID/stat` file (field 4).
+fn parent_of(stat: &[u8]) -> Option<i32> {
+    i32::try_from(ProcStat::parse(stat).ok()?.ppid).ok()
 }
 
 /// Every process whose parent is `parent`, by reading each `/proc/PID/stat`.
@@ -37,7 +38,7 @@ fn by_scanning(parent: i32) -> Vec<i32> {
     entries
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| parent_of(&s)) == Some(parent))
+        .filter(|pid| fs::read(format!("/proc/{pid}/stat")).ok().and_then(|s| parent_of(&s)) == Some(parent))
         .collect()
 }
 
@@ -75,8 +76,8 @@ mod tests {
     fn lists_and_stat_lines() {
         assert_eq!(parse_list("12 345 \n").collect::<Vec<_>>(), [12, 345]);
         assert_eq!(parse_list("").count(), 0);
-        assert_eq!(parent_of("42 (a b) c)) S 7 42 42 0 -1"), Some(7));
-        assert_eq!(parent_of("garbage"), None);
+        assert_eq!(parent_of(b"42 (a b) c)) S 7 42 42 0 -1 4194560 120 0 3 0 15 4 0 0 20 0 2 0 9876\n"), Some(7));
+        assert_eq!(parent_of(b"garbage"), None);
     }
 
     #[test]

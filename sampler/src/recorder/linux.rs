@@ -10,8 +10,9 @@ use std::time::Instant;
 use futures::channel::oneshot;
 use stepmon_sysusage::probe::SysReading;
 
-use super::{LiveSamples, MonitorError, MonitorOptions, NetworkSource};
+use super::{LiveSamples, MonitorError, MonitorOptions};
 use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
+use crate::network::NetworkSource;
 use crate::sampler::{Sampler, Subscription};
 use crate::step::StepProbe;
 use crate::system::SystemProbe;

@@ -18,6 +18,8 @@ mod noop;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+
+use crate::network::NetworkSource;
 use std::task::{Context, Poll};
 
 use futures::Stream;
@@ -51,25 +53,6 @@ impl Default for MonitorOptions {
             proc_root: PathBuf::from("/proc"),
         }
     }
-}
-
-/// How a step's network traffic is counted.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub enum NetworkSource {
-    /// Not counted: the step shares a namespace with other processes (e.g.
-    /// the host's), so its counters would not be the step's own. Every
-    /// sample's `missing` says so.
-    #[default]
-    SharedNamespace,
-    /// The step has its own network namespace, named by a path such as
-    /// `/proc/<pid>/ns/net` or `/run/netns/<name>`.
-    Namespace {
-        /// The namespace file.
-        path: PathBuf,
-        /// Count loopback traffic too.
-        include_loopback: bool,
-    },
 }
 
 /// Why a monitor or recording could not start.

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use stepmon_stub_noop::{NoopMonitor, NoopRecorder, UNSUPPORTED_PLATFORM};
 
-use super::{LiveSamples, MonitorError, MonitorOptions, NetworkSource};
+use super::{LiveSamples, MonitorError, MonitorOptions};
 use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
+use crate::network::NetworkSource;
 
 fn unsupported() -> StepUsage {
     StepUsage {

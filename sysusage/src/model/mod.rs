@@ -21,9 +21,9 @@
 mod cpu;
 mod reading;
 
-pub use cpu::{absent_columns, cpu_stat, cpu_stat_delta, per_cpu_deltas, per_cpu_stats, sys_cpu_delta};
 #[cfg(target_os = "linux")]
-pub use reading::missing_kind;
+pub use crate::probe::missing_kind;
+pub use cpu::{absent_columns, cpu_stat, cpu_stat_delta, per_cpu_deltas, per_cpu_stats, sys_cpu_delta};
 pub use reading::{load_avg, memory_stat, pressure, pressure_values, proc_stat, sys_sample};
 pub use stepmon_model::missing::{Missing, MissingKind};
 pub use stepmon_model::round_millis;

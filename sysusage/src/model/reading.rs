@@ -133,16 +133,3 @@ pub fn sys_sample(reading: &SysReading, previous: Option<&SysReading>) -> SysSam
         stepmon: Some(ext),
     }
 }
-
-/// The category of an I/O error reading a kernel file.
-#[cfg(target_os = "linux")]
-#[must_use]
-pub fn missing_kind(error: &std::io::Error) -> MissingKind {
-    if stepmon_fdread::is_gone(error) || error.kind() == std::io::ErrorKind::NotFound {
-        MissingKind::NotFound
-    } else if stepmon_fdread::is_unsupported(error) {
-        MissingKind::NotSupported
-    } else {
-        MissingKind::Io
-    }
-}

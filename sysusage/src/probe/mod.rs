@@ -18,8 +18,8 @@ mod reading;
 #[cfg(target_os = "linux")]
 mod sys_probe;
 
-pub use crate::model::{Missing, MissingKind};
 pub use file::ProcFile;
 pub use reading::{StatSnapshot, SysReading};
+pub use stepmon_model::missing::{Missing, MissingKind};
 #[cfg(target_os = "linux")]
-pub use sys_probe::{DEFAULT_USER_HZ, ReadStrategy, SysProbe};
+pub use sys_probe::{DEFAULT_USER_HZ, ReadStrategy, SysProbe, missing_kind};

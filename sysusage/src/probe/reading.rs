@@ -3,8 +3,8 @@
 use std::num::NonZeroU64;
 use std::time::Instant;
 
-use crate::model::Missing;
 use crate::parse::{CpuTimes, KernelStat, LoadAvg, MemInfo, ParseError, PerCpuTimes, Pressure, Softirqs, StatCounters};
+use stepmon_model::missing::Missing;
 
 /// `/proc/stat`, owned (the parser's [`KernelStat`] borrows the read buffer).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -8,8 +8,8 @@ use stepmon_fdread::{Dir, HeldFile, read_once};
 
 use super::file::ProcFile;
 use super::reading::{StatSnapshot, SysReading};
-use crate::model::{Missing, MissingKind};
 use crate::parse::{LoadAvg, MemInfo, Pressure};
+use stepmon_model::missing::{Missing, MissingKind};
 
 /// USER_HZ when the aux vector does not tell (100 on every mainstream architecture).
 pub const DEFAULT_USER_HZ: u64 = 100;
@@ -183,9 +183,22 @@ impl SysProbe {
     }
 }
 
+/// The category of an I/O error reading a kernel file.
+#[cfg(target_os = "linux")]
+#[must_use]
+pub fn missing_kind(error: &std::io::Error) -> MissingKind {
+    if stepmon_fdread::is_gone(error) || error.kind() == std::io::ErrorKind::NotFound {
+        MissingKind::NotFound
+    } else if stepmon_fdread::is_unsupported(error) {
+        MissingKind::NotSupported
+    } else {
+        MissingKind::Io
+    }
+}
+
 /// The `missing` entry of a file that could not be opened or read.
 fn missing_file(file: ProcFile, e: &io::Error) -> Missing {
-    Missing::new(file.field(), file.path(), crate::model::missing_kind(e), e.to_string())
+    Missing::new(file.field(), file.path(), missing_kind(e), e.to_string())
 }
 
 /// Whether an open error says the file is not there or not supported,
