@@ -198,8 +198,22 @@ impl Store {
         let connection = Connection::open_with_flags(path, flags).map_err(sqlite)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
         let mut store = Store { connection, path: path.to_owned() };
-        store.prepare(existing)?;
-        Ok(store)
+        // Two processes making a new file at once: switching it to WAL and
+        // writing its schema can meet the other's lock where SQLite returns
+        // SQLITE_BUSY at once instead of calling the busy handler (its
+        // deadlock avoidance, https://www.sqlite.org/c3ref/busy_handler.html):
+        // try again until the busy timeout is spent.
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            match store.prepare(existing) {
+                Err(e) if e.is_busy() && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                done => return done.map(|()| store),
+            }
+        }
     }
 
     fn prepare(&mut self, existing: bool) -> Result<(), StoreError> {
@@ -385,6 +399,15 @@ fn micros(t: jiff::Timestamp) -> i64 {
 }
 
 /// SQLite's "not a database" and "corrupt" codes as [`StoreError::Corrupt`].
+impl StoreError {
+    /// Whether another connection held a lock the operation needed.
+    fn is_busy(&self) -> bool {
+        use rusqlite::ErrorCode;
+        matches!(self, StoreError::Sqlite { source, .. }
+            if matches!(source.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)))
+    }
+}
+
 fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
     use rusqlite::ErrorCode;
     match source.sqlite_error_code() {
