@@ -12,6 +12,8 @@ use std::io::ErrorKind;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hint {
     /// Creating or writing a cgroup was refused: root, or a delegated subtree.
+    // Cgroups are Linux's: elsewhere nothing makes this hint.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     CgroupAccess,
     /// A file stepmon writes (`--output`, `--job`, ...) could not be
     /// created or written, for this reason.
@@ -93,6 +95,7 @@ impl CliError {
 
     /// Adds a hint in words.
     #[must_use]
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(Hint::Text(hint.into()));
         self
@@ -119,6 +122,7 @@ impl CliError {
 
     /// An error creating, writing or removing a cgroup (`what` names it),
     /// with the delegation hint when it was refused.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn cgroup(what: &str, error: &std::io::Error) -> Self {
         let refused = matches!(error.kind(), ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem);
         CliError { message: format!("{what}: {error}"), hint: refused.then_some(Hint::CgroupAccess) }
