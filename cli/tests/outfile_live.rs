@@ -30,17 +30,20 @@ struct OnFullDisk {
 /// then filled; `None` (after printing `SKIPPED`) where that cannot be done.
 fn on_full_disk(name: &str, work: &Path, seed: &[(&str, &[u8])], args: &[&str]) -> Option<OnFullDisk> {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("SKIPPED {name}: needs root to mount a tmpfs (in a mount namespace of its own)");
+        common::skip::skip(name, "needs root to mount a tmpfs (in a mount namespace of its own)");
         return None;
     }
     match Command::new("unshare").args(["-m", "true"]).output() {
         Ok(out) if out.status.success() => {}
         Ok(out) => {
-            eprintln!("SKIPPED {name}: unshare -m fails here: {}", String::from_utf8_lossy(&out.stderr).trim());
+            common::skip::skip(
+                name,
+                format_args!("unshare -m fails here: {}", String::from_utf8_lossy(&out.stderr).trim()),
+            );
             return None;
         }
         Err(e) => {
-            eprintln!("SKIPPED {name}: no unshare: {e}");
+            common::skip::skip(name, format_args!("no unshare: {e}"));
             return None;
         }
     }

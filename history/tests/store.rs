@@ -7,6 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "../../testsupport/skip.rs"]
+mod skip;
+
 use stepmon_history::{Machine, Measure, RunKey, RunRecord, SCHEMA_VERSION, Store, StoreError};
 
 fn key() -> RunKey {
@@ -107,7 +110,7 @@ fn the_sqlite3_shell_reads_it() {
     {
         Ok(out) => out,
         Err(e) => {
-            eprintln!("SKIPPED the_sqlite3_shell_reads_it: no sqlite3 shell ({e}; Debian's sqlite3 package has it)");
+            skip::skip("the_sqlite3_shell_reads_it", format_args!("no sqlite3 shell ({e}; scripts/setup installs it)"));
             return;
         }
     };
