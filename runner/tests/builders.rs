@@ -270,7 +270,7 @@ fn every_executor_runs_steps_at_once_without_a_failure() {
     }
     let tree = tree.to_str().unwrap();
     let runner = Runner::new().unwrap();
-    let (steps, parallel) = sizes(16, 8);
+    let (steps, parallel) = sizes(8, 8);
     let small = parallel < 8;
     // Trees and orphans interleaved: a reaper that took another step's
     // process shows as a lost step, a wrong count or a wrong peak.
