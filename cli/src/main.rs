@@ -16,6 +16,8 @@ mod error;
 mod fleet;
 mod history;
 #[cfg(target_os = "linux")]
+mod http;
+#[cfg(target_os = "linux")]
 mod job;
 mod job_read;
 #[cfg(target_os = "linux")]
