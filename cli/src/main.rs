@@ -17,6 +17,7 @@ mod fleet;
 mod history;
 #[cfg(target_os = "linux")]
 mod http;
+mod input;
 #[cfg(target_os = "linux")]
 mod job;
 mod job_read;
