@@ -23,7 +23,7 @@
 //! let text = String::from_utf8(job::line(&Record::StepStart(start))?)?;
 //! assert!(job::looks_like_record(&text));
 //! let record = job::read(&text);
-//! assert!(matches!(record.steps[0].status, StepStatus::Interrupted { .. }));
+//! assert!(matches!(record.steps[0].status(), StepStatus::Interrupted { .. }));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
