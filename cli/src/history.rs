@@ -13,6 +13,8 @@ use crate::input::{self, Input};
 /// The builds of `files` when it is one bundle or one unpacked layout
 /// (a directory with `index.json` and `oci-layout`); `None` otherwise
 /// (stdin is left unread: [`crate::input::read`] reads it once).
+// `stepmon baseline` reads with it, which is Linux-only.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn load(files: &[std::path::PathBuf]) -> Result<Option<Vec<Build>>, crate::error::CliError> {
     let [path] = files else { return Ok(None) };
     if path == Path::new("-") || !(path.is_file() || input::is_layout(path)) {

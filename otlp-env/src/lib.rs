@@ -41,3 +41,8 @@ pub mod trace_context;
 pub use config::{Config, ConfigError, DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_MS, Encoding, Signal};
 pub use headers::HeaderError;
 pub use trace_context::{Ignored, Inherited, TraceContextError, TraceParent};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
