@@ -17,7 +17,9 @@ use crate::input::{self, Input};
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn load(files: &[std::path::PathBuf]) -> Result<Option<Vec<Build>>, crate::error::CliError> {
     let [path] = files else { return Ok(None) };
-    if path == Path::new("-") || !(path.is_file() || input::is_layout(path)) {
+    let bundle =
+        input::is_layout(path) || (path != Path::new("-") && path.is_file() && input::starts_like_bundle(path)?);
+    if !bundle {
         return Ok(None);
     }
     match input::read(path)? {

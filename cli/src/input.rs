@@ -46,6 +46,19 @@ pub fn is_layout(path: &Path) -> bool {
     path.is_dir() && path.join("index.json").is_file() && path.join("oci-layout").is_file()
 }
 
+/// Bytes enough to tell a gzip stream (2) or a tar archive (`ustar` at 257).
+const SNIFF_BYTES: u64 = 262;
+
+/// Whether the file `path` starts like a build history bundle (gzip or
+/// tar magic), read from its first bytes only: a caller that handles only
+/// bundles need not read and parse a large job record to learn it is none.
+pub fn starts_like_bundle(path: &Path) -> Result<bool, CliError> {
+    let mut head = Vec::new();
+    let file = std::fs::File::open(path).map_err(|e| io(path, &e))?;
+    file.take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| io(path, &e))?;
+    Ok(history::looks_like_bundle(&head))
+}
+
 /// What `path` holds (`-`: stdin, read once; an unpacked bundle's
 /// directory: its builds). Not for other directories.
 pub fn read(path: &Path) -> Result<Input, CliError> {
