@@ -7,14 +7,14 @@
 //! once and append to the same file; their lines interleave and are told
 //! apart by [`StepStart::step`]. A writer (`stepmon run --job`, or a
 //! builder through the libraries) turns each record into a line with
-//! [`line`] and appends it with a single `write(2)` (`stepmon_outfile::Appender`),
+//! [`line()`] and appends it with a single `write(2)` (`stepmon_outfile::Appender`),
 //! so a line is either whole or, when the writer
 //! died or the disk filled mid-write, the file's torn last line: [`read`]
 //! names such lines as lost and keeps everything else, and a step whose
 //! `stepEnd` never came is [`StepStatus::Interrupted`], with the samples it
 //! had — never dropped, never presented as complete.
 //!
-//! No I/O here: [`read`] takes the file's text, [`line`] gives the bytes.
+//! No I/O here: [`read`] takes the file's text, [`line()`] gives the bytes.
 //!
 //! ```
 //! use stepmon_report::job::{self, Record, StepStart, StepStatus};

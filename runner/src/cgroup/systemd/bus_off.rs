@@ -1,4 +1,4 @@
-//! [`super::bus`] in a build without the `systemd` feature: the same API,
+//! The D-Bus client (`bus.rs`) in a build without the `systemd` feature: the same API,
 //! no D-Bus client linked. [`Bus::connect`] always fails, with the reason;
 //! no `Bus` can exist, so no call is ever made.
 
