@@ -204,8 +204,17 @@ mod tests {
 
     #[test]
     fn leftovers_are_killed_and_counted_at_the_end() {
-        // Two orphans, one of them with a child of its own.
-        let (reaper, _) = run("sleep 30 & sh -c 'sleep 30 & wait' & exit 0", false);
+        // Two orphans, one of them with a child of its own: the step's first
+        // process exits only once that child exists (the inner shell says so
+        // through a file), so three are left at its end.
+        let ready = std::env::temp_dir().join(format!("stepmon-tree-test-{}", std::process::id()));
+        let _ = std::fs::remove_file(&ready);
+        let script = format!(
+            "sleep 30 & sh -c 'sleep 30 & : > {f}; wait' & while [ ! -e {f} ]; do sleep 0.01; done; exit 0",
+            f = ready.display()
+        );
+        let (reaper, _) = run(&script, false);
+        let _ = std::fs::remove_file(&ready);
         let tree = reaper.tree();
         assert_eq!(tree.leftovers_killed, 3, "{:#?}", reaper.reaped());
         assert_eq!(tree.processes_reaped, 4, "{:#?}", reaper.reaped());
