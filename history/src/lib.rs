@@ -37,10 +37,13 @@ struct ReadmeDoctests;
 mod check;
 mod metric;
 mod record;
+pub mod prometheus;
 pub mod render;
+pub mod show;
 pub mod stats;
 #[cfg(target_os = "linux")]
 mod store;
+mod trend;
 
 pub use check::{
     Baseline, CheckReport, MAX_MIN_RUNS, MetricCheck, Policy, StepCheck, Verdict, check, default_floor,
@@ -49,5 +52,6 @@ pub use check::{
 pub use metric::{Family, Measure, Unit, family_of, measures_of};
 pub use record::{Context, Machine, RunKey, RunRecord};
 pub use stats::Test;
+pub use trend::{MetricFilter, MetricTrend, StepTrend, TrendRun, trends};
 #[cfg(target_os = "linux")]
 pub use store::{APPLICATION_ID, Added, BUSY_TIMEOUT, SCHEMA_VERSION, Store, StoreError};

@@ -9,6 +9,7 @@ pub mod otlp;
 pub mod prometheus;
 pub mod svg;
 pub mod trace;
+pub mod trend;
 mod trace_processes;
 
 use serde::Serialize;
