@@ -36,8 +36,8 @@ struct ReadmeDoctests;
 
 mod check;
 mod metric;
-mod record;
 pub mod prometheus;
+mod record;
 pub mod render;
 pub mod show;
 pub mod stats;
@@ -52,6 +52,6 @@ pub use check::{
 pub use metric::{Family, Measure, Unit, family_of, measures_of};
 pub use record::{Context, Machine, RunKey, RunRecord};
 pub use stats::Test;
-pub use trend::{MetricFilter, MetricTrend, StepTrend, TrendRun, trends};
 #[cfg(target_os = "linux")]
 pub use store::{APPLICATION_ID, Added, BUSY_TIMEOUT, SCHEMA_VERSION, Store, StoreError};
+pub use trend::{MetricFilter, MetricTrend, StepTrend, TrendRun, trends};

@@ -134,7 +134,8 @@ impl Source {
     #[must_use]
     pub fn selector(step: Option<&str>, labels: &[(String, String)]) -> String {
         let mut out = format!("{{__name__=~\"{}\"", sample_names().join("|"));
-        for (k, v) in step.map(|s| ("step", s)).into_iter().chain(labels.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+        for (k, v) in step.map(|s| ("step", s)).into_iter().chain(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        {
             out.push_str(&format!(",{k}=\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")));
         }
         out.push('}');

@@ -87,7 +87,8 @@ fn text(steps: &[StepTrend]) -> String {
             let shown = &m.runs[m.runs.len().saturating_sub(SPARK_RUNS)..];
             let values: Vec<f64> = shown.iter().map(|r| r.value).collect();
             let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
-            let range = if values.is_empty() { String::new() } else { format!("{}..{}", m.unit.show(lo), m.unit.show(hi)) };
+            let range =
+                if values.is_empty() { String::new() } else { format!("{}..{}", m.unit.show(lo), m.unit.show(hi)) };
             let _ = writeln!(
                 out,
                 "  {:<34} {:>5} {:>12} {:>25}  {:<width$}  {:>4} {:>4} {:>4}",

@@ -415,9 +415,11 @@ impl Store {
                     content_key: row.get(1).map_err(sqlite)?,
                 });
             }
-            if let (Some(metric), Some(value), Some(run)) =
-                (row.get::<_, Option<String>>(11).map_err(sqlite)?, row.get::<_, Option<f64>>(12).map_err(sqlite)?, out.last_mut())
-            {
+            if let (Some(metric), Some(value), Some(run)) = (
+                row.get::<_, Option<String>>(11).map_err(sqlite)?,
+                row.get::<_, Option<f64>>(12).map_err(sqlite)?,
+                out.last_mut(),
+            ) {
                 run.measures.push(Measure { metric, value });
             }
         }

@@ -145,8 +145,10 @@ pub fn trends(runs: &[RunRecord], policy: &Policy, filter: &MetricFilter, last: 
             // Family order (Family::ALL), the step's own metric before the
             // commands', then by name.
             names.sort_by_key(|(family, name)| (*family, name.contains(':'), *name));
-            let metrics =
-                names.into_iter().map(|(family, name)| metric_trend(&runs, name, family, policy, last, &mut memo)).collect();
+            let metrics = names
+                .into_iter()
+                .map(|(family, name)| metric_trend(&runs, name, family, policy, last, &mut memo))
+                .collect();
             StepTrend { key: key.clone(), total_runs: runs.len(), metrics }
         })
         .collect()

@@ -55,7 +55,10 @@ fn the_chart_draws_every_run_the_band_and_marks_the_regression_and_the_busy_run(
     let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
     let charts: Vec<_> = doc.descendants().filter(|n| n.attribute("class") == Some("stepmon-trend")).collect();
     assert_eq!(charts.len(), 2, "one chart per metric");
-    let chart = charts.iter().find(|c| c.descendants().any(|n| n.text().is_some_and(|t| t.contains("memory-peak-bytes")))).unwrap();
+    let chart = charts
+        .iter()
+        .find(|c| c.descendants().any(|n| n.text().is_some_and(|t| t.contains("memory-peak-bytes"))))
+        .unwrap();
     let class_of = |n: &roxmltree::Node<'_, '_>| n.attribute("class").unwrap_or_default().to_owned();
     let points: Vec<_> = chart.descendants().filter(|n| class_of(n).starts_with("point")).collect();
     assert_eq!(points.len(), 30);
@@ -71,8 +74,18 @@ fn the_chart_draws_every_run_the_band_and_marks_the_regression_and_the_busy_run(
     // The band is drawn under run 25: its upper edge is below (a larger y
     // than) the point.
     let cy: f64 = points[24].attribute("cy").unwrap().parse().unwrap();
-    let upper_at_25: f64 = d.split(['M', 'L']).map(str::trim).filter(|s| !s.is_empty()).nth(19).unwrap()
-        .split(',').nth(1).unwrap().trim_end_matches(" Z").parse().unwrap();
+    let upper_at_25: f64 = d
+        .split(['M', 'L'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .nth(19)
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" Z")
+        .parse()
+        .unwrap();
     assert!(upper_at_25 > cy, "band top {upper_at_25} vs point {cy}");
     let vertices = chart.descendants().find(|n| class_of(n) == "series value").unwrap().attribute("points").unwrap();
     assert_eq!(vertices.split(' ').count(), 30);

@@ -9,8 +9,8 @@ pub mod otlp;
 pub mod prometheus;
 pub mod svg;
 pub mod trace;
-pub mod trend;
 mod trace_processes;
+pub mod trend;
 
 use serde::Serialize;
 

@@ -188,7 +188,8 @@ pub fn chart(title: &str, unit: ValueUnit, points: &[TrendPoint]) -> String {
         band.push_str(" Z");
     }
     if !band.is_empty() {
-        let _ = write!(out, "<path class=\"band\" d=\"{band}\" fill=\"#3b82f6\" fill-opacity=\"0.15\" stroke=\"none\"/>");
+        let _ =
+            write!(out, "<path class=\"band\" d=\"{band}\" fill=\"#3b82f6\" fill-opacity=\"0.15\" stroke=\"none\"/>");
     }
     out.push_str(
         "<polyline class=\"series value\" fill=\"none\" stroke=\"#3b82f6\" stroke-width=\"1.5\" \
