@@ -1,9 +1,16 @@
 //! `baseline show`'s trends from a real store: 30 runs with a memory
 //! regression at run 25 and a busy run; the SVG read back as XML (one point
 //! per run, the band, the marked runs, the commit on hover), the text
-//! table's sparkline of a known series.
+//! table's sparkline of a known series; the HTML page in headless Chromium
+//! without a console message (a blocked script or resource would log one).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[allow(dead_code)]
+#[path = "../../report/tests/common/chromium.rs"]
+mod chromium;
+#[path = "../../testsupport/skip.rs"]
+mod skip;
 
 use stepmon_history::show::{ShowFormat, show};
 use stepmon_history::{Machine, Measure, MetricFilter, Policy, RunKey, RunRecord, Store, Verdict, trends};
@@ -110,4 +117,35 @@ fn the_text_table_has_a_sparkline_of_the_last_runs() {
     assert!(row.contains(" 30 "), "30 runs in all: {row}");
     let json: serde_json::Value = serde_json::from_str(&show(&steps, ShowFormat::Json)).unwrap();
     assert_eq!(json[0]["metrics"][0]["runs"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn chromium_opens_the_html_page_without_a_console_message() {
+    let Some(binary) = chromium::chromium_or_skip("chromium_opens_the_html_page_without_a_console_message") else {
+        return;
+    };
+    let steps = trends(&stored(), &Policy::default(), &MetricFilter::All, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("baselines.html");
+    std::fs::write(&page, show(&steps, ShowFormat::Html)).unwrap();
+    let output = std::process::Command::new("timeout")
+        .args(["-k", "5", "60"])
+        .arg(binary)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check"])
+        .args(["--disable-extensions", "--disable-background-networking", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", tmp.path().join("profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "{console:#?}");
+    let dom = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(dom.matches("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-trend\"").count(), 2);
+    assert_eq!(
+        dom.matches("class=\"point regression\"").count(),
+        steps[0].metrics.iter().map(|m| m.count(Verdict::Regression)).sum::<usize>()
+    );
 }
