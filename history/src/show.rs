@@ -70,18 +70,11 @@ fn text(steps: &[StepTrend]) -> String {
     }
     for step in steps {
         let _ = writeln!(out, "{} — {} run(s)", key_title(&step.key), step.total_runs);
+        let width = step.metrics.iter().map(|m| m.runs.len().min(SPARK_RUNS)).max().unwrap_or(0).max(5);
         let _ = writeln!(
             out,
-            "  {:<34} {:>5} {:>12} {:>25}  {:<width$}  {:>4} {:>4} {:>4}",
-            "metric",
-            "runs",
-            "last",
-            "min..max",
-            "trend (last runs)",
-            "reg",
-            "imp",
-            "busy",
-            width = SPARK_RUNS
+            "  {:<34} {:>5} {:>12} {:>23}  {:<width$}  {:>4} {:>4} {:>4}",
+            "metric", "runs", "last", "min..max", "trend", "reg", "imp", "busy",
         );
         for m in &step.metrics {
             let shown = &m.runs[m.runs.len().saturating_sub(SPARK_RUNS)..];
@@ -91,7 +84,7 @@ fn text(steps: &[StepTrend]) -> String {
                 if values.is_empty() { String::new() } else { format!("{}..{}", m.unit.show(lo), m.unit.show(hi)) };
             let _ = writeln!(
                 out,
-                "  {:<34} {:>5} {:>12} {:>25}  {:<width$}  {:>4} {:>4} {:>4}",
+                "  {:<34} {:>5} {:>12} {:>23}  {:<width$}  {:>4} {:>4} {:>4}",
                 m.metric,
                 m.total_runs,
                 m.runs.last().map_or_else(String::new, |r| m.unit.show(r.value)),
@@ -100,7 +93,6 @@ fn text(steps: &[StepTrend]) -> String {
                 m.count(Verdict::Regression),
                 m.count(Verdict::Improvement),
                 m.runs.iter().filter(|r| r.busy_run).count(),
-                width = SPARK_RUNS
             );
         }
     }

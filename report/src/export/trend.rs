@@ -159,8 +159,8 @@ pub fn chart(title: &str, unit: ValueUnit, points: &[TrendPoint]) -> String {
     }
     let _ = write!(
         out,
-        "<text class=\"axis-label x\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">run (oldest first); shaded: the \
-         baseline band the gate expected each run in</text>",
+        "<text class=\"axis-label x\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">runs, oldest first · shaded: the \
+         interval the gate expected · red: regression · green: improvement · grey: busy machine</text>",
         Fixed::<1>(LEFT + width / 2.0),
         Fixed::<1>(height - 8.0)
     );
