@@ -138,9 +138,12 @@ fn timestamped(runs: &[(PathBuf, i64)]) -> String {
     out
 }
 
-/// Each step's metrics of a check's JSON: metric → (verdict, runs, busy
-/// left out, baseline mean, upper).
-fn verdicts(json: &str) -> Vec<(String, String, u64, u64, Option<f64>, Option<f64>)> {
+/// A metric of a check's JSON: name, verdict, runs, busy runs left out,
+/// baseline mean and upper end.
+type Judged = (String, String, u64, u64, Option<f64>, Option<f64>);
+
+/// The first step's metrics of a check's JSON, by name.
+fn verdicts(json: &str) -> Vec<Judged> {
     let report: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
     let mut out: Vec<_> = report["steps"][0]["metrics"]
         .as_array()
