@@ -12,6 +12,10 @@
 //!   stall baselines.
 //! * [`render`] — the verdicts as text, JSON, Markdown or Bencher Metric
 //!   Format.
+//! * [`trends`] and [`show`] — each stored run judged against the runs
+//!   before it (`stepmon baseline show`), as a table, JSON, SVG or HTML.
+//! * [`prometheus`] — the runs a fleet's exports left in a Prometheus-API
+//!   server, read from its `query_range` answers, each run once.
 //!
 //! ```
 //! use stepmon_history::{Machine, Measure, Policy, RunKey, RunRecord, Verdict, check};
