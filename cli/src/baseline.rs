@@ -226,6 +226,10 @@ pub fn baseline(args: &BaselineArgs) -> Result<i32, CliError> {
             let records = records_of(std::slice::from_ref(&check.file), &check.context.context(None))?;
             let policy = check.policy.policy();
             let report = match Source::of(&check.db) {
+                Some(_) if check.branch.is_some() => {
+                    return Err(CliError::new("--branch: a Prometheus history has no branch (it is not a label)")
+                        .hint("give each branch's runs a label of their own (--label branch=main) and check with it"));
+                }
                 Some(source) => judge_prometheus(&source.map_err(CliError::new)?, &records, &policy)?,
                 None => judge(Path::new(&check.db), &records, check.branch.as_deref(), &policy)?,
             };
