@@ -13,7 +13,7 @@
 //! | the `<svg>` | `stepmon-trend` |
 //! | the band `<path>` (one subpath per stretch of runs with a baseline) | `band` |
 //! | the value `<polyline>` (one vertex per run) | `series value` |
-//! | a run's `<circle>` | `point`, plus `regression`, `improvement` or `busy` |
+//! | a run's `<circle>` (of more than [`MARKED_ONLY`] runs, only the marked ones) | `point`, plus `regression`, `improvement` or `busy` |
 //! | tick labels `<text>` | `tick x`, `tick y` |
 
 use std::fmt::Write as _;
@@ -83,6 +83,10 @@ pub struct TrendPoint {
     /// Its hover text (time, commit, value, verdict).
     pub hover: String,
 }
+
+/// Charts of more runs than this draw a circle (and hover text) only for
+/// the marked runs.
+pub const MARKED_ONLY: usize = 1000;
 
 /// Height of the title line, the plot, and the room below it.
 const TITLE: f64 = 30.0;
@@ -199,7 +203,11 @@ pub fn chart(title: &str, unit: ValueUnit, points: &[TrendPoint]) -> String {
         let _ = write!(out, "{}{},{}", if i == 0 { "" } else { " " }, Fixed::<1>(px(i)), Fixed::<1>(py(p.value)));
     }
     out.push_str("\"/>");
-    for (i, p) in points.iter().enumerate() {
+    // Past MARKED_ONLY runs a point per run is a blur of circles (and
+    // megabytes of SVG): the line carries the values, circles only the
+    // marked runs.
+    let every_point = points.len() <= MARKED_ONLY;
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| every_point || p.mark != Mark::Plain) {
         let (color, r) = p.mark.style();
         let _ = write!(
             out,
@@ -237,6 +245,20 @@ mod tests {
         let line = svg.split("class=\"series value\"").nth(1).unwrap();
         let vertices = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
         assert_eq!(vertices.split(' ').count(), 6);
+    }
+
+    #[test]
+    fn long_trends_draw_circles_for_marked_runs_only() {
+        let point = |i: usize| TrendPoint {
+            value: 1.0,
+            band: None,
+            mark: if i % 100 == 0 { Mark::Busy } else { Mark::Plain },
+            hover: String::new(),
+        };
+        let points: Vec<TrendPoint> = (0..=MARKED_ONLY).map(point).collect();
+        let svg = chart("long", ValueUnit::Count, &points);
+        assert_eq!(svg.matches("<circle").count(), MARKED_ONLY / 100 + 1);
+        assert_eq!(chart("short", ValueUnit::Count, &points[..MARKED_ONLY]).matches("<circle").count(), MARKED_ONLY);
     }
 
     #[test]
