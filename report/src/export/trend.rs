@@ -252,7 +252,7 @@ mod tests {
         let point = |i: usize| TrendPoint {
             value: 1.0,
             band: None,
-            mark: if i % 100 == 0 { Mark::Busy } else { Mark::Plain },
+            mark: if i.is_multiple_of(100) { Mark::Busy } else { Mark::Plain },
             hover: String::new(),
         };
         let points: Vec<TrendPoint> = (0..=MARKED_ONLY).map(point).collect();
