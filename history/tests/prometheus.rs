@@ -98,3 +98,43 @@ fn the_requests_cover_the_range_in_chunks_the_server_accepts() {
         assert!(Source::of(bad).unwrap().is_err(), "{bad}");
     }
 }
+
+/// The export of a recorded run, served back as a Prometheus answer, reads
+/// as the very measures the history file would store of that run (but the
+/// per-command ones, which are not exported): the reader's sample names and
+/// the export's families cannot drift apart.
+#[test]
+fn an_exported_run_reads_back_as_the_stores_measures() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../report/tests/data/runs/pure-v2-6.1-oom-throttled-io.json");
+    let document: stepmon_report::RunDocument = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let step = stepmon_report::Step::from_run(&document);
+    let exposition = stepmon_report::export::openmetrics::render(std::slice::from_ref(&step));
+    let mut series = Vec::new();
+    for line in exposition.lines().filter(|l| !l.starts_with('#')) {
+        let (name, rest) = line.split_once('{').unwrap();
+        let (labels, value) = rest.rsplit_once("} ").unwrap();
+        let mut metric = serde_json::Map::new();
+        metric.insert("__name__".into(), name.into());
+        for pair in labels.split("\",") {
+            let (k, v) = pair.split_once("=\"").unwrap();
+            metric.insert(k.into(), v.trim_end_matches('"').into());
+        }
+        series.push(serde_json::json!({"metric": metric, "values": [[1_800_000_000, value]]}));
+    }
+    let body = serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": series}});
+    let mut runs = Runs::default();
+    runs.add_response(body.to_string().as_bytes()).unwrap();
+    let records = runs.records(None);
+    assert_eq!(records.len(), 1);
+    let mut read: Vec<(String, f64)> = records[0].measures.iter().map(|m| (m.metric.clone(), m.value)).collect();
+    let mut stored: Vec<(String, f64)> = stepmon_history::measures_of(&step)
+        .into_iter()
+        .filter(|m| !m.metric.contains(':'))
+        .map(|m| (m.metric, m.value))
+        .collect();
+    read.sort_by(|a, b| a.0.cmp(&b.0));
+    stored.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(stored.len() >= 7, "{stored:?}");
+    assert_eq!(read, stored);
+    assert_eq!(Some(records[0].time), step.end.map(|t| jiff::Timestamp::from_microsecond(t.as_microsecond()).unwrap()));
+}
