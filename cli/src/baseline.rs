@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use stepmon_history::{CheckReport, Context, Family, Policy, RunRecord, Store, Test, render};
+use stepmon_history::prometheus::Source;
+use stepmon_history::show::ShowFormat;
+use stepmon_history::{CheckReport, Context, Family, MetricFilter, Policy, RunRecord, Store, Test, render};
 use stepmon_report::job::{self, Entry};
 
 use crate::error::CliError;
@@ -29,6 +31,33 @@ enum BaselineCmd {
     /// regression, improvement or within noise per metric; exit 1 when a
     /// metric of --fail-on regressed.
     Check(CheckArgs),
+    /// The trend of each metric over the runs in DB: a table with
+    /// sparklines, or charts with the gate's band, its regressions and the
+    /// busy runs marked (the commit on hover).
+    Show(ShowArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ShowArgs {
+    /// The history file, or prometheus+http://HOST:PORT.
+    #[arg(value_name = "DB")]
+    db: String,
+    /// This step's runs only.
+    #[arg(long, value_name = "NAME")]
+    step: Option<String>,
+    /// One family (cpu, wall, memory, io, stall, pids) or one metric
+    /// (memory-peak-bytes, command-cpu-seconds:cc1).
+    #[arg(long, value_name = "METRIC")]
+    metric: Option<String>,
+    /// The last N runs of each metric (0: all), each judged against the
+    /// --window runs before it.
+    #[arg(long, default_value = "100", value_name = "N")]
+    last: usize,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// text (a table with sparklines), json, svg or html.
+    #[arg(short, long, default_value = "text", value_name = "FORMAT")]
+    format: ShowFormat,
 }
 
 /// Where the runs come from (the command line over the CI's environment).
@@ -160,9 +189,10 @@ impl PolicyArgs {
 
 #[derive(Debug, clap::Args)]
 struct CheckArgs {
-    /// The history file.
+    /// The history file, or prometheus+http://HOST:PORT (the runs that
+    /// `--push` and `--textfile` exports left there; ?range=30d&step=60s).
     #[arg(value_name = "DB")]
-    db: PathBuf,
+    db: String,
     /// The run to judge (any file `baseline add` reads).
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -183,6 +213,10 @@ struct CheckArgs {
 pub fn baseline(args: &BaselineArgs) -> Result<i32, CliError> {
     match &args.command {
         BaselineCmd::Add(add) => {
+            if Source::of(&add.db.to_string_lossy()).is_some() {
+                return Err(CliError::new(format!("{}: runs are added to Prometheus by the export", add.db.display()))
+                    .hint("push each run (stepmon run --push URL, or --textfile DIR for node_exporter); `add` is for history files"));
+            }
             let records = records_of(&add.files, &add.context.context(add.branch.clone()))?;
             let added = open(&add.db)?.add(&records).map_err(store_error)?;
             eprintln!("stepmon: {}: {} run(s) added, {} already there", add.db.display(), added.added, added.already);
@@ -190,18 +224,61 @@ pub fn baseline(args: &BaselineArgs) -> Result<i32, CliError> {
         }
         BaselineCmd::Check(check) => {
             let records = records_of(std::slice::from_ref(&check.file), &check.context.context(None))?;
-            let report = judge(&check.db, &records, check.branch.as_deref(), &check.policy.policy())?;
+            let policy = check.policy.policy();
+            let report = match Source::of(&check.db) {
+                Some(_) if check.branch.is_some() => {
+                    return Err(CliError::new("--branch: a Prometheus history has no branch (it is not a label)")
+                        .hint("give each branch's runs a label of their own (--label branch=main) and check with it"));
+                }
+                Some(source) => judge_prometheus(&source.map_err(CliError::new)?, &records, &policy)?,
+                None => judge(Path::new(&check.db), &records, check.branch.as_deref(), &policy)?,
+            };
             crate::out::emit(&render::render(&report, check.format))?;
             Ok(if report.failed { REGRESSION } else { 0 })
         }
+        BaselineCmd::Show(show) => {
+            let runs = match Source::of(&show.db) {
+                Some(source) => {
+                    crate::baseline_prom::runs(&source.map_err(CliError::new)?, show.step.as_deref(), &[], None)?
+                }
+                None => {
+                    let db = Path::new(&show.db);
+                    if !db.exists() {
+                        return Err(no_history(db));
+                    }
+                    open(db)?.runs(show.step.as_deref()).map_err(store_error)?
+                }
+            };
+            let filter = show.metric.as_deref().map_or(MetricFilter::All, MetricFilter::parse);
+            let trends = stepmon_history::trends(&runs, &show.policy.policy(), &filter, show.last);
+            crate::out::emit(&stepmon_history::show::show(&trends, show.format))?;
+            Ok(0)
+        }
     }
+}
+
+fn no_history(db: &Path) -> CliError {
+    CliError::new(format!("{}: no such history file", db.display()))
+        .hint("add runs first: stepmon baseline add DB RUN.json")
+}
+
+/// `records` judged against the runs a Prometheus server holds of their
+/// step and labels that ended before each began.
+fn judge_prometheus(source: &Source, records: &[RunRecord], policy: &Policy) -> Result<CheckReport, CliError> {
+    let mut steps = Vec::with_capacity(records.len());
+    for record in records {
+        let mut history =
+            crate::baseline_prom::runs(source, Some(&record.key.step), &record.key.labels, Some(&record.key))?;
+        history.retain(|r| r.time < record.time);
+        steps.push(stepmon_history::check(record, &history, policy));
+    }
+    Ok(CheckReport::new(steps, policy))
 }
 
 /// `records` judged against `db`'s comparable runs.
 fn judge(db: &Path, records: &[RunRecord], branch: Option<&str>, policy: &Policy) -> Result<CheckReport, CliError> {
     if !db.exists() {
-        return Err(CliError::new(format!("{}: no such history file", db.display()))
-            .hint("add runs first: stepmon baseline add DB RUN.json"));
+        return Err(no_history(db));
     }
     let store = open(db)?;
     let mut steps = Vec::with_capacity(records.len());

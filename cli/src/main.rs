@@ -8,6 +8,8 @@
 #[cfg(target_os = "linux")]
 mod baseline;
 #[cfg(target_os = "linux")]
+mod baseline_prom;
+#[cfg(target_os = "linux")]
 mod commands;
 #[cfg(target_os = "linux")]
 mod doctor;

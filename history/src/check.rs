@@ -267,23 +267,7 @@ fn check_metric(
     values.reverse();
     let (threshold, floor) = (policy.threshold(family), policy.floor(family));
     let min_runs = policy.min_runs.clamp(2, MAX_MIN_RUNS);
-    let (verdict, baseline) = if values.len() < min_runs {
-        (Verdict::NotEnoughHistory, None)
-    } else {
-        let (lower, upper) = policy.test.bounds(&values, threshold);
-        let m = mean(&values);
-        let beyond_floor = (value - m).abs() >= floor;
-        let verdict = if value > upper && beyond_floor {
-            Verdict::Regression
-        } else if value < lower && beyond_floor {
-            Verdict::Improvement
-        } else {
-            Verdict::WithinNoise
-        };
-        let change_percent = if m == 0.0 { 0.0 } else { (value - m) / m.abs() * 100.0 };
-        // Every metric is a cost: the interval shown starts at 0 at least.
-        (verdict, Some(Baseline { mean: m, sd: sd(&values), lower: lower.max(0.0), upper, change_percent }))
-    };
+    let (verdict, baseline) = judge(&values, value, family, policy, &mut Vec::new());
     let mut trend = values.clone();
     trend.push(value);
     MetricCheck {
@@ -302,4 +286,33 @@ fn check_metric(
         trend,
         busy_run: machine == Machine::Busy && leave_out_busy,
     }
+}
+
+/// `value` against `values` (the baseline, oldest first) under `policy`:
+/// the verdict and, with runs enough, the baseline's numbers. `memo` keeps
+/// the test's quantiles between calls ([`Test::bounds`]).
+pub(crate) fn judge(
+    values: &[f64],
+    value: f64,
+    family: Family,
+    policy: &Policy,
+    memo: &mut Vec<Option<f64>>,
+) -> (Verdict, Option<Baseline>) {
+    let (threshold, floor) = (policy.threshold(family), policy.floor(family));
+    if values.len() < policy.min_runs.clamp(2, MAX_MIN_RUNS) {
+        return (Verdict::NotEnoughHistory, None);
+    }
+    let (lower, upper) = policy.test.bounds_memo(values, threshold, memo);
+    let m = mean(values);
+    let beyond_floor = (value - m).abs() >= floor;
+    let verdict = if value > upper && beyond_floor {
+        Verdict::Regression
+    } else if value < lower && beyond_floor {
+        Verdict::Improvement
+    } else {
+        Verdict::WithinNoise
+    };
+    let change_percent = if m == 0.0 { 0.0 } else { (value - m) / m.abs() * 100.0 };
+    // Every metric is a cost: the interval shown starts at 0 at least.
+    (verdict, Some(Baseline { mean: m, sd: sd(values), lower: lower.max(0.0), upper, change_percent }))
 }

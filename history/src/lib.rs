@@ -12,6 +12,10 @@
 //!   stall baselines.
 //! * [`render`] — the verdicts as text, JSON, Markdown or Bencher Metric
 //!   Format.
+//! * [`trends`] and [`show`] — each stored run judged against the runs
+//!   before it (`stepmon baseline show`), as a table, JSON, SVG or HTML.
+//! * [`prometheus`] — the runs a fleet's exports left in a Prometheus-API
+//!   server, read from its `query_range` answers, each run once.
 //!
 //! ```
 //! use stepmon_history::{Machine, Measure, Policy, RunKey, RunRecord, Verdict, check};
@@ -36,11 +40,14 @@ struct ReadmeDoctests;
 
 mod check;
 mod metric;
+pub mod prometheus;
 mod record;
 pub mod render;
+pub mod show;
 pub mod stats;
 #[cfg(target_os = "linux")]
 mod store;
+mod trend;
 
 pub use check::{
     Baseline, CheckReport, MAX_MIN_RUNS, MetricCheck, Policy, StepCheck, Verdict, check, default_floor,
@@ -51,3 +58,4 @@ pub use record::{Context, Machine, RunKey, RunRecord};
 pub use stats::Test;
 #[cfg(target_os = "linux")]
 pub use store::{APPLICATION_ID, Added, BUSY_TIMEOUT, SCHEMA_VERSION, Store, StoreError};
+pub use trend::{MetricFilter, MetricTrend, StepTrend, TrendRun, trends};

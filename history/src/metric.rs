@@ -91,20 +91,22 @@ pub enum Unit {
 }
 
 impl Unit {
-    /// `value` for people: `1.234 s`, `100.0 MiB`, `7`.
+    /// `value` for people, as every other stepmon report writes it
+    /// (stepmon-report's units): `12.3 ms`, `1.49 s`, `1m15.2s`,
+    /// `100.0 MiB`, `7`.
     #[must_use]
     pub fn show(self, value: f64) -> String {
+        use stepmon_report::units;
+        let sign = if value < 0.0 { "-" } else { "" };
         match self {
-            Unit::Seconds if value.abs() < 1.0 => format!("{:.1} ms", value * 1e3),
-            Unit::Seconds => format!("{value:.3} s"),
-            Unit::Bytes if value.abs() < MIB => format!("{:.1} KiB", value / 1024.0),
-            Unit::Bytes => format!("{:.1} MiB", value / MIB),
+            Unit::Seconds => format!("{sign}{}", units::seconds(value.abs())),
+            // Bytes are whole; far below 2^64.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Unit::Bytes => format!("{sign}{}", units::bytes(value.abs().round() as u64)),
             Unit::Count => format!("{value:.0}"),
         }
     }
 }
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// One measured value of one run: its metric's name and the value.
 ///

@@ -35,6 +35,25 @@ impl RunKey {
     pub fn labels_text(&self) -> String {
         self.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
+
+    /// The labels of [`RunKey::labels_text`]'s text. Label keys have no `,`
+    /// or `=` (`--label` refuses them); a value's `,` is told from the
+    /// separator by what follows it (a `key=`).
+    #[must_use]
+    pub fn labels_of_text(text: &str) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for part in text.split(',').filter(|p| !p.is_empty()) {
+            match (part.split_once('='), out.last_mut()) {
+                (Some((k, v)), _) if !k.is_empty() => out.push((k.to_owned(), v.to_owned())),
+                (_, Some(last)) => {
+                    last.1.push(',');
+                    last.1.push_str(part);
+                }
+                (_, None) => out.push((part.to_owned(), String::new())),
+            }
+        }
+        out
+    }
 }
 
 /// Whether the machine was busy with other work while the run ran

@@ -48,6 +48,13 @@ impl Test {
     /// baseline `values` (at least two) and the test's `threshold`.
     #[must_use]
     pub fn bounds(self, values: &[f64], threshold: f64) -> (f64, f64) {
+        self.bounds_memo(values, threshold, &mut Vec::new())
+    }
+
+    /// [`Test::bounds`] with the t quantiles already computed for this
+    /// threshold kept in `memo` (indexed by the number of values): a
+    /// trend judges thousands of runs with the same few baseline sizes.
+    pub(crate) fn bounds_memo(self, values: &[f64], threshold: f64, memo: &mut Vec<Option<f64>>) -> (f64, f64) {
         let (m, s) = (mean(values), sd(values));
         #[allow(clippy::cast_precision_loss)]
         let n = values.len() as f64;
@@ -58,7 +65,11 @@ impl Test {
             }
             Test::Z => (m - threshold * s, m + threshold * s),
             Test::T => {
-                let half = t_quantile(1.0 - threshold / 2.0, n - 1.0) * s * (1.0 + 1.0 / n).sqrt();
+                if memo.len() <= values.len() {
+                    memo.resize(values.len() + 1, None);
+                }
+                let q = *memo[values.len()].get_or_insert_with(|| t_quantile(1.0 - threshold / 2.0, n - 1.0));
+                let half = q * s * (1.0 + 1.0 / n).sqrt();
                 (m - half, m + half)
             }
             Test::Iqr => {

@@ -370,6 +370,62 @@ impl Store {
         Ok(out)
     }
 
+    /// Every stored run (of `step` when given), grouped by key and oldest
+    /// first within a key: what `stepmon baseline show` draws. One query
+    /// over the key index, measures joined in.
+    ///
+    /// # Errors
+    /// SQLite's errors; a row that does not read back is [`StoreError::Corrupt`].
+    pub fn runs(&self, step: Option<&str>) -> Result<Vec<RunRecord>, StoreError> {
+        let sqlite = |source| classify(&self.path, source);
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT r.id, r.content_key, r.step, r.labels, r.repository, r.job, r.runner_class, r.branch, r.time, \
+                 r.commit_sha, r.machine, m.metric, m.value FROM runs r LEFT JOIN measures m ON m.run_id = r.id \
+                 WHERE (?1 IS NULL OR r.step = ?1) \
+                 ORDER BY r.step, r.labels, r.repository, r.job, r.runner_class, r.time_us, r.id",
+            )
+            .map_err(sqlite)?;
+        let mut rows = statement.query([step]).map_err(sqlite)?;
+        let mut out: Vec<RunRecord> = Vec::new();
+        let mut last_id = None;
+        while let Some(row) = rows.next().map_err(sqlite)? {
+            let id: i64 = row.get(0).map_err(sqlite)?;
+            if last_id != Some(id) {
+                last_id = Some(id);
+                let corrupt =
+                    |what: &str| StoreError::Corrupt { path: self.path.clone(), detail: format!("run {id}: {what}") };
+                let time: String = row.get(8).map_err(sqlite)?;
+                let machine: String = row.get(10).map_err(sqlite)?;
+                let labels: String = row.get(3).map_err(sqlite)?;
+                out.push(RunRecord {
+                    key: RunKey {
+                        step: row.get(2).map_err(sqlite)?,
+                        labels: RunKey::labels_of_text(&labels),
+                        repository: row.get(4).map_err(sqlite)?,
+                        job: row.get(5).map_err(sqlite)?,
+                        runner_class: row.get(6).map_err(sqlite)?,
+                    },
+                    branch: row.get(7).map_err(sqlite)?,
+                    time: time.parse().map_err(|_| corrupt("time is not RFC 3339"))?,
+                    commit: row.get(9).map_err(sqlite)?,
+                    machine: Machine::of_name(&machine).ok_or_else(|| corrupt("unknown machine state"))?,
+                    measures: Vec::new(),
+                    content_key: row.get(1).map_err(sqlite)?,
+                });
+            }
+            if let (Some(metric), Some(value), Some(run)) = (
+                row.get::<_, Option<String>>(11).map_err(sqlite)?,
+                row.get::<_, Option<f64>>(12).map_err(sqlite)?,
+                out.last_mut(),
+            ) {
+                run.measures.push(Measure { metric, value });
+            }
+        }
+        Ok(out)
+    }
+
     /// How many runs the store holds.
     ///
     /// # Errors

@@ -130,8 +130,11 @@ fn camel(value: impl serde::Serialize) -> String {
 fn assert_matches_step(parsed: &Parsed, index: usize, step: &Step) {
     let s = &step.summary;
     let v = step.verdicts();
-    let float_checks: [(&str, Option<f64>); 14] = [
+    #[allow(clippy::cast_precision_loss)]
+    let end = step.end.map(|t| t.as_microsecond() as f64 / 1e6);
+    let float_checks: [(&str, Option<f64>); 15] = [
         ("stepmon_step_wall_seconds", step.wall_seconds),
+        ("stepmon_step_end_timestamp_seconds", end),
         ("stepmon_step_cpu_user_seconds_total", s.cpu.user_seconds),
         ("stepmon_step_cpu_system_seconds_total", s.cpu.system_seconds),
         ("stepmon_step_cpu_usage_seconds_total", s.cpu.usage_seconds),

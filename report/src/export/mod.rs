@@ -10,6 +10,7 @@ pub mod prometheus;
 pub mod svg;
 pub mod trace;
 mod trace_processes;
+pub mod trend;
 
 use serde::Serialize;
 

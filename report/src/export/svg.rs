@@ -47,9 +47,9 @@ use crate::step::Step;
 /// Width of the whole chart, px.
 pub(crate) const WIDTH: f64 = 720.0;
 /// Left edge of the plots (room for the y tick labels).
-const LEFT: f64 = 78.0;
+pub(crate) const LEFT: f64 = 78.0;
 /// Right margin.
-const RIGHT: f64 = 28.0;
+pub(crate) const RIGHT: f64 = 28.0;
 /// Height of the chart title line.
 const TITLE: f64 = 34.0;
 /// Height of a panel's header: its title, and its legend on a line below.

@@ -90,4 +90,17 @@ pub(super) const FAMILIES: &[Family] = &[
         help: "Wall time of the step (measured by stepmon, or estimated from BuildKit's sample times).",
         points: |x| f(x.step.wall_seconds),
     },
+    Family {
+        name: "stepmon_step_end_timestamp_seconds",
+        kind: Kind::Gauge,
+        unit: Some("seconds"),
+        help: "When the step ended (Unix time): a run seen in several scrapes has one end, so a reader of the history (stepmon baseline check prometheus+http://...) counts it once.",
+        points: |x| f(x.step.end.map(end_seconds)),
+    },
 ];
+
+/// `t` as Unix seconds with its microseconds (exact in an f64 until 2255).
+#[allow(clippy::cast_precision_loss)]
+fn end_seconds(t: jiff::Timestamp) -> f64 {
+    t.as_microsecond() as f64 / 1e6
+}
