@@ -1,7 +1,8 @@
 //! The runs of a Prometheus history (`prometheus+http://HOST:9090` as the
 //! DB of `stepmon baseline check|show`): stepmon_history::prometheus says
 //! what to ask and reads the answers; this file only does the HTTP GETs,
-//! with ureq (the client the OTLP export already links).
+//! with ureq (the CLI's one HTTP client, crate::http's; https needs the
+//! `tls` feature).
 
 use std::time::Duration;
 
@@ -21,7 +22,6 @@ pub(crate) fn runs(
     labels: &[(String, String)],
     key: Option<&RunKey>,
 ) -> Result<Vec<RunRecord>, CliError> {
-    #[cfg(feature = "otlp")]
     {
         let agent: ureq::Agent =
             ureq::Agent::config_builder().timeout_global(Some(TIMEOUT)).http_status_as_error(false).build().into();
@@ -53,10 +53,5 @@ pub(crate) fn runs(
             }
         }
         Ok(runs.records(key))
-    }
-    #[cfg(not(feature = "otlp"))]
-    {
-        let _ = (source, step, labels, key, TIMEOUT, Runs::default());
-        Err(CliError::new("this stepmon is built without an HTTP client (the `otlp` feature): no Prometheus history"))
     }
 }
