@@ -14,6 +14,8 @@
 //!   ladder) and its bound.
 //! * [`processes`] — the step's processes one by one, bounded.
 //! * [`verdict`] — what the numbers mean, as `stepmon-report` judged them.
+//! * [`advice`] — what to change next time (the parallelism a step's
+//!   memory and cores hold), as `stepmon-report` advised it.
 //! * [`labels`] — a step's name, labels and CI context.
 //! * [`job`] — the lines of a job record.
 //!
@@ -41,6 +43,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod advice;
 pub mod document;
 mod float;
 pub mod job;
