@@ -27,7 +27,7 @@ pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
 pub use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 pub use text::{render, to_json};
 pub use torn::TornLine;
-pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
+pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE, SIZING_MIN_SECONDS};
 
 /// Whether `text` is a job record rather than a run document or a
 /// provenance: its first line is a record (`{"kind":...`), also when that
