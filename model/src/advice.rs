@@ -134,7 +134,17 @@ pub struct ParallelismAdvice {
     /// The step's CPU stall (PSI `some`) over its wall time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_stall_share: Option<f64>,
-    /// Whether CPU was the step's bottleneck.
+    /// How much the workers computed: their CPU time over the part of their
+    /// lifetimes in which they were not queued for a CPU (their lifetimes
+    /// summed less their run-queue wait, taskstats' `cpu_delay_total`; a
+    /// sampled document has no wait, so the share is a lower bound there).
+    /// A worker that computes runs whenever it is not queued (near 1), one
+    /// that sleeps or waits for IO hardly; unlike the step's CPU stall, a
+    /// shared machine's other work does not move it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers_cpu_share: Option<f64>,
+    /// Whether the workers are CPU-bound ([`Self::CPU_BOUND_SHARE`]): more of
+    /// them than cores do not finish sooner.
     pub cpu_bound: bool,
     /// Processes of the step the kernel OOM-killed.
     pub oom_kills: u64,
@@ -157,4 +167,7 @@ impl ParallelismAdvice {
     pub const MIN_INSTANCES: u64 = 3;
     /// The share of the available memory kept free by default.
     pub const HEADROOM: f64 = 0.10;
+    /// Workers that computed at least this share of the time they were not
+    /// queued for a CPU ([`Self::workers_cpu_share`]) are CPU-bound.
+    pub const CPU_BOUND_SHARE: f64 = 0.5;
 }

@@ -17,6 +17,9 @@ pub struct CommandAggregate {
     pub count: u64,
     /// Their CPU, s.
     pub cpu_seconds: f64,
+    /// Their lifetimes summed, s (0 in documents of older versions).
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub elapsed_seconds: f64,
     /// The largest peak RSS among them, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_peak_rss_bytes: Option<u64>,
@@ -61,6 +64,11 @@ impl CommandAggregate {
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
+fn is_zero_f64(n: &f64) -> bool {
+    *n == 0.0
 }
 
 /// The nearest-rank `q` quantile of sorted `values`.
@@ -120,6 +128,7 @@ pub(super) fn by_command<'a>(processes: impl IntoIterator<Item = &'a ProcessReco
         a.count += 1;
         a.lifetimes = Some(a.lifetimes.map_or(lifetime, |l| coarser(l, lifetime)));
         a.cpu_seconds += p.cpu_seconds;
+        a.elapsed_seconds += (end - start).max(0.0);
         if p.peak_rss_bytes > a.max_peak_rss_bytes {
             a.max_peak_rss_bytes = p.peak_rss_bytes;
             a.max_peak_rss_pid = Some(p.pid);

@@ -69,9 +69,12 @@ pub(super) fn render(advice: &ParallelismAdvice) -> String {
         percent(advice.headroom)
     );
     let stall = advice.cpu_stall_share.map_or_else(String::new, |s| format!("stall {}, ", percent(s)));
+    let wanted = advice
+        .workers_cpu_share
+        .map_or_else(String::new, |s| format!("{command} on CPU {} of the time not queued for one, ", percent(s)));
     let verdict = match advice.limited_by {
         Some(LimitedBy::Cpu) => {
-            format!("memory is not the limit (fits {fits}); CPU is ({stall}{}) → -j{jobs}", cores(advice))
+            format!("memory is not the limit (fits {fits}); CPU is ({wanted}{stall}{}) → -j{jobs}", cores(advice))
         }
         Some(LimitedBy::Memory) => {
             let why = if advice.oom_kills > 0 {
@@ -82,7 +85,7 @@ pub(super) fn render(advice: &ParallelismAdvice) -> String {
             let none = if fits == 0 { ", not even one fits with the headroom" } else { "" };
             format!("{memory} → -j{jobs} (memory-bound: {why}{none})")
         }
-        _ => format!("{memory} → up to -j{jobs} (neither memory nor CPU held it back: {stall}{})", cores(advice)),
+        _ => format!("{memory} → up to -j{jobs} (neither memory nor CPU held it back: {wanted}{})", cores(advice)),
     };
     let bound = if peaks.bound == Bound::LowerBound { " [sampled peaks are lower bounds: fewer may fit]" } else { "" };
     format!("parallelism: {workers}; {verdict}{bound}")

@@ -8,7 +8,9 @@
 //! machine's memory less what the rest of the machine used), and the cores
 //! (`cpu.max`, else the online CPUs) with the step's CPU stall: the job
 //! count that fits memory with [`ParallelismAdvice::HEADROOM`] kept free,
-//! bounded by the cores where CPU was the bottleneck. docs/parallelism.md
+//! bounded by the cores where the workers are CPU-bound (they computed
+//! [`ParallelismAdvice::CPU_BOUND_SHARE`] or more of the time they were not
+//! queued for a CPU). docs/parallelism.md
 //! says why each number is taken so.
 
 mod line;
@@ -20,7 +22,6 @@ use stepmon_model::sample::{LimitJson, StepSample};
 use stepmon_model::source::Bound;
 
 use crate::step::Step;
-use crate::verdict::Thresholds;
 
 impl Step {
     /// Everything advised about this step ([`advise`]).
@@ -136,7 +137,6 @@ fn cores(step: &Step) -> Option<(f64, CoresSource)> {
 
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 fn judge(step: &Step) -> ParallelismAdvice {
-    let thresholds = Thresholds::default();
     let summary = &step.summary;
     let mut advice = ParallelismAdvice { headroom: ParallelismAdvice::HEADROOM, ..ParallelismAdvice::default() };
     advice.oom_kills =
@@ -146,9 +146,6 @@ fn judge(step: &Step) -> ParallelismAdvice {
         summary.cpu_stall.some_share.or_else(|| Some(summary.cpu_stall.some_seconds? / wall?)).map(|s| s.min(1.0));
     if let Some((cores, source)) = cores(step) {
         (advice.cores, advice.cores_source) = (Some(cores), Some(source));
-        let busy = summary.cpu.average_cores.is_some_and(|a| a >= thresholds.own_cores_share * cores);
-        let stalled = advice.cpu_stall_share.is_some_and(|s| s >= thresholds.stall_share);
-        advice.cpu_bound = busy || stalled;
     }
     if let Some((bytes, source)) = memory_available(step) {
         (advice.memory_available_bytes, advice.memory_source) = (Some(bytes), Some(source));
@@ -166,6 +163,11 @@ fn judge(step: &Step) -> ParallelismAdvice {
     advice.observed_concurrency = Some(workers.max_concurrent);
     advice.lifetimes = workers.lifetimes;
     advice.largest_input = workers.max_peak_rss_label().map(str::to_owned);
+    advice.workers_cpu_share = (workers.elapsed_seconds > 0.0).then(|| {
+        let unqueued = workers.elapsed_seconds - workers.delays.cpu_seconds.unwrap_or(0.0);
+        (workers.cpu_seconds / unqueued.max(workers.cpu_seconds).max(f64::MIN_POSITIVE)).min(1.0)
+    });
+    advice.cpu_bound = advice.workers_cpu_share.is_some_and(|s| s >= ParallelismAdvice::CPU_BOUND_SHARE);
     let sampled = processes.is_some_and(|p| p.source == Some(ProcessSource::Sampled) || p.partial);
     let (Some(p50), Some(p95), Some(max)) =
         (workers.p50_peak_rss_bytes, workers.p95_peak_rss_bytes, workers.max_peak_rss_bytes)

@@ -10,7 +10,9 @@ fn worker(command: &str, pid: u32, start: f64, end: f64, peak_mib: u64) -> Proce
     #[allow(clippy::cast_possible_truncation)]
     let at = |s: f64| jiff::Timestamp::from_nanosecond(((origin + s) * 1e9) as i128).unwrap();
     let mut r = ProcessRecord::default();
-    (r.command, r.pid, r.peak_rss_bytes, r.cpu_seconds) = (command.to_owned(), pid, Some(peak_mib * MIB), end - start);
+    // Sleeping most of its life: a tenth of it on CPU.
+    (r.command, r.pid, r.peak_rss_bytes, r.cpu_seconds) =
+        (command.to_owned(), pid, Some(peak_mib * MIB), (end - start) / 10.0);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     {
         (r.start_unix_seconds, r.elapsed_seconds) = ((origin + start) as u64, end - start);
@@ -77,27 +79,44 @@ fn six_workers_under_400m_are_memory_bound_at_two() {
 
 #[test]
 fn cpu_bound_workers_are_bounded_by_the_cores() {
-    let mut s = step(Some(taskstats(six_workers())), Some(64 << 30), Some(2));
-    s.summary.cpu_stall.some_share = Some(0.35);
-    let a = parallelism(&s);
-    assert!(a.cpu_bound);
+    let burning = |cpu: f64, waited: Option<f64>| {
+        let mut all = six_workers();
+        for w in all.iter_mut().filter(|w| w.command == "python3") {
+            w.cpu_seconds = cpu * w.elapsed_seconds;
+            w.delays.cpu_seconds = waited.map(|share| share * w.elapsed_seconds);
+        }
+        let mut s = step(Some(taskstats(all)), Some(64 << 30), Some(2));
+        s.summary.cpu_stall.some_share = Some(0.35);
+        parallelism(&s)
+    };
+    // Computing all their lives.
+    let a = burning(1.0, None);
+    assert!(a.cpu_bound && a.workers_cpu_share.is_some_and(|s| (s - 1.0).abs() < 1e-6), "{a:?}");
     assert_eq!(
         (a.suggested_jobs, a.limited_by, a.cores_source),
         (Some(2), Some(LimitedBy::Cpu), Some(CoresSource::StepLimit))
     );
     assert!(
-        a.reason.ends_with("memory is not the limit (fits 453); CPU is (stall 35.0%, 2 cores (its cpu.max)) → -j2"),
+        a.reason.ends_with(
+            "memory is not the limit (fits 453); CPU is (python3 on CPU 100.0% of the time not queued for one, \
+             stall 35.0%, 2 cores (its cpu.max)) → -j2"
+        ),
         "{}",
         a.reason
     );
-    // Not stalled and not busy: what memory allows, nothing held it back.
-    s.summary.cpu_stall.some_share = Some(0.01);
-    s.summary.cpu.average_cores = Some(0.5);
-    let a = parallelism(&s);
+    // On a busy machine: 0.4 of their lives on a CPU, 0.5 queued for one.
+    assert!(burning(0.4, Some(0.5)).cpu_bound);
+    // Sleeping workers queued for a CPU on a loaded machine (seen: 0.1 s of
+    // CPU and 1.4 s queued in 2.5 s): the machine's other work, not theirs;
+    // what memory allows, nothing held them back.
+    assert!(!burning(0.04, Some(0.56)).cpu_bound);
+    let a = burning(0.1, Some(0.05));
     assert_eq!((a.cpu_bound, a.suggested_jobs, a.limited_by), (false, Some(453), Some(LimitedBy::None)));
-    // Busy on every core without stall: CPU-bound too.
-    s.summary.cpu.average_cores = Some(1.9);
-    assert_eq!(parallelism(&s).limited_by, Some(LimitedBy::Cpu));
+    assert!(
+        a.reason.contains("→ up to -j453 (neither memory nor CPU held it back: python3 on CPU 10.5% of the time"),
+        "{}",
+        a.reason
+    );
 }
 
 #[test]
