@@ -200,6 +200,9 @@ fn the_suggested_jobs_gauge_and_the_markdown_line() {
     assert!(markdown.contains("\n**Advice**\n\n- parallelism: up to 6 python3 ran at once"), "{markdown}");
     let html = crate::export::html::render(std::slice::from_ref(&s));
     assert!(html.contains("<h3>Advice</h3>\n<ul>\n<li>parallelism: up to 6 python3 ran at once"), "{html}");
+    let json: serde_json::Value =
+        serde_json::from_str(&crate::export::render(crate::export::Format::Json, std::slice::from_ref(&s))).unwrap();
+    assert_eq!(json["steps"][0]["advice"]["parallelism"]["suggestedJobs"], 2);
     // No advice: no sample, no section.
     let none = step(None, Some(400_000_000), None);
     assert!(!crate::export::prometheus::render(std::slice::from_ref(&none)).contains("suggested_jobs"));
