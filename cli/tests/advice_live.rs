@@ -87,7 +87,7 @@ fn six_workers_over_a_400m_limit_are_advised_by_memory() {
     assert!((1..=3).contains(&jobs), "{a:#}");
     assert_eq!(a["limitedBy"], "memory", "{a:#}");
     // The text summary's line, and the OOM verdict's fix.
-    assert!(stderr.contains(&format!("=> parallelism: up to 6 python3 ran at once (6 runs)")), "{stderr}");
+    assert!(stderr.contains("=> parallelism: up to 6 python3 ran at once (6 runs)"), "{stderr}");
     assert!(stderr.contains(&format!("; fix: run at most {jobs} python3 at once (-j{jobs})")), "{stderr}");
 }
 

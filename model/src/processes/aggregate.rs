@@ -107,11 +107,14 @@ fn coarser(a: Lifetime, b: Lifetime) -> Lifetime {
     if rank(b) > rank(a) { b } else { a }
 }
 
+/// One command's lifetimes `[start, end)` and peaks.
+type Spans = (Vec<(f64, f64)>, Vec<u64>);
+
 /// One aggregate per command, most CPU first (then by name).
 pub(super) fn by_command<'a>(processes: impl IntoIterator<Item = &'a ProcessRecord>) -> Vec<CommandAggregate> {
     let mut by: BTreeMap<&str, CommandAggregate> = BTreeMap::new();
     // Per command: lifetimes and peaks, for the concurrency and quantiles.
-    let mut spans: BTreeMap<&str, (Vec<(f64, f64)>, Vec<u64>)> = BTreeMap::new();
+    let mut spans: BTreeMap<&str, Spans> = BTreeMap::new();
     for p in processes {
         let (start, end, lifetime) = p.interval();
         let (intervals, peaks) = spans.entry(p.command.as_str()).or_default();
