@@ -13,16 +13,21 @@
 //! * [`source`] — where each number came from (the rung of the placement
 //!   ladder) and its bound.
 //! * [`processes`] — the step's processes one by one, bounded.
+//! * [`result`] — a finished step's numbers as a small typed value, each
+//!   with its source, bound and reason, and stepmon's own cost.
+//! * [`summary`] — the numbers a person reads first, computed from the
+//!   samples and the sources (pure arithmetic: the runner fills them as a
+//!   step ends).
 //! * [`verdict`] — what the numbers mean, as `stepmon-report` judged them.
 //! * [`advice`] — what to change next time (the parallelism a step's
 //!   memory and cores hold), as `stepmon-report` advised it.
 //! * [`labels`] — a step's name, labels and CI context.
 //! * [`job`] — the lines of a job record.
 //!
-//! Only serde and jiff: no I/O, no kernel calls, no analysis — the
-//! readers (`stepmon-sysusage`, `stepmon-sampler`), the runner
+//! Only serde and jiff: no I/O, no kernel calls — the readers
+//! (`stepmon-sysusage`, `stepmon-sampler`) and the runner
 //! (`stepmon-runner`) fill these types, and `stepmon-report` computes
-//! summaries, verdicts and exports from them. It builds on every platform,
+//! verdicts and exports from them. It builds on every platform,
 //! `wasm32-unknown-unknown` included. `docs/data-model.md` describes the
 //! document field by field.
 //!
@@ -51,8 +56,10 @@ pub mod labels;
 pub mod missing;
 pub mod network;
 pub mod processes;
+pub mod result;
 pub mod sample;
 pub mod source;
+pub mod summary;
 pub mod system;
 pub mod verdict;
 
