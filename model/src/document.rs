@@ -105,6 +105,9 @@ pub struct RunInfo {
     /// What the numbers mean (absent in documents of older versions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<Verdicts>,
+    /// What to change next time (absent in documents of older versions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<crate::advice::Advice>,
     /// What was not measured, in words (also in each sample's `missing`).
     pub not_measured: Vec<String>,
     /// Where each field group's numbers came from (empty in documents of

@@ -46,6 +46,8 @@ pub const RESERVED: &[&str] = &[
     "stepmon_step_bottleneck",
     "stepmon_step_memory_outcome",
     "stepmon_step_machine_load",
+    "worker",
+    "limited_by",
     "job",
     "instance",
     "le",

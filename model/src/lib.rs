@@ -19,6 +19,8 @@
 //!   samples and the sources (pure arithmetic: the runner fills them as a
 //!   step ends).
 //! * [`verdict`] — what the numbers mean, as `stepmon-report` judged them.
+//! * [`advice`] — what to change next time (the parallelism a step's
+//!   memory and cores hold), as `stepmon-report` advised it.
 //! * [`labels`] — a step's name, labels and CI context.
 //! * [`job`] — the lines of a job record.
 //!
@@ -46,6 +48,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod advice;
 pub mod document;
 mod float;
 pub mod job;

@@ -8,7 +8,8 @@ use crate::document::RunDocument;
 
 /// Fills in what a measured step's document leaves to the report: its
 /// summary (over the wall time the runner recorded in
-/// `stepmon.summary.wallSeconds`) and its verdicts. `stepmon run` writes
+/// `stepmon.summary.wallSeconds`), its verdicts and its advice
+/// ([`crate::advice`]). `stepmon run` writes
 /// documents completed so; a builder that runs steps through
 /// `stepmon-runner` calls this when it wants them too.
 ///
@@ -25,6 +26,8 @@ use crate::document::RunDocument;
 /// let run = document.stepmon.as_ref().unwrap();
 /// assert_eq!(run.summary.cpu.average_cores, Some(0.75));
 /// assert!(run.verdicts.is_some());
+/// let parallelism = run.advice.as_ref().unwrap().parallelism.as_ref().unwrap();
+/// assert_eq!(parallelism.reason, "no parallelism advice: no per-process records");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 pub fn complete(document: &mut RunDocument) {
@@ -32,9 +35,11 @@ pub fn complete(document: &mut RunDocument) {
     let summary = summary(document, wall);
     let Some(info) = document.stepmon.as_mut() else { return };
     info.summary = summary;
-    let verdicts = crate::Step::from_run(document).verdicts();
+    let step = crate::Step::from_run(document);
+    let (verdicts, advice) = (step.verdicts(), step.advice());
     if let Some(info) = document.stepmon.as_mut() {
         info.verdicts = Some(verdicts);
+        info.advice = Some(advice);
     }
 }
 

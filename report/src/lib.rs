@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod advice;
 pub mod compose;
 pub mod diff;
 mod escape;

@@ -167,5 +167,10 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
     for sentence in verdicts.sentences() {
         let _ = writeln!(out, "  => {sentence}");
     }
+    // Advice only where there is some: "no command ran 3 times" on every
+    // small step would be noise (the JSON says it).
+    if let Some(p) = step.advice().parallelism.filter(|p| p.suggested_jobs.is_some()) {
+        let _ = writeln!(out, "  => {}", p.reason);
+    }
     out
 }

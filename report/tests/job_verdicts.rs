@@ -30,6 +30,11 @@ fn verdict(text: &str) -> JobVerdict {
     JobVerdict::of(&entries_of(text))
 }
 
+/// [`verdict`] sizing a job of any length (the recorded one lasts 4 s).
+fn sized(text: &str) -> JobVerdict {
+    JobVerdict::judged(&entries_of(text), 0.0)
+}
+
 #[test]
 fn the_recorded_job() {
     let v = verdict(&recorded_text("recorded.jsonl"));
@@ -43,7 +48,8 @@ fn the_recorded_job() {
     assert!(v.average_cores.unwrap() < busiest);
     assert!(!v.over_provisioned && v.memory_bound.is_none() && !v.cpu_starved, "{v:?}");
     let sentences = v.sentences();
-    assert_eq!(sentences.len(), 1, "{sentences:?}");
+    assert_eq!(sentences.len(), 2, "{sentences:?}");
+    assert!(sentences[1].starts_with("too short to size its machine: 5.1"), "{sentences:?}");
     assert!(
         sentences[0].starts_with("the job used ") && sentences[0].contains(" of 2 at its busiest"),
         "{sentences:?}"
@@ -78,13 +84,14 @@ fn over_provisioned_across_its_threshold() {
     // decide: the fewest CPUs under which the busiest moment is at most the
     // threshold's share, and one CPU fewer.
     let cpus = (busiest / OVER_PROVISIONED_SHARE).ceil() as usize;
-    let moved = |n: usize| {
+    let with_cpus = |n: usize| {
         let per_cpu = |s: &mut Value| {
             let one = s["perCpu"][0].clone();
             s["perCpu"] = Value::Array(vec![one; n]);
         };
-        verdict(&with_machine(&text, |s| per_cpu(&mut s["stepmon"]), per_cpu))
+        with_machine(&text, |s| per_cpu(&mut s["stepmon"]), per_cpu)
     };
+    let moved = |n: usize| sized(&with_cpus(n));
     let over = moved(cpus);
     assert_eq!(over.cores_available, Some(cpus as f64));
     assert!(over.over_provisioned, "{over:?}");
@@ -97,6 +104,26 @@ fn over_provisioned_across_its_threshold() {
     assert!(sentence.ends_with(" of 23.5 GiB"), "{sentence}");
     assert!(busiest / (cpus - 1) as f64 > OVER_PROVISIONED_SHARE);
     assert!(!moved(cpus - 1).over_provisioned);
+    // At its real length of 5 s: too short to say.
+    let judged = verdict(&with_cpus(cpus));
+    assert!(!judged.over_provisioned && judged.too_short_to_size.is_some_and(|w| w < 6.0), "{judged:?}");
+    assert!(judged.sentences().iter().all(|s| !s.contains("over-provisioned:")), "{:?}", judged.sentences());
+}
+
+#[test]
+fn a_job_of_two_exit_0_steps_gets_no_sizing_verdict() {
+    // Two `sh -c 'exit 0'` of 4 ms each on a 16-CPU machine with 16 GiB.
+    let idle: &[Reading] = &[(0.0, 0, 1 << 20, 0), (0.004, 1_000_000, 1 << 20, 0)];
+    let v = verdict(&job(&[("a", 0.0, 0.004, idle), ("b", 0.005, 0.004, idle)], 16));
+    assert!(!v.over_provisioned && !v.cpu_starved, "{v:?}");
+    assert!(v.too_short_to_size.is_some_and(|w| (w - 0.009).abs() < 1e-6), "{v:?}");
+    let sentences = v.sentences();
+    assert!(sentences.iter().any(|s| s.starts_with("too short to size its machine: 9.0 ms")), "{sentences:?}");
+    assert!(!sentences.iter().any(|s| s.starts_with("over-provisioned")), "{sentences:?}");
+    assert!(
+        sized(&job(&[("a", 0.0, 0.004, idle), ("b", 0.005, 0.004, idle)], 16)).over_provisioned,
+        "judged at any length"
+    );
 }
 
 #[test]
@@ -119,11 +146,12 @@ fn overlapping_peaks_do_not_add_up() {
 
 #[test]
 fn cpu_starved_across_its_threshold() {
-    // One step of 10 s whose cgroup waited for CPU `share` of the time.
+    // One step of 60 s (the shortest sized) whose cgroup waited for CPU `share` of the time.
     let starved = |share: f64| {
         let stall = (share * 10.0 * 1e6) as u64;
-        let samples: &[Reading] = &[(0.0, 0, 1 << 20, 0), (10.0, 5_000_000_000, 1 << 20, stall)];
-        verdict(&job(&[("build", 0.0, 10.0, samples)], 2))
+        let stall = stall * 6;
+        let samples: &[Reading] = &[(0.0, 0, 1 << 20, 0), (60.0, 30_000_000_000, 1 << 20, stall)];
+        verdict(&job(&[("build", 0.0, 60.0, samples)], 2))
     };
     let v = starved(CPU_STARVED_SHARE + 0.01);
     assert!(v.cpu_starved, "{v:?}");

@@ -18,7 +18,7 @@ mod record;
 pub use aggregate::CommandAggregate;
 pub use label::label;
 pub use reaped::{RUSAGE, Reaped, ReapedProcess};
-pub use record::{CpuTime, Delays, ProcessRecord};
+pub use record::{CpuTime, Delays, Lifetime, ProcessRecord};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,8 +1,30 @@
 //! One process of the step, as its taskstats record(s) describe it.
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::label::label;
+
+/// Where a process's sub-second [`ProcessRecord::start`] and
+/// [`ProcessRecord::end`] came from, and so how close they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Lifetime {
+    /// The start is the proc connector's fork event (`timestamp_ns`, the
+    /// monotonic clock in ns, drivers/connector/cn_proc.c); the end is that
+    /// start plus taskstats' `ac_etime` (µs, kernel/tsacct.c), both measured
+    /// from the task's `start_time`: exact to well under a millisecond.
+    ForkEvent,
+    /// The start is `/proc/PID/stat`'s `starttime` (clock ticks after boot,
+    /// 10 ms at the usual `USER_HZ` of 100, proc(5)); the end is the last
+    /// sample that saw the process alive: a lower bound, late by up to a
+    /// sampling interval.
+    ProcStat,
+    /// Only the whole-second start (`ac_btime`) and the elapsed time are
+    /// known (no fork event was read for it, or a document of an older
+    /// version): lifetimes may look overlapping or apart by up to a second.
+    WholeSeconds,
+}
 
 /// What `cpuSeconds` measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +93,17 @@ pub struct ProcessRecord {
     pub start_unix_seconds: u64,
     /// Lifetime, s (`ac_etime`; up to the query for one still running).
     pub elapsed_seconds: f64,
+    /// When it started, to the resolution [`ProcessRecord::lifetime`] says
+    /// (absent in documents of older versions and where no sub-second start
+    /// was read: then only [`ProcessRecord::start_unix_seconds`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<Timestamp>,
+    /// When it ended (for one still running at the end: when it was queried).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<Timestamp>,
+    /// Where `start` and `end` came from (absent with them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<Lifetime>,
     /// Threads whose records were summed.
     pub threads: u32,
     /// User CPU, s, tick-sampled (`ac_utime`).
@@ -115,6 +148,37 @@ impl ProcessRecord {
     #[must_use]
     pub fn label(&self) -> Option<&str> {
         label(&self.args)
+    }
+
+    /// Its lifetime as seconds since the epoch, `[start, end)`, and how it
+    /// is known: the sub-second [`ProcessRecord::start`] and
+    /// [`ProcessRecord::end`] when recorded, else the whole-second start and
+    /// the elapsed time ([`Lifetime::WholeSeconds`]).
+    ///
+    /// ```
+    /// use stepmon_model::processes::{Lifetime, ProcessRecord};
+    /// let mut p = ProcessRecord::default();
+    /// (p.start_unix_seconds, p.elapsed_seconds) = (1_000, 0.5);
+    /// assert_eq!(p.interval(), (1_000.0, 1_000.5, Lifetime::WholeSeconds));
+    /// p.start = Some(jiff::Timestamp::new(1_000, 250_000_000).unwrap());
+    /// p.end = Some(jiff::Timestamp::new(1_000, 750_000_000).unwrap());
+    /// p.lifetime = Some(Lifetime::ForkEvent);
+    /// assert_eq!(p.interval(), (1_000.25, 1_000.75, Lifetime::ForkEvent));
+    /// ```
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)] // seconds since the epoch, far below 2^52
+    pub fn interval(&self) -> (f64, f64, Lifetime) {
+        let seconds = |t: Timestamp| t.as_second() as f64 + f64::from(t.subsec_nanosecond()) * 1e-9;
+        match (self.start, self.end, self.lifetime) {
+            (Some(start), Some(end), Some(lifetime)) if lifetime != Lifetime::WholeSeconds => {
+                let start = seconds(start);
+                (start, seconds(end).max(start), lifetime)
+            }
+            _ => {
+                let start = self.start_unix_seconds as f64;
+                (start, start + self.elapsed_seconds.max(0.0), Lifetime::WholeSeconds)
+            }
+        }
     }
 
     /// Read + written bytes (absent counts as 0 here: only for ranking).

@@ -99,6 +99,9 @@ pub(crate) fn section(out: &mut String, step: &Step, status: &str) {
         let _ = writeln!(out, "<li>{}</li>", xml(sentence));
     }
     out.push_str("</ul>\n");
+    if let Some(advice) = step.advice().parallelism.filter(|p| p.suggested_jobs.is_some()) {
+        let _ = writeln!(out, "<h3>Advice</h3>\n<ul>\n<li>{}</li>\n</ul>", xml(&advice.reason));
+    }
     let not_measured: Vec<&String> = step.run.iter().flat_map(|r| &r.not_measured).collect();
     if !not_measured.is_empty() {
         out.push_str("<h3>Not measured</h3>\n<ul class=\"not-measured\">\n");

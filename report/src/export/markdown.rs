@@ -95,6 +95,9 @@ fn step(step: &Step, charts: Charts) -> String {
     for sentence in step.verdicts().sentences() {
         let _ = writeln!(out, "- {}", md_line(sentence));
     }
+    if let Some(advice) = step.advice().parallelism.filter(|p| p.suggested_jobs.is_some()) {
+        let _ = writeln!(out, "\n**Advice**\n\n- {}", md_line(&advice.reason));
+    }
     if let Some(p) = step.run.as_ref().and_then(|r| r.processes.as_ref()) {
         out.push_str(&p.markdown_table(step.summary.cpu.usage_seconds));
     }

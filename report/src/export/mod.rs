@@ -84,6 +84,10 @@ pub(crate) struct StepJson<'a> {
     wall_source: crate::step::WallSource,
     summary: &'a stepmon_model::sample::UsageSummary,
     verdicts: Verdicts,
+    /// The advice ([`crate::advice`]), for steps with per-process records
+    /// (with `noAdvice` and its reason when there is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    advice: Option<crate::advice::Advice>,
 }
 
 impl<'a> StepJson<'a> {
@@ -99,6 +103,7 @@ impl<'a> StepJson<'a> {
             wall_source: s.wall_source,
             summary: &s.summary,
             verdicts: s.verdicts(),
+            advice: s.run.as_ref().and_then(|r| r.processes.as_ref()).map(|_| s.advice()),
         }
     }
 }

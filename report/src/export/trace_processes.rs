@@ -52,7 +52,8 @@ pub(crate) fn events(
     let processes = drawn(step);
     let Some(start) = step.time_origin().filter(|_| !processes.is_empty()) else { return };
     let pid = pid_of(n);
-    let step_start = start.as_second();
+    #[allow(clippy::cast_precision_loss)] // seconds since the epoch
+    let step_start = start.as_second() as f64 + f64::from(start.subsec_nanosecond()) * 1e-9;
     meta.push(Event::Value(metadata_of(
         pid,
         "process_name",
@@ -68,10 +69,11 @@ pub(crate) fn events(
             tid,
             json!({ "name": r.label().map_or_else(|| format!("{} {}", r.command, r.pid), |l| format!("{} {} {l}", r.command, r.pid)) }),
         )));
-        #[allow(clippy::cast_precision_loss)] // seconds since the step's start
-        let after = (i64::try_from(r.start_unix_seconds).unwrap_or(i64::MAX).saturating_sub(step_start)) as f64;
+        // The sub-second start where recorded, else the whole second.
+        let (from, to, _) = r.interval();
+        let after = from - step_start;
         let begin = after.clamp(0.0, duration);
-        let length = r.elapsed_seconds.max(0.0).min((duration - begin).max(0.0));
+        let length = (to - from).max(0.0).min((duration - begin).max(0.0));
         let ts = micros(offset + begin);
         let mut args = json!({ "pid": r.pid, "ppid": r.ppid, "cpuSeconds": number(r.cpu_seconds) });
         for (key, value) in

@@ -40,7 +40,7 @@ pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
 pub use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 pub use text::{render, to_json};
 pub use torn::TornLine;
-pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
+pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE, SIZING_MIN_SECONDS};
 
 /// `record` as one line of a job record: its JSON (`kind` first) and a
 /// newline, to be appended with one `write(2)`.

@@ -30,6 +30,13 @@ pub const MEMORY_BOUND_HEADROOM: f64 = 0.05;
 /// CPU-starved: the steps waited for CPU (PSI `some` of their own cgroups)
 /// at least this share of the time they ran.
 pub const CPU_STARVED_SHARE: f64 = 0.20;
+/// A job shorter than this, s (its first step's start to its last step's
+/// end), gets no sizing verdict — neither over-provisioned nor CPU-starved:
+/// a 9 ms job of two `sh -c 'exit 0'` used nothing of any machine, which
+/// says nothing of the machine it needs. Memory-bound stays: coming within
+/// [`MEMORY_BOUND_HEADROOM`] of the memory is evidence at any length.
+/// docs/parallelism.md gives the practice behind each threshold.
+pub const SIZING_MIN_SECONDS: f64 = 60.0;
 
 /// The verdict on a job's machine, with the numbers behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,6 +66,12 @@ pub struct JobVerdict {
     pub memory_bound: Option<String>,
     /// The steps waited for CPU at least [`CPU_STARVED_SHARE`].
     pub cpu_starved: bool,
+    /// The job's wall time, s, when it was too short to size
+    /// ([`SIZING_MIN_SECONDS`]): then neither `over_provisioned` nor
+    /// `cpu_starved` is judged.
+    pub too_short_to_size: Option<f64>,
+    /// The shortest job that is sized, s.
+    pub sizing_min_seconds: f64,
 }
 
 /// A step's series placed on the job's axis: seconds since the job's origin.
@@ -167,9 +180,17 @@ fn enclosing_limit(
 
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 impl JobVerdict {
-    /// Judges the job of `entries`.
+    /// Judges the job of `entries`, sizing it only when it lasted
+    /// [`SIZING_MIN_SECONDS`] or more.
     #[must_use]
     pub fn of(entries: &[Entry]) -> JobVerdict {
+        JobVerdict::judged(entries, SIZING_MIN_SECONDS)
+    }
+
+    /// Judges the job of `entries`, sizing it only when it lasted
+    /// `min_seconds` or more.
+    #[must_use]
+    pub fn judged(entries: &[Entry], min_seconds: f64) -> JobVerdict {
         let steps = place(entries);
         let own_peak = entries.iter().filter_map(|e| e.step.summary.memory.peak_bytes).max();
         let aligned = busiest(&steps, |s| &s.memory, memory_at, memory_reach).map(|v| v as u64);
@@ -211,12 +232,15 @@ impl JobVerdict {
             .filter_map(|e| Some((e.step.summary.cpu_stall.some_seconds?, e.step.wall_seconds.filter(|w| *w > 0.0)?)))
             .fold((0.0, 0.0), |(a, b), (s, w)| (a + s, b + w));
         let cpu_stall_share = (ran > 0.0).then(|| (stalled / ran).min(1.0));
-        let over_provisioned = match (busiest_cores, cores_available, memory_peak_bytes, memory_available_bytes) {
-            (Some(b), Some(c), Some(m), Some(a)) if c > 0.0 && a > 0 => {
-                b <= OVER_PROVISIONED_SHARE * c && (m as f64) <= OVER_PROVISIONED_SHARE * a as f64
-            }
-            _ => false,
-        };
+        let too_short_to_size = Some(job_wall.unwrap_or(0.0)).filter(|w| *w < min_seconds);
+        let sized = too_short_to_size.is_none();
+        let over_provisioned = sized
+            && match (busiest_cores, cores_available, memory_peak_bytes, memory_available_bytes) {
+                (Some(b), Some(c), Some(m), Some(a)) if c > 0.0 && a > 0 => {
+                    b <= OVER_PROVISIONED_SHARE * c && (m as f64) <= OVER_PROVISIONED_SHARE * a as f64
+                }
+                _ => false,
+            };
         let memory_bound = memory_available_bytes.filter(|a| *a > 0).and_then(|available| {
             let near = |peak: u64| peak as f64 >= (1.0 - MEMORY_BOUND_HEADROOM) * available as f64;
             let step = entries
@@ -240,7 +264,9 @@ impl JobVerdict {
             cpu_stall_share,
             over_provisioned,
             memory_bound,
-            cpu_starved: cpu_stall_share.is_some_and(|s| s >= CPU_STARVED_SHARE),
+            cpu_starved: sized && cpu_stall_share.is_some_and(|s| s >= CPU_STARVED_SHARE),
+            too_short_to_size,
+            sizing_min_seconds: min_seconds,
         }
     }
 
@@ -275,6 +301,13 @@ impl JobVerdict {
                 _ => "",
             };
             out.push(format!("the job used {}{whose}", used.join(" and ")));
+        }
+        if let Some(wall) = self.too_short_to_size {
+            out.push(format!(
+                "too short to size its machine: {} (over-provisioned and CPU-starved are judged from {:.0} s on)",
+                crate::units::seconds(wall),
+                self.sizing_min_seconds
+            ));
         }
         if self.over_provisioned
             && let (Some(b), Some(m)) = (self.busiest_cores, self.memory_peak_bytes)

@@ -209,6 +209,16 @@ fn the_trace_has_a_track_per_top_process_with_its_lifetime_and_peak() {
     };
     assert_eq!(named("process_name", 0).unwrap()["name"], "1: make processes");
     assert_eq!(named("thread_name", 8841).unwrap()["name"], "cc1plus 8841");
+    // A sub-second lifetime (its fork event's stamp) is drawn to the microsecond.
+    let mut forked = process("cc1plus", 8842, 1.0, 150 << 20, 0);
+    let at = |ms: i64| start.checked_add(jiff::SignedDuration::from_millis(ms)).unwrap();
+    (forked.start, forked.end) = (Some(at(1_250)), Some(at(1_750)));
+    forked.lifetime = Some(stepmon_model::processes::Lifetime::ForkEvent);
+    (forked.start_unix_seconds, forked.elapsed_seconds) = (u64::try_from(start.as_second()).unwrap() + 1, 0.5);
+    let step = run_with(Some(Processes::build(vec![forked], Keep::default(), 1, 0)));
+    let trace: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[step])).unwrap();
+    let slice = trace["traceEvents"].as_array().unwrap().iter().find(|e| e["cat"] == "process").unwrap().clone();
+    assert_eq!((slice["ts"].as_f64(), slice["dur"].as_f64()), (Some(1.25e6), Some(0.5e6)), "{slice:#}");
     // Without processes, no such track.
     let bare: serde_json::Value = serde_json::from_str(&crate::export::trace::render(&[run_with(None)])).unwrap();
     assert!(!bare["traceEvents"].as_array().unwrap().iter().any(|e| e["pid"] == 2));

@@ -92,6 +92,13 @@ pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
         let what = if source.bound == Bound::LowerBound { "at least: the peak is a lower bound" } else { "exact" };
         let _ = write!(memory.reason, "; memory of {} ({what})", source.covers);
     }
+    // An OOM kill's fix: the job count the advice found to fit.
+    if memory.class == MemoryOutcome::OomKilled
+        && let advice = crate::advice::parallelism(step)
+        && let (Some(jobs), Some(command)) = (advice.suggested_jobs, advice.command.as_deref())
+    {
+        let _ = write!(memory.reason, "; fix: run at most {jobs} {command} at once (-j{jobs})");
+    }
     Verdicts { bottleneck, machine, memory, collector: collector::judge(step, &thresholds), throttling, thresholds }
 }
 

@@ -70,6 +70,12 @@ fn read(pid: i32, hz: f64, (since_boot, unix): (f64, f64)) -> Option<((u32, u64)
         r.start_unix_seconds = (unix - (since_boot - started)).max(0.0) as u64;
     }
     r.elapsed_seconds = (since_boot - started).max(0.0);
+    // Sub-second: the start in clock ticks (10 ms at USER_HZ 100), the end
+    // this reading (the last that saw it, once it is gone).
+    #[allow(clippy::cast_possible_truncation)] // ns since the epoch fit an i128
+    let at = |unix: f64| jiff::Timestamp::from_nanosecond((unix * 1e9) as i128).ok();
+    (r.start, r.end) = (at(unix - r.elapsed_seconds), at(unix));
+    r.lifetime = r.start.and(r.end).map(|_| stepmon_model::processes::Lifetime::ProcStat);
     r.threads = u32::try_from(stat.threads).unwrap_or(u32::MAX).max(1);
     r.user_seconds = ticks(stat.utime);
     r.system_seconds = ticks(stat.stime);
@@ -193,6 +199,7 @@ mod tests {
     fn a_child_is_read_with_its_peak_and_kept_by_pid_and_start() {
         let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(PoisonError::into_inner);
         let me = i32::try_from(std::process::id()).unwrap();
+        let spawned = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         // Its exec done to the end: its arguments are in place.
         assert!(super::super::args::tests::until_read(child.id(), "sleep").is_some());
@@ -210,6 +217,11 @@ mod tests {
         assert_eq!(sleep[0].args, ["sleep", "5"]);
         assert!(sleep[0].peak_rss_bytes.is_some_and(|b| b > 0), "{:?}", sleep[0]);
         assert!(sleep[0].running_at_end);
+        // Its start to the clock tick, its end the last reading.
+        let (start, end, lifetime) = sleep[0].interval();
+        assert_eq!(lifetime, stepmon_model::processes::Lifetime::ProcStat);
+        assert!((start - spawned).abs() < 0.05, "started {start}, spawned {spawned}: to the tick");
+        assert!(end >= start && end - start < 5.0, "{start} {end}");
     }
 
     #[test]

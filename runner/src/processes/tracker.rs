@@ -19,7 +19,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use stepmon_model::processes::ProcessRecord;
+use jiff::{SignedDuration, Timestamp};
+use stepmon_model::processes::{Lifetime, ProcessRecord};
 
 use super::convert::Task;
 
@@ -52,8 +53,13 @@ pub(super) struct Tracker {
     /// step's, but threads outliving it can no longer be told from the
     /// new process's.
     superseded: HashSet<u32>,
-    /// Forks seen before the root was known: (parent tgid, child tgid).
-    early_forks: Vec<(u32, u32)>,
+    /// Forks seen before the root was known: (parent tgid, child tgid, when).
+    early_forks: Vec<(u32, u32, Instant)>,
+    /// When each live member was forked (its fork event's stamp): its
+    /// record's sub-second start.
+    forked: HashMap<u32, Instant>,
+    /// The wall clock read beside an [`Instant`], to place fork instants.
+    wall: Option<(Instant, Timestamp)>,
     /// Records read since the connector was last read to its end.
     unweighed: Vec<Task>,
     /// Records not decided yet, with when they came (oldest first).
@@ -80,7 +86,30 @@ pub(super) struct Tracker {
 
 impl Tracker {
     pub(super) fn new(subreaper: u32) -> Tracker {
-        Tracker { subreaper, ..Tracker::default() }
+        Tracker { subreaper, wall: Some((Instant::now(), Timestamp::now())), ..Tracker::default() }
+    }
+
+    /// The wall-clock time of `at`.
+    fn wall_time(&self, at: Instant) -> Option<Timestamp> {
+        let (anchor, unix) = self.wall?;
+        let offset = if at >= anchor {
+            SignedDuration::try_from(at - anchor).ok()?
+        } else {
+            -SignedDuration::try_from(anchor - at).ok()?
+        };
+        unix.checked_add(offset).ok()
+    }
+
+    /// Sets the sub-second start and end of `record` from its fork event:
+    /// the end is the start plus `ac_etime`, both counted from the task's
+    /// `start_time` (kernel/tsacct.c), so the connector's read delay does
+    /// not enter.
+    fn place(&self, record: &mut ProcessRecord, forked: Option<Instant>) {
+        let Some(start) = forked.and_then(|at| self.wall_time(at)) else { return };
+        let Ok(elapsed) = SignedDuration::try_from_secs_f64(record.elapsed_seconds.max(0.0)) else { return };
+        record.start = Some(start);
+        record.end = start.checked_add(elapsed).ok();
+        record.lifetime = record.end.map(|_| Lifetime::ForkEvent);
     }
 
     /// The step's main process was spawned `started` (s since the epoch).
@@ -90,8 +119,8 @@ impl Tracker {
         self.root_started = started;
         self.members.insert(root);
         self.fresh.push_back((now, root));
-        for (parent, child) in std::mem::take(&mut self.early_forks) {
-            self.fork(parent, child, now);
+        for (parent, child, at) in std::mem::take(&mut self.early_forks) {
+            self.fork(parent, child, at);
         }
         self.retry(now, false);
     }
@@ -99,18 +128,21 @@ impl Tracker {
     /// A new process `child` of `parent` (threads are not forks here).
     pub(super) fn fork(&mut self, parent: u32, child: u32, now: Instant) {
         if self.root.is_none() {
-            self.early_forks.push((parent, child));
+            self.early_forks.push((parent, child, now));
             return;
         }
         if Some(child) == self.root && parent == self.subreaper {
             // The spawn of the root itself, read before or after it was set.
+            self.forked.insert(child, now);
             return;
         }
         // A reused pid: whatever had it before is over.
         self.closed.remove(&child);
         self.args.remove(&child);
+        self.forked.remove(&child);
         if self.members.contains(&parent) {
             self.members.insert(child);
+            self.forked.insert(child, now);
             self.fresh.push_back((now, child));
             self.superseded.remove(&child);
             if self.undecided_ids.contains_key(&child) {
@@ -232,6 +264,8 @@ impl Tracker {
                 if let Some(threads) = self.open.remove(&task.tgid) {
                     process.add_thread(&threads);
                 }
+                let forked = self.forked.remove(&task.tgid);
+                self.place(&mut process, forked);
                 self.members.remove(&task.tgid);
                 if !self.superseded.remove(&task.tgid) {
                     self.closed.insert(task.tgid, self.done.len());
@@ -279,12 +313,13 @@ impl Tracker {
     pub(super) fn finish(mut self, now: Instant, running: Vec<Task>) -> (Vec<ProcessRecord>, u64) {
         self.forks_read(now);
         self.retry(now, true);
-        let mut out = self.done;
-        out.extend(self.open.into_values());
-        for task in running {
+        let mut out = std::mem::take(&mut self.done);
+        out.extend(std::mem::take(&mut self.open).into_values());
+        for mut task in running {
             let exited =
                 out.iter().any(|p| p.pid == task.tgid && p.start_unix_seconds == task.record.start_unix_seconds);
             if !exited {
+                self.place(&mut task.record, self.forked.get(&task.tgid).copied());
                 out.push(task.record);
             }
         }
@@ -330,6 +365,36 @@ mod tests {
         exit(&mut t, task(101, 101, 100, 1.0), now);
         exit(&mut t, task(100, 100, 1, 1.0), now);
         assert_eq!(t.finish(now, Vec::new()).1, 2);
+    }
+
+    #[test]
+    fn a_process_starts_at_its_fork_event_and_ends_its_elapsed_time_later() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        // The root's spawn read before the root was set: its stamp is kept.
+        t.fork(1, 100, now);
+        t.set_root(100, 1, 0, now + Duration::from_millis(400));
+        t.fork(100, 101, now + Duration::from_millis(120));
+        let mut child = task(101, 101, 100, 1.0);
+        child.record.elapsed_seconds = 0.250;
+        exit(&mut t, child, now + Duration::from_secs(2));
+        let mut root = task(100, 100, 1, 1.0);
+        root.record.elapsed_seconds = 0.5;
+        exit(&mut t, root, now + Duration::from_secs(2));
+        // No fork event: only the whole-second start.
+        t.fork(100, 102, now);
+        t.forked.remove(&102);
+        exit(&mut t, task(102, 102, 100, 0.0), now);
+        let start = t.wall_time(now).unwrap();
+        let (done, _) = t.finish(now, Vec::new());
+        let of = |pid: u32| done.iter().find(|p| p.pid == pid).unwrap();
+        let ms = |p: &ProcessRecord| {
+            let at = |t: Option<Timestamp>| t.unwrap().duration_since(start).as_millis();
+            (at(p.start), at(p.end), p.lifetime)
+        };
+        assert_eq!(ms(of(100)), (0, 500, Some(Lifetime::ForkEvent)));
+        assert_eq!(ms(of(101)), (120, 370, Some(Lifetime::ForkEvent)));
+        assert_eq!((of(102).start, of(102).lifetime), (None, None));
     }
 
     #[test]

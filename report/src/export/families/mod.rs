@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use crate::step::Step;
 use crate::verdict::Verdicts;
 
+mod advice;
 mod cpu;
 mod io;
 mod labels;
@@ -121,7 +122,7 @@ pub(crate) fn states(family: &'static str, all: &[&'static str], current: &'stat
 }
 
 /// The families of each metric group, in output order.
-const GROUPS: [&[Family]; 8] = [
+const GROUPS: [&[Family]; 9] = [
     step::FAMILIES,
     cpu::FAMILIES,
     memory::FAMILIES,
@@ -130,6 +131,7 @@ const GROUPS: [&[Family]; 8] = [
     network::FAMILIES,
     machine::FAMILIES,
     verdicts::FAMILIES,
+    advice::FAMILIES,
 ];
 
 /// Every family, in output order.
