@@ -211,14 +211,24 @@ pub fn populated(dir: &Path) -> io::Result<bool> {
 pub fn wait_unpopulated(dir: &Path, timeout: Option<Duration>) -> io::Result<()> {
     use rustix::event::{PollFd, PollFlags, Timespec};
     let start = Instant::now();
-    let file = rustix::fs::open(
+    let file = match rustix::fs::open(
         dir.join("cgroup.events"),
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
-    )?;
+    ) {
+        Ok(file) => file,
+        // Removed (by another stepmon's garbage collection): nothing lives in it.
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     let mut buffer = [0u8; 256];
     loop {
-        let n = stepmon_fdread::retry_eintr(|| rustix::io::pread(&file, &mut buffer, 0))?;
+        let n = match stepmon_fdread::retry_eintr(|| rustix::io::pread(&file, &mut buffer, 0)) {
+            Ok(n) => n,
+            // The cgroup was removed while its file was held open: empty.
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NODEV.raw_os_error()) => return Ok(()),
+            Err(e) => return Err(e),
+        };
         let events = CgroupEvents::parse(buffer.get(..n).unwrap_or_default())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         if !events.populated.unwrap_or(false) {
