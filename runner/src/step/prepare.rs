@@ -129,7 +129,14 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         no_cgroup.as_deref(),
     )?;
     let location = location.ok();
-    let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
+    let enclosing = match &location {
+        Some(loc) => enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)),
+        // No cgroup v2 (a container on a hybrid or v1 host): its v1 cgroups.
+        None if !has_v1 => {
+            Enclosing::open_v1(&crate::cgroup::v1::hierarchies_in(Path::new("/proc/self")))
+        }
+        None => None,
+    };
 
     let namespace =
         match &options.net {
@@ -158,7 +165,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     let enclosing_recorder = match &enclosing {
         Some(e) => {
             let network = if step_recorder.is_some() { &NetworkSource::SharedNamespace } else { &network };
-            match monitor.record(&e.dir, network) {
+            match e.record(&monitor, network) {
                 Ok(recorder) => Some(recorder),
                 Err(error) => {
                     notices.push(Notice::EnclosingUnreadable { cgroup: e.dir.clone(), error: error.to_string() });

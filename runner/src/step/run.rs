@@ -145,6 +145,9 @@ impl Prepared {
             info.other_processes_at_start = e.others_at_start;
             info.stepmon_cpu_seconds = Some(stepmon_cpu);
             info.memory_peak_since_start = e.peak_since_start();
+            info.cgroup_v1 = e.v1_dirs();
+            info.memory_usage_at_start = e.memory_usage_at_start;
+            info.memory_peak_at_start = e.memory_peak_at_start;
             info.samples.clone_from(&usage.resource_usage.samples);
             info
         });
@@ -172,6 +175,7 @@ impl Prepared {
             tree: &tree,
             own_network: self.namespace.is_some(),
             scope: scope_unit.as_deref(),
+            machine_pressure: usage.sys_usage.iter().any(|s| s.cpu_pressure.is_some()),
         });
         let (cpu_seconds, max_rss_bytes) = crate::own::own_usage();
         let mut collector = Collector::default();
