@@ -102,6 +102,12 @@ pub(crate) fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds:
     }
     if !own(Group::Pressure) {
         let (cpu, memory, io) = match (sources.rung(Group::Pressure), &around) {
+            // The machine's stall from /proc/pressure (sysUsage), unless the
+            // enclosing cgroup is the root, whose pressure files are the same.
+            (Some(Rung::Machine), _) if !enclosing.is_some_and(|e| e.root) => {
+                let [cpu, memory, io] = crate::summary::machine_stalls(usage);
+                (cpu, memory, io)
+            }
             (Some(Rung::EnclosingCgroup | Rung::Machine), Some(a)) => (a.cpu_stall, a.memory_stall, a.io_stall),
             _ => (StallSummary::default(), StallSummary::default(), StallSummary::default()),
         };

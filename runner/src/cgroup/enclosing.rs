@@ -131,6 +131,13 @@ impl Enclosing {
         [&self.v1.memory, &self.v1.pids].into_iter().flatten().map(|d| d.display().to_string()).collect()
     }
 
+    /// Every directory it is sampled from (cgroup v2 first).
+    #[must_use]
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        let v2 = self.v2.then(|| self.dir.clone());
+        v2.into_iter().chain([&self.v1.memory, &self.v1.pids].into_iter().flatten().cloned()).collect()
+    }
+
     /// Starts sampling it (its cgroup v2 directory and its v1 ones).
     pub fn record(&self, monitor: &Monitor, network: &NetworkSource) -> Result<Recorder, MonitorError> {
         if self.v1.is_empty() {

@@ -102,7 +102,10 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
             }
         }
         (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
-        (Err(e), _) => (None, Some(e.to_string())),
+        (Err(e), _) => match crate::host::container::detect() {
+            Some(container) => (None, Some(container.no_cgroup())),
+            None => (None, Some(e.to_string())),
+        },
     };
     if let (Some(c), Ok(loc)) = (&cgroups, &location)
         && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
@@ -181,6 +184,11 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         let v1_names: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter()).flat_map(|(h, _)| h.controllers.iter().cloned()).collect();
         notices.push(Notice::NoCgroupV2 { reason: reason.clone(), v1: v1_names });
+    } else if let Some(container) =
+        no_cgroup.as_ref().filter(|_| options.cgroup != CgroupMode::Never).and(crate::host::container::detect())
+    {
+        let enclosing = enclosing.iter().flat_map(|e| e.dirs()).collect();
+        notices.push(Notice::InContainer { container, enclosing });
     } else if let Some(reason) = &no_cgroup {
         notices.push(Notice::NoCgroup {
             reason: reason.clone(),
