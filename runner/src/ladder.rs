@@ -67,9 +67,10 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
         let own = evidence.step.filter(|samples| has(samples, group)).and_then(|_| own_source(evidence, group));
         // The root cgroup's memory and task counts are the whole machine's
         // (in sysUsage already), not a bound on the step's.
-        let around = evidence
-            .enclosing
-            .filter(|e| has(&e.samples, group) && !(e.root && e.cgroup_v1.is_empty() && matches!(group, Group::Memory | Group::Pids)));
+        let around = evidence.enclosing.filter(|e| {
+            has(&e.samples, group)
+                && !(e.root && e.cgroup_v1.is_empty() && matches!(group, Group::Memory | Group::Pids))
+        });
         let source = match (group, own, around) {
             (Group::Network, _, _) => {
                 evidence.own_network.then(|| Source::exact(Rung::NetworkNamespace, "the step's own network namespace"))

@@ -60,10 +60,8 @@ pub fn detect_in(root: &Path, proc: &Path) -> Option<Container> {
         evidence.push(Evidence::ContainerVariable(String::from_utf8_lossy(value).into_owned()));
     }
     if let Ok(cgroup) = std::fs::read_to_string(proc.join("self/cgroup"))
-        && let Some(path) = cgroup
-            .lines()
-            .filter_map(|l| l.splitn(3, ':').nth(2))
-            .find(|p| RUNTIME_WORDS.iter().any(|w| p.contains(w)))
+        && let Some(path) =
+            cgroup.lines().filter_map(|l| l.splitn(3, ':').nth(2)).find(|p| RUNTIME_WORDS.iter().any(|w| p.contains(w)))
     {
         evidence.push(Evidence::CgroupPath(path.to_owned()));
     }
@@ -127,7 +125,8 @@ impl Container {
     #[must_use]
     pub fn allows(&self) -> String {
         let cgroupfs = if self.read_only_cgroupfs { "a read-only cgroupfs" } else { "a writable cgroupfs" };
-        let records = if self.net_admin { "CAP_NET_ADMIN" } else { "no CAP_NET_ADMIN, so per-process records are sampled" };
+        let records =
+            if self.net_admin { "CAP_NET_ADMIN" } else { "no CAP_NET_ADMIN, so per-process records are sampled" };
         format!("{cgroupfs}, {records}")
     }
 
@@ -168,16 +167,14 @@ mod tests {
         .unwrap();
         let found = detect_in(dir.path(), &proc).unwrap();
         assert_eq!(found.evidence, [Evidence::ReadOnlyCgroupfs]);
-        assert!(found.net_admin);
+        // Docker's default capability set: no CAP_NET_ADMIN.
+        assert!(!found.net_admin);
         assert_eq!(found.runtime(), "a container runtime");
         assert!(found.allows().starts_with("a read-only cgroupfs"), "{}", found.allows());
         // Docker's marker and a writable cgroupfs.
         std::fs::write(dir.path().join(".dockerenv"), "").unwrap();
-        std::fs::write(
-            proc.join("self/mountinfo"),
-            "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n",
-        )
-        .unwrap();
+        std::fs::write(proc.join("self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n")
+            .unwrap();
         let docker = detect_in(dir.path(), &proc).unwrap();
         assert_eq!(docker.evidence, [Evidence::DockerEnv]);
         assert_eq!(docker.runtime(), "Docker");

@@ -41,10 +41,8 @@ pub fn examine() -> Report {
     };
     checks.push(Check::ok("kernel", facts.kernel.clone()));
     if let Some(container) = container::detect() {
-        let mut check = Check::ok(
-            "container",
-            format!("inside a container ({}): {}", container.runtime(), container.allows()),
-        );
+        let mut check =
+            Check::ok("container", format!("inside a container ({}): {}", container.runtime(), container.allows()));
         check.hint = Some(container.ways_out().to_owned());
         checks.push(check);
     }
