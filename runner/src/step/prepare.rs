@@ -103,8 +103,8 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         }
         (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
         (Err(e), _) => match crate::host::container::detect() {
-            Some(container) => (None, Some(container.no_cgroup())),
-            None => (None, Some(e.to_string())),
+            Some(container) if container.read_only_cgroupfs => (None, Some(container.no_cgroup())),
+            _ => (None, Some(e.to_string())),
         },
     };
     if let (Some(c), Ok(loc)) = (&cgroups, &location)
@@ -182,8 +182,12 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         let v1_names: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter()).flat_map(|(h, _)| h.controllers.iter().cloned()).collect();
         notices.push(Notice::NoCgroupV2 { reason: reason.clone(), v1: v1_names });
-    } else if let Some(container) =
-        no_cgroup.as_ref().filter(|_| options.cgroup != CgroupMode::Never).and(crate::host::container::detect())
+    } else if let Some(container) = no_cgroup
+        .as_ref()
+        .filter(|_| options.cgroup != CgroupMode::Never)
+        .and(crate::host::container::detect())
+        // The container is why: it allows no cgroup (not a missing privilege).
+        .filter(|c| c.read_only_cgroupfs || location.is_none())
     {
         let enclosing = enclosing.iter().flat_map(|e| e.dirs()).collect();
         notices.push(Notice::InContainer { container, enclosing });
