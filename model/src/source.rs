@@ -269,6 +269,41 @@ pub struct ProcessTree {
     pub processes_reaped: u64,
     /// Processes stepmon killed when the main process had exited.
     pub leftovers_killed: u64,
+    /// The tree's memory, sampled (where no memory cgroup covers the step
+    /// alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<TreeMemory>,
+}
+
+/// The step's process tree's memory, sampled: at each sample the sum over
+/// its live processes of `Pss_Anon + Pss_Shmem` (`/proc/PID/smaps_rollup`,
+/// Linux 5.3+: a page shared by N processes counts 1/N in each, so the tree
+/// counts it once), or before 5.3 `RssAnon + RssShmem` (`status`: shared
+/// pages counted in every process that maps them). A lower bound: a peak
+/// between two samples is missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TreeMemory {
+    /// The largest sum, bytes.
+    pub peak_bytes: u64,
+    /// Samples taken (one at the start, one at the end, and every interval).
+    pub samples: u64,
+    /// The interval between samples, ms.
+    pub interval_ms: u64,
+    /// Which files the sums came from.
+    pub from: TreeMemoryFrom,
+}
+
+/// Where [`TreeMemory`]'s sums came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TreeMemoryFrom {
+    /// `smaps_rollup`'s `Pss_Anon + Pss_Shmem`.
+    #[default]
+    SmapsRollup,
+    /// `status`'s `RssAnon + RssShmem` (kernels before 5.3): shared pages
+    /// counted in every process.
+    Status,
 }
 
 impl ProcessTree {

@@ -79,6 +79,10 @@ pub(crate) fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds:
         {
             memory = around.memory;
             memory.peak_bytes = e.memory_peak().map(|(peak, _)| peak);
+        } else if let (Some(Rung::ProcessTree), Some(sampled)) =
+            (sources.rung(Group::Memory), run.process_tree.and_then(|t| t.memory))
+        {
+            memory.peak_bytes = Some(sampled.peak_bytes);
         }
         summary.memory = memory;
     }

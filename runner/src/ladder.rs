@@ -5,7 +5,7 @@
 //! | group | best first |
 //! |---|---|
 //! | cpu | step cgroup (or the step's systemd scope) › process tree |
-//! | memory | step cgroup › enclosing cgroup (peak exact, a lower bound, or on cgroup v1 an upper bound) |
+//! | memory | step cgroup › enclosing cgroup (peak exact, a lower bound, or on cgroup v1 an upper bound) › process tree (sampled, a lower bound) |
 //! | io | step cgroup › process tree (task IO accounting) |
 //! | pids | step cgroup › enclosing cgroup |
 //! | pressure | step cgroup › enclosing cgroup › the machine (`/proc/pressure`) |
@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use stepmon_model::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources};
+use stepmon_model::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources, TreeMemoryFrom};
 use stepmon_sampler::model::StepSample;
 
 /// What one run measured, for [`choose`].
@@ -88,6 +88,21 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
             (Group::Memory, None, Some(e)) => {
                 Some(bounded(e.memory_peak().map_or(Bound::LowerBound, |(_, b)| b), e, "memory.current every sample"))
             }
+            (Group::Memory, None, None) => evidence.tree.memory.map(|m| {
+                let from = match m.from {
+                    TreeMemoryFrom::SmapsRollup => "Pss_Anon + Pss_Shmem (smaps_rollup: a shared page counted once)",
+                    TreeMemoryFrom::Status => {
+                        "RssAnon + RssShmem (status, before Linux 5.3: shared pages counted in every process)"
+                    }
+                };
+                Source::lower_bound(
+                    Rung::ProcessTree,
+                    format!(
+                        "the step's live processes, sampled: the largest sum of {from} of {} samples every {} ms",
+                        m.samples, m.interval_ms
+                    ),
+                )
+            }),
             (Group::Pids, None, Some(e)) => {
                 Some(bounded(e.pids_peak().map_or(Bound::LowerBound, |(_, b)| b), e, "pids.current every sample"))
             }

@@ -68,6 +68,7 @@ mod step;
 mod test_skip;
 #[cfg(target_os = "linux")]
 pub mod tree;
+mod tree_memory;
 
 #[cfg(target_os = "linux")]
 pub use step::{Finished, Prepared, prepare};

@@ -133,6 +133,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     )?;
     let location = location.ok();
     let enclosing = match &location {
+        _ if !options.enclosing => None,
         Some(loc) => enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)),
         // No cgroup v2 (a container on a hybrid or v1 host): its v1 cgroups.
         None if !has_v1 => Enclosing::open_v1(&crate::cgroup::v1::hierarchies_in(Path::new("/proc/self"))),

@@ -47,6 +47,8 @@ impl Prepared {
         };
         // Listening before the spawn: the step's first fork is seen.
         let mut processes = crate::processes::Session::start(self.options.processes);
+        let tree_memory = (!self.memory_cgroup())
+            .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval));
         let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
         let live = self.options.live.take().and_then(|tx| match (&self.step_recorder, &self.enclosing_recorder) {
@@ -80,6 +82,7 @@ impl Prepared {
             }
         };
         processes.query_running();
+        let tree_memory = tree_memory.and_then(crate::tree_memory::TreeMemorySampler::finish);
         if self.options.wait_all {
             if let Some(cgroups) = &self.cgroups {
                 placement::wait_unpopulated(&cgroups.get().leaf, None)
@@ -165,7 +168,8 @@ impl Prepared {
         if leaf.is_none() && v1_dirs.is_empty() {
             usage.resource_usage.samples.clear();
         }
-        let tree = reaper.tree();
+        let mut tree = reaper.tree();
+        tree.memory = tree_memory;
         let sources = ladder::choose(&Evidence {
             step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
             leaf: leaf.as_deref(),

@@ -1,0 +1,116 @@
+//! The step's process-tree memory, sampled, for a step no memory cgroup
+//! covers alone: at each sample the sum over its live processes (this
+//! process's new children, the subreaper's, and their descendants) of
+//! `Pss_Anon + Pss_Shmem` from `/proc/PID/smaps_rollup` (Linux 5.3+; `Pss`
+//! splits a shared page between the processes that map it, so the tree
+//! counts it once,
+//! <https://docs.kernel.org/filesystems/proc.html#proc-pid-smaps-rollup>),
+//! or before 5.3 `RssAnon + RssShmem` from `status`. One sample when the
+//! thread starts (before the step's spawn), one every interval, one at
+//! [`TreeMemorySampler::finish`] (before leftovers are killed). Its largest
+//! sum is a lower bound of the tree's peak.
+
+use std::collections::BTreeSet;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use stepmon_model::source::{TreeMemory, TreeMemoryFrom};
+use stepmon_sysusage::parse::{ProcStatus, SmapsRollup};
+
+use crate::tree::children;
+
+/// The default interval between samples.
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The sampling thread of one step.
+#[derive(Debug)]
+pub(crate) struct TreeMemorySampler {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<TreeMemory>>,
+}
+
+/// One process's proportional anonymous + shared memory, bytes, and where
+/// it came from; `None` when it is gone (or unreadable).
+fn of_process(pid: i32) -> Option<(u64, TreeMemoryFrom)> {
+    if let Ok(bytes) = stepmon_fdread::read_path(format!("/proc/{pid}/smaps_rollup")) {
+        let rollup = SmapsRollup::parse(&bytes).ok()?;
+        // A zombie's rollup is empty: nothing mapped any more.
+        let kib = rollup.pss_anon_kib.unwrap_or(0) + rollup.pss_shmem_kib.unwrap_or(0);
+        return Some((kib.saturating_mul(1024), TreeMemoryFrom::SmapsRollup));
+    }
+    let status = ProcStatus::parse(&stepmon_fdread::read_path(format!("/proc/{pid}/status")).ok()?).ok()?;
+    let kib = status.rss_anon_kib.unwrap_or(0) + status.rss_shmem_kib.unwrap_or(0);
+    Some((kib.saturating_mul(1024), TreeMemoryFrom::Status))
+}
+
+/// The tree's sum now.
+fn sample(before: &BTreeSet<i32>, into: &mut TreeMemory) {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let mut sum = 0u64;
+    for pid in children::of_self().into_iter().filter(|p| !before.contains(p) && *p != me).flat_map(children::tree_of) {
+        if let Some((bytes, from)) = of_process(pid) {
+            sum = sum.saturating_add(bytes);
+            if from == TreeMemoryFrom::Status {
+                into.from = TreeMemoryFrom::Status;
+            }
+        }
+    }
+    into.peak_bytes = into.peak_bytes.max(sum);
+    into.samples += 1;
+}
+
+impl TreeMemorySampler {
+    /// Starts sampling every `interval` (before the step is spawned).
+    pub(crate) fn start(interval: Duration) -> TreeMemorySampler {
+        let before: BTreeSet<i32> = children::of_self().into_iter().collect();
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("stepmon-treemem".to_owned())
+            .spawn(move || {
+                let mut memory = TreeMemory {
+                    interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+                    ..TreeMemory::default()
+                };
+                let mut next = Instant::now();
+                loop {
+                    let now = Instant::now();
+                    if now >= next {
+                        sample(&before, &mut memory);
+                        next += interval;
+                        continue;
+                    }
+                    match stopped.recv_timeout(next - now) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                // The sample at the end.
+                sample(&before, &mut memory);
+                memory
+            })
+            .ok();
+        TreeMemorySampler { stop: Some(stop), thread }
+    }
+
+    /// Takes the last sample and stops; `None` when the thread could not start.
+    pub(crate) fn finish(mut self) -> Option<TreeMemory> {
+        drop(self.stop.take());
+        self.thread.take()?.join().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_process_has_its_anonymous_memory_read() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        let (bytes, from) = of_process(me).unwrap();
+        assert!(bytes > 0, "{bytes}");
+        // Every kernel this project supports has smaps_rollup (5.3+).
+        assert_eq!(from, TreeMemoryFrom::SmapsRollup);
+        assert_eq!(of_process(i32::MAX), None);
+    }
+}
