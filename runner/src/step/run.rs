@@ -169,7 +169,7 @@ impl Prepared {
             usage.resource_usage.samples.clear();
         }
         let mut tree = reaper.tree();
-        tree.memory = tree_memory;
+        tree.memory = tree_memory.map(|(memory, _)| memory);
         let sources = ladder::choose(&Evidence {
             step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
             leaf: leaf.as_deref(),
@@ -190,6 +190,7 @@ impl Prepared {
             _ => usage.resource_usage.samples.len(),
         };
         collector.sys_samples = usage.sys_usage.len();
+        collector.tree_memory_cpu_seconds = tree_memory.map(|(_, cpu)| cpu);
         let mut info = RunInfo::default();
         info.command = self.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         info.name =
