@@ -13,14 +13,17 @@
 //! * [`source`] — where each number came from (the rung of the placement
 //!   ladder) and its bound.
 //! * [`processes`] — the step's processes one by one, bounded.
+//! * [`summary`] — the numbers a person reads first, computed from the
+//!   samples and the sources (pure arithmetic: the runner fills them as a
+//!   step ends).
 //! * [`verdict`] — what the numbers mean, as `stepmon-report` judged them.
 //! * [`labels`] — a step's name, labels and CI context.
 //! * [`job`] — the lines of a job record.
 //!
-//! Only serde and jiff: no I/O, no kernel calls, no analysis — the
-//! readers (`stepmon-sysusage`, `stepmon-sampler`), the runner
+//! Only serde and jiff: no I/O, no kernel calls — the readers
+//! (`stepmon-sysusage`, `stepmon-sampler`) and the runner
 //! (`stepmon-runner`) fill these types, and `stepmon-report` computes
-//! summaries, verdicts and exports from them. It builds on every platform,
+//! verdicts and exports from them. It builds on every platform,
 //! `wasm32-unknown-unknown` included. `docs/data-model.md` describes the
 //! document field by field.
 //!
@@ -50,6 +53,7 @@ pub mod network;
 pub mod processes;
 pub mod sample;
 pub mod source;
+pub mod summary;
 pub mod system;
 pub mod verdict;
 

@@ -124,7 +124,7 @@ impl Step {
             Some(r) if !r.command.is_empty() => shown_command(&r.command),
             _ => "step".to_owned(),
         };
-        let summary = crate::compose::summary_of(&usage, run.as_ref(), wall_seconds);
+        let summary = stepmon_model::summary::summary_of(&usage, run.as_ref(), wall_seconds);
         if usage.resource_usage.samples.is_empty()
             && let Some(enclosing) = run.as_ref().and_then(|r| r.enclosing_cgroup.as_ref())
         {

@@ -33,10 +33,12 @@
 #![deny(unsafe_code)]
 
 mod error;
+mod finished;
 mod notice;
 mod options;
 
 pub use error::{INTERNAL_ERROR, RunError};
+pub use finished::Finished;
 pub use notice::Notice;
 pub use options::{CgroupMode, Limits, LiveSample, MODE_VARIABLE, Mode, NetMode, SampleOf, StepOptions};
 
@@ -57,6 +59,8 @@ mod own;
 #[cfg(target_os = "linux")]
 mod processes;
 #[cfg(target_os = "linux")]
+mod runner;
+#[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
 pub mod spawn;
@@ -71,14 +75,14 @@ pub mod tree;
 mod tree_memory;
 
 #[cfg(target_os = "linux")]
-pub use step::{Finished, Prepared, prepare};
+pub use runner::Runner;
+#[cfg(target_os = "linux")]
+pub use step::{Prepared, Step, prepare};
 
-/// Off Linux there are no cgroups, no `wait4` rusage of a process tree and
-/// no procfs: preparing a step says so.
 #[cfg(not(target_os = "linux"))]
-pub fn prepare(_options: StepOptions) -> Result<std::convert::Infallible, RunError> {
-    Err(RunError::new("running a measured step needs Linux (cgroups, procfs)"))
-}
+mod elsewhere;
+#[cfg(not(target_os = "linux"))]
+pub use elsewhere::{Prepared, Runner, Step, prepare};
 
 /// Unit tests that start or reap children of the test process take this:
 /// a reaper takes every new child as the step's.

@@ -1,26 +1,20 @@
 //! SIGINT, SIGTERM and SIGHUP to stepmon go to the step; stepmon itself
-//! keeps running so that cleanup always happens. SIGCHLD wakes the same
-//! loop so that orphans of the step that exit are reaped while it runs
-//! ([`crate::tree::Reaper`]), not left as zombies holding PIDs.
+//! keeps running so that cleanup always happens.
 //!
 //! The calling thread waits for the step and forwards signals in one `poll`
-//! loop (a pidfd that becomes readable when the step exits, and a self-pipe
-//! the signal handlers write to) instead of a forwarding thread: a thread
-//! start is a noticeable part of a short step's cost on a small machine
-//! (scripts/cli-bench). The PID is only signalled before this same thread
-//! reaps it, so it cannot have been reused.
+//! loop (the pipe of the step's subreaper, readable when it reaped a
+//! process, and a self-pipe the signal handlers write to) instead of a
+//! forwarding thread: a thread start is a noticeable part of a short step's
+//! cost on a small machine (scripts/cli-bench). Signals go through the
+//! step's pidfd, so they never reach a later process with a reused PID.
 
+use rustix::process::Signal;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::process::ExitStatus;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use rustix::event::{PollFd, PollFlags, Timespec};
-use rustix::process::{Pid, PidfdFlags, Signal};
-
-use crate::tree::Reaper;
+use crate::spawn::subreaper::Kept;
 
 /// The signals that are forwarded.
 const FORWARDED: [(i32, Signal); 3] = [
@@ -28,9 +22,6 @@ const FORWARDED: [(i32, Signal); 3] = [
     (signal_hook::consts::SIGTERM, Signal::TERM),
     (signal_hook::consts::SIGHUP, Signal::HUP),
 ];
-
-/// Without a pidfd (Linux < 5.3), how often the loop checks whether the step exited.
-const POLL_WITHOUT_PIDFD: Duration = Duration::from_millis(5);
 
 /// The forwarded signals, caught from [`Caught::install`] until stepmon exits.
 #[derive(Debug)]
@@ -59,98 +50,52 @@ impl Caught {
         Ok(Caught { flags, wake })
     }
 
-    /// Sends every signal caught since the last call to `pid`.
-    fn forward(&self, pid: Option<Pid>) {
+    /// Sends every signal caught since the last call to the step's first process.
+    pub(crate) fn forward(&self, kept: &Kept) {
         let mut drain = [0u8; 64];
         while matches!(rustix::io::read(&self.wake, &mut drain), Ok(n) if n > 0) {}
         for (signal, flag) in &self.flags {
-            if flag.swap(false, Ordering::SeqCst)
-                && let Some(pid) = pid
-            {
-                let _ = rustix::process::kill_process(pid, *signal);
+            if flag.swap(false, Ordering::SeqCst) {
+                let _ = kept.signal_main(*signal);
             }
         }
     }
 
-    /// Waits for the step's main process `pid` to exit and reaps it,
-    /// forwarding the caught signals to it and reaping its exited orphans
-    /// meanwhile.
-    pub(crate) fn wait_forwarding(&self, pid: Pid, reaper: &mut Reaper) -> io::Result<ExitStatus> {
-        self.wait_forwarding_with(pid, reaper, true)
-    }
-
-    /// `use_pidfd: false` is what happens before Linux 5.3 (tested here).
-    fn wait_forwarding_with(&self, pid: Pid, reaper: &mut Reaper, use_pidfd: bool) -> io::Result<ExitStatus> {
-        let pidfd =
-            Some(pid).filter(|_| use_pidfd).and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
-        let timeout = Timespec::try_from(POLL_WITHOUT_PIDFD).ok();
-        loop {
-            self.forward(Some(pid));
-            match &pidfd {
-                Some(pidfd) => {
-                    let mut fds = [PollFd::new(&self.wake, PollFlags::IN), PollFd::new(pidfd, PollFlags::IN)];
-                    poll(&mut fds, None)?;
-                    let [_, exited] = &fds;
-                    if !exited.revents().is_empty() {
-                        return reaper.wait_main();
-                    }
-                }
-                None => {
-                    poll(&mut [PollFd::new(&self.wake, PollFlags::IN)], timeout.as_ref())?;
-                    if let Some(status) = reaper.try_wait_main()? {
-                        return Ok(status);
-                    }
-                }
-            }
-            let _ = reaper.reap_exited();
-        }
-    }
-}
-
-/// `poll`, where an interruption (by one of the caught signals) is a normal return.
-fn poll(fds: &mut [PollFd<'_>], timeout: Option<&Timespec>) -> io::Result<()> {
-    match rustix::event::poll(fds, timeout) {
-        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
-        Err(e) => Err(e.into()),
+    /// The self-pipe, readable when a signal was caught.
+    pub(crate) fn wake_fd(&self) -> BorrowedFd<'_> {
+        self.wake.as_fd()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use std::os::unix::process::ExitStatusExt;
+    use std::time::Duration;
 
-    fn sleeper(reaper: &mut Reaper) -> Pid {
-        // Reaped by the reaper's wait4, not by `Child::wait`.
-        #[allow(clippy::zombie_processes)]
-        let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-        reaper.set_main(pid);
-        pid
+    use crate::options::{CgroupMode, StepOptions};
+
+    fn sleeper() -> crate::Step {
+        let mut options = StepOptions::new(["sleep", "30"]);
+        options.forward_signals = true;
+        options.cgroup = CgroupMode::Never;
+        crate::prepare(options).unwrap().start().unwrap()
     }
 
     #[test]
-    fn signals_to_stepmon_reach_the_step_with_and_without_a_pidfd() {
-        let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let caught = Caught::install().unwrap();
-        for use_pidfd in [true, false] {
-            let mut reaper = Reaper::start().unwrap();
-            let pid = sleeper(&mut reaper);
-            // Raised at this process while the loop waits (and once before it
-            // starts, which must be kept, not lost).
-            signal_hook::low_level::raise(signal_hook::consts::SIGHUP).unwrap();
-            let status = caught.wait_forwarding_with(pid, &mut reaper, use_pidfd).unwrap();
-            assert_eq!(status.signal(), Some(signal_hook::consts::SIGHUP), "pidfd: {use_pidfd}");
-            let mut reaper = Reaper::start().unwrap();
-            let pid = sleeper(&mut reaper);
-            let raiser = std::thread::spawn(|| {
-                std::thread::sleep(Duration::from_millis(100));
-                signal_hook::low_level::raise(signal_hook::consts::SIGTERM).unwrap();
-            });
-            let status = caught.wait_forwarding_with(pid, &mut reaper, use_pidfd).unwrap();
-            raiser.join().unwrap();
-            assert_eq!(status.signal(), Some(signal_hook::consts::SIGTERM), "pidfd: {use_pidfd}");
-            assert_eq!(reaper.tree().processes_reaped, 1);
-        }
+    fn signals_to_stepmon_reach_the_step() {
+        let step = sleeper();
+        // Raised at this process before the wait starts: kept, not lost.
+        signal_hook::low_level::raise(signal_hook::consts::SIGHUP).unwrap();
+        let finished = step.wait().unwrap();
+        let run = finished.document.stepmon.unwrap();
+        assert_eq!(run.signal, Some(signal_hook::consts::SIGHUP), "{:?}", run.exit_code);
+        let step = sleeper();
+        let raiser = std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            signal_hook::low_level::raise(signal_hook::consts::SIGTERM).unwrap();
+        });
+        let finished = step.wait().unwrap();
+        raiser.join().unwrap();
+        assert_eq!(finished.exit_code, 128 + signal_hook::consts::SIGTERM);
+        assert_eq!(finished.document.stepmon.unwrap().process_tree.unwrap().processes_reaped, 1);
     }
 }

@@ -1,17 +1,17 @@
 //! The step's process-tree memory, sampled, for a step no memory cgroup
-//! covers alone: at each sample the sum over its live processes (this
-//! process's new children, the subreaper's, and their descendants) of
-//! `Pss_Anon + Pss_Shmem` from `/proc/PID/smaps_rollup` (Linux 5.3+; `Pss`
-//! splits a shared page between the processes that map it, so the tree
-//! counts it once,
+//! covers alone: at each sample the sum over its live processes (the
+//! descendants of the step's subreaper) of `Pss_Anon + Pss_Shmem` from
+//! `/proc/PID/smaps_rollup` (Linux 5.3+; `Pss` splits a shared page between
+//! the processes that map it, so the tree counts it once,
 //! <https://docs.kernel.org/filesystems/proc.html#proc-pid-smaps-rollup>),
 //! or before 5.3 `RssAnon + RssShmem` from `status`. One sample when the
-//! thread starts (before the step's spawn), one every interval, one at
-//! [`TreeMemorySampler::finish`] (before leftovers are killed). Its largest
-//! sum is a lower bound of the tree's peak.
+//! step has started ([`TreeMemorySampler::set_root`]), one every interval,
+//! one at [`TreeMemorySampler::finish`] (before leftovers are killed). Its
+//! largest sum is a lower bound of the tree's peak.
 
-use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -28,8 +28,12 @@ pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
 /// The sampling thread of one step.
 #[derive(Debug)]
 pub(crate) struct TreeMemorySampler {
+    /// The step's subreaper (0 before the spawn).
+    root: Arc<AtomicI32>,
+    memory: Arc<Mutex<TreeMemory>>,
     stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<(TreeMemory, f64)>>,
+    /// Returns its CPU time, s.
+    thread: Option<JoinHandle<f64>>,
 }
 
 /// One process's proportional anonymous + shared memory, bytes, and where
@@ -46,63 +50,84 @@ fn of_process(pid: i32) -> Option<(u64, TreeMemoryFrom)> {
     Some((kib.saturating_mul(1024), TreeMemoryFrom::Status))
 }
 
-/// The tree's sum now.
-fn sample(before: &BTreeSet<i32>, into: &mut TreeMemory) {
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
+/// The tree's sum now (nothing before the step has started).
+fn sample(root: &AtomicI32, memory: &Mutex<TreeMemory>) {
+    let subreaper = root.load(Ordering::Acquire);
+    if subreaper <= 0 {
+        return;
+    }
     let mut sum = 0u64;
-    for pid in children::of_self().into_iter().filter(|p| !before.contains(p) && *p != me).flat_map(children::tree_of) {
-        if let Some((bytes, from)) = of_process(pid) {
+    let mut from = TreeMemoryFrom::SmapsRollup;
+    for pid in children::of(subreaper).into_iter().flat_map(children::tree_of) {
+        if let Some((bytes, source)) = of_process(pid) {
             sum = sum.saturating_add(bytes);
-            if from == TreeMemoryFrom::Status {
-                into.from = TreeMemoryFrom::Status;
+            if source == TreeMemoryFrom::Status {
+                from = TreeMemoryFrom::Status;
             }
         }
     }
-    into.peak_bytes = into.peak_bytes.max(sum);
-    into.samples += 1;
+    let mut memory = memory.lock().unwrap_or_else(PoisonError::into_inner);
+    memory.peak_bytes = memory.peak_bytes.max(sum);
+    memory.samples += 1;
+    if from == TreeMemoryFrom::Status {
+        memory.from = from;
+    }
 }
 
 impl TreeMemorySampler {
-    /// Starts sampling every `interval` (before the step is spawned).
+    /// Starts the thread (before the step is spawned); it samples every
+    /// `interval` once [`TreeMemorySampler::set_root`] named the subreaper.
     pub(crate) fn start(interval: Duration) -> TreeMemorySampler {
-        let before: BTreeSet<i32> = children::of_self().into_iter().collect();
+        let root = Arc::new(AtomicI32::new(0));
+        let memory = Arc::new(Mutex::new(TreeMemory {
+            interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+            ..TreeMemory::default()
+        }));
         let (stop, stopped) = mpsc::channel::<()>();
+        let (thread_root, thread_memory) = (Arc::clone(&root), Arc::clone(&memory));
         let thread = std::thread::Builder::new()
             .name("stepmon-treemem".to_owned())
             .spawn(move || {
-                let mut memory = TreeMemory {
-                    interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
-                    ..TreeMemory::default()
-                };
-                let mut next = Instant::now();
+                let mut next = Instant::now() + interval;
                 loop {
                     let now = Instant::now();
                     if now >= next {
-                        sample(&before, &mut memory);
+                        sample(&thread_root, &thread_memory);
                         next += interval;
                         continue;
                     }
+                    // Asleep until the next sample is due, or woken at once
+                    // when `finish` drops the sender.
                     match stopped.recv_timeout(next - now) {
                         Err(RecvTimeoutError::Timeout) => {}
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
                     }
                 }
                 // The sample at the end.
-                sample(&before, &mut memory);
+                sample(&thread_root, &thread_memory);
                 let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
                 #[allow(clippy::cast_precision_loss)] // ns of one thread, far below 2^53
                 let seconds = cpu.tv_sec as f64 + cpu.tv_nsec as f64 / 1e9;
-                (memory, seconds)
+                seconds
             })
             .ok();
-        TreeMemorySampler { stop: Some(stop), thread }
+        TreeMemorySampler { root, memory, stop: Some(stop), thread }
+    }
+
+    /// The step has started under the subreaper `pid`: the sample at the
+    /// start (on the caller's thread), then one every interval.
+    pub(crate) fn set_root(&self, pid: i32) {
+        self.root.store(pid, Ordering::Release);
+        sample(&self.root, &self.memory);
     }
 
     /// Takes the last sample and stops: the memory and the thread's CPU
     /// time, s; `None` when the thread could not start.
     pub(crate) fn finish(mut self) -> Option<(TreeMemory, f64)> {
         drop(self.stop.take());
-        self.thread.take()?.join().ok()
+        let cpu = self.thread.take()?.join().ok()?;
+        let memory = *self.memory.lock().unwrap_or_else(PoisonError::into_inner);
+        Some((memory, cpu))
     }
 }
 

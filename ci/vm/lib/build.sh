@@ -15,7 +15,7 @@ VM_TESTS=(
     "stepmon-sysusage lib live"
     "stepmon-netns-stats lib netns_root"
     "stepmon-fdread lib"
-    "stepmon-runner lib library_step"
+    "stepmon-runner lib library_step builders"
     "stepmon bin run_live gc_live offline spawn_live ladder_live"
 )
 
@@ -36,7 +36,7 @@ vm_pick_target() {
 }
 
 # Builds everything; writes "<package> <target> <path>" lines to
-# $VM_WORK/tests.txt and sets VM_STEPMON_BIN.
+# $VM_WORK/tests.txt and sets VM_STEPMON_BIN and VM_TREE_BIN.
 vm_build() {
     vm_pick_target
     local line pkg rest t words args=()
@@ -57,6 +57,9 @@ vm_build() {
     # when a name matched more than intended).
     # shellcheck disable=SC2206 # "--test NAME" is meant to split
     args+=(${!flags[@]})
+    # The tree of known memory the runner's builders test runs (built as a
+    # plain executable, not a test harness).
+    args+=(--example tree)
     # No debug info: the binaries go into the guest's RAM (about 6x smaller;
     # symbol names for backtraces stay).
     export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
@@ -76,6 +79,10 @@ vm_build() {
         and (.target.kind | index("bin")) and (.profile.test | not) and .executable != null) | .executable' \
         "$VM_WORK/cargo-tests.json" | tail -n 1)
     [[ -x $VM_STEPMON_BIN ]] || vm_die "cargo did not report the stepmon binary"
+    VM_TREE_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "tree"
+        and (.target.kind | index("example")) and .executable != null) | .executable' \
+        "$VM_WORK/cargo-tests.json" | tail -n 1)
+    [[ -x $VM_TREE_BIN ]] || vm_die "cargo did not report the tree example"
     local expected=0
     for line in "${VM_TESTS[@]}"; do
         read -ra words <<<"$line"
@@ -87,4 +94,5 @@ vm_build() {
         vm_is_static "$t" || vm_die "$t is not statically linked"
     done <"$VM_WORK/tests.txt"
     vm_is_static "$VM_STEPMON_BIN" || vm_die "$VM_STEPMON_BIN is not statically linked"
+    vm_is_static "$VM_TREE_BIN" || vm_die "$VM_TREE_BIN is not statically linked"
 }

@@ -43,6 +43,8 @@ vm_pack_initramfs() {
     strip -o "$root/usr/local/bin/stepmon" "$VM_STEPMON_BIN"
     mkdir -p "$root$(dirname "$VM_STEPMON_BIN")"
     cp "$root/usr/local/bin/stepmon" "$root$VM_STEPMON_BIN"
+    # The runner's builders test runs this tree (STEPMON_TREE_PROGRAM, set by /init).
+    strip -o "$root/usr/local/bin/stepmon-tree" "$VM_TREE_BIN"
     # Test binaries: /tests/<package>.<target>, listed in /tests/list.
     : >"$root/tests/list"
     local pkg target path

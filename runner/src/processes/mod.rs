@@ -111,8 +111,8 @@ pub(crate) struct Listener {
 /// only after the step had exited, so SIGTERM reached nobody).
 #[derive(Debug)]
 enum Ask {
-    /// The step's main process was spawned (pid, s since the epoch).
-    Root(u32, u64),
+    /// The step's main process was spawned (pid, its subreaper's pid, s since the epoch).
+    Root(u32, u32, u64),
     /// The step's processes still alive.
     Live(mpsc::Sender<Vec<u32>>),
     /// The step's processes are reaped: read what is queued and end.
@@ -175,11 +175,15 @@ impl Session {
         }
     }
 
-    /// The step's main process was spawned with this pid.
-    pub(crate) fn set_root(&self, pid: i32) {
-        if let Session::Listening(l) = self {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-            l.ask(Ask::Root(pid.unsigned_abs(), now.map_or(0, |d| d.as_secs())));
+    /// The step's main process was spawned with this pid by its own
+    /// subreaper `subreaper` (to which its orphans are reparented).
+    pub(crate) fn set_root(&self, pid: i32, subreaper: i32) {
+        match self {
+            Session::Listening(l) => {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                l.ask(Ask::Root(pid.unsigned_abs(), subreaper.unsigned_abs(), now.map_or(0, |d| d.as_secs())));
+            }
+            Session::Sampled(s) => s.set_subreaper(subreaper),
         }
     }
 
@@ -215,6 +219,7 @@ impl Listener {
                 )),
             ),
         };
+        // The step's own subreaper comes with its root (`Ask::Root`).
         let tracker = Tracker::new(std::process::id());
         let (asks, asked) = mpsc::channel();
         let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
@@ -363,7 +368,7 @@ fn listen(
         while matches!(rustix::io::read(sockets.woken, &mut wakes), Ok(n) if n > 0) {}
         for ask in asks.try_iter() {
             match ask {
-                Ask::Root(pid, started) => tracker.set_root(pid, started, Instant::now()),
+                Ask::Root(pid, subreaper, started) => tracker.set_root(pid, subreaper, started, Instant::now()),
                 Ask::Live(reply) => {
                     let _ = reply.send(tracker.live());
                 }

@@ -6,7 +6,8 @@
 //! by (pid, start time) with its last values, since pids are reused. A
 //! process that lived between two readings is missing: the document says so.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -29,8 +30,9 @@ pub(crate) struct Sampling {
     /// other end, so it wakes at once instead of at its next look.
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
-    /// This process's children before the step: not the step's.
-    before: Arc<BTreeSet<i32>>,
+    /// The step's own subreaper, whose descendants are the step's (0 until
+    /// it is spawned).
+    subreaper: Arc<AtomicI32>,
     why_not_taskstats: String,
     keep: Keep,
 }
@@ -98,17 +100,16 @@ fn update(kept: &mut ProcessRecord, mut newer: ProcessRecord) {
     kept.write_bytes = write;
 }
 
-/// Reads every process of the step now: this process's new children (the
-/// step's root and the orphans reparented to it, the subreaper) and their descendants.
-fn sample(before: &BTreeSet<i32>, seen: &Mutex<Seen>, running_at_end: bool) {
+/// Reads every process of the step now: the children of the step's own
+/// subreaper (the step's root and the orphans reparented to it) and their
+/// descendants; nothing before the subreaper is known (`subreaper` 0).
+fn sample(subreaper: i32, seen: &Mutex<Seen>, running_at_end: bool) {
+    if subreaper <= 0 {
+        return;
+    }
     let hz = rustix::param::clock_ticks_per_second() as f64;
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
     let now = clocks();
-    let pids: Vec<i32> = children::of_self()
-        .into_iter()
-        .filter(|pid| !before.contains(pid) && *pid != me)
-        .flat_map(children::tree_of)
-        .collect();
+    let pids: Vec<i32> = children::of(subreaper).into_iter().flat_map(children::tree_of).collect();
     let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
     for pid in pids {
         let Some((key, mut record)) = read(pid, hz, now) else { continue };
@@ -125,11 +126,11 @@ fn sample(before: &BTreeSet<i32>, seen: &Mutex<Seen>, running_at_end: bool) {
 impl Sampling {
     /// Starts reading (before the step is spawned).
     pub(crate) fn start(keep: Keep, why_not_taskstats: String) -> Sampling {
-        let before: Arc<BTreeSet<i32>> = Arc::new(children::of_self().into_iter().collect());
+        let subreaper = Arc::new(AtomicI32::new(0));
         let seen = Arc::new(Mutex::new(Seen::new()));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = {
-            let (before, seen) = (Arc::clone(&before), Arc::clone(&seen));
+            let (subreaper, seen) = (Arc::clone(&subreaper), Arc::clone(&seen));
             std::thread::Builder::new()
                 .name("stepmon-procs".to_owned())
                 .spawn(move || {
@@ -139,7 +140,7 @@ impl Sampling {
                     loop {
                         let now = Instant::now();
                         if now >= next {
-                            sample(&before, &seen, false);
+                            sample(subreaper.load(Ordering::Acquire), &seen, false);
                             let fast = policy.fast_start.filter(|f| started.elapsed() < f.duration);
                             next += fast.map_or(policy.min_interval, |f| f.interval);
                             continue;
@@ -154,23 +155,30 @@ impl Sampling {
                 })
                 .ok()
         };
-        Sampling { seen, stop: Some(stop), thread, before, why_not_taskstats, keep }
+        Sampling { seen, stop: Some(stop), thread, subreaper, why_not_taskstats, keep }
+    }
+
+    /// The step's subreaper was spawned with this PID (as this process's
+    /// pid namespace numbers it; /proc may number it otherwise).
+    pub(crate) fn set_subreaper(&self, pid: i32) {
+        self.subreaper.store(children::in_procfs(pid).unwrap_or(0), Ordering::Release);
     }
 
     /// The last reading, before what is left is killed.
     pub(crate) fn query_running(&mut self) {
-        sample(&self.before, &self.seen, true);
+        sample(self.subreaper.load(Ordering::Acquire), &self.seen, true);
     }
 
     /// Stops reading and builds the document.
     pub(crate) fn finish(mut self) -> Processes {
         drop(self.stop.take());
+        let started = self.thread.is_some();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
         let seen = std::mem::take(&mut *self.seen.lock().unwrap_or_else(PoisonError::into_inner));
         let mut doc = Processes::sampled(seen.into_values().collect(), self.keep, self.why_not_taskstats);
-        if self.thread.is_none() && doc.processes == 0 {
+        if !started && doc.processes == 0 {
             doc.missing.push("the sampling thread could not start".to_owned());
         }
         doc
@@ -184,13 +192,14 @@ mod tests {
     #[test]
     fn a_child_is_read_with_its_peak_and_kept_by_pid_and_start() {
         let _children = crate::CHILDREN_OF_THE_TEST_PROCESS.lock().unwrap_or_else(PoisonError::into_inner);
-        let before: BTreeSet<i32> = children::of_self().into_iter().collect();
+        let me = i32::try_from(std::process::id()).unwrap();
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         // Its exec done to the end: its arguments are in place.
         assert!(super::super::args::tests::until_read(child.id(), "sleep").is_some());
         let seen = Mutex::new(Seen::new());
-        sample(&before, &seen, false);
-        sample(&before, &seen, true);
+        // This process stands in for the step's subreaper.
+        sample(me, &seen, false);
+        sample(me, &seen, true);
         child.kill().unwrap();
         child.wait().unwrap();
         let seen = seen.into_inner().unwrap();

@@ -42,7 +42,8 @@ pub(super) struct Tracker {
     root: Option<u32>,
     /// When it was spawned, s since the epoch.
     root_started: u64,
-    /// This process: orphans of the step are reparented to it.
+    /// The step's own subreaper (the process that spawned the root): the
+    /// step's orphans are reparented to it.
     subreaper: u32,
     /// Live processes (tgids) of the step.
     members: HashSet<u32>,
@@ -83,8 +84,9 @@ impl Tracker {
     }
 
     /// The step's main process was spawned `started` (s since the epoch).
-    pub(super) fn set_root(&mut self, root: u32, started: u64, now: Instant) {
+    pub(super) fn set_root(&mut self, root: u32, subreaper: u32, started: u64, now: Instant) {
         self.root = Some(root);
+        self.subreaper = subreaper;
         self.root_started = started;
         self.members.insert(root);
         self.fresh.push_back((now, root));
@@ -322,7 +324,7 @@ mod tests {
     fn the_roots_own_fork_event_read_after_it_was_set_keeps_it() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(1, 100, now);
         t.fork(100, 101, now);
         exit(&mut t, task(101, 101, 100, 1.0), now);
@@ -334,7 +336,7 @@ mod tests {
     fn args_read_while_it_ran_are_kept_when_they_are_of_the_program_that_exited() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(100, 101, now);
         t.fork(100, 102, now);
         t.fork(100, 103, now);
@@ -364,7 +366,7 @@ mod tests {
     fn a_step_pid_taken_by_another_process_before_its_record_came_is_not_the_steps_any_more() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(100, 300, now);
         // 300 exits, its record is still queued; another process gets pid
         // 300 and forks 301, which exits.
@@ -381,7 +383,7 @@ mod tests {
     fn a_record_is_weighed_only_after_the_fork_events_sent_before_it() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(100, 300, now);
         // 301 (child of another process that took pid 300) is read before
         // the fork events that say so.
@@ -398,7 +400,7 @@ mod tests {
     fn a_process_started_well_before_the_step_is_not_the_steps() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 1_000, now);
+        t.set_root(100, 1, 1_000, now);
         t.fork(100, 101, now);
         let mut old = task(101, 101, 100, 1.0);
         old.record.start_unix_seconds = 1_000 - STARTED_BEFORE_THE_STEP - 1;
@@ -415,7 +417,7 @@ mod tests {
         let now = Instant::now();
         let mut t = Tracker::new(1);
         t.fork(1, 100, now); // the spawn, before the root is known
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(100, 101, now);
         t.fork(101, 102, now);
         t.fork(555, 556, now); // someone else's
@@ -432,7 +434,7 @@ mod tests {
     fn a_record_before_its_fork_event_waits_for_it() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         // 201's parent 200 is not known yet either: both wait.
         exit(&mut t, task(201, 201, 200, 1.0), now);
         t.fork(100, 200, now);
@@ -445,7 +447,7 @@ mod tests {
     fn a_reused_pid_outside_the_step_is_not_counted() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(100, 300, now);
         exit(&mut t, task(300, 300, 100, 1.0), now);
         // pid 300 reused by an unrelated process.
@@ -460,7 +462,7 @@ mod tests {
     fn threads_fold_into_their_process_before_and_after_the_leader() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         exit(&mut t, task(101, 100, 1, 2.0), now); // a thread
         exit(&mut t, task(100, 100, 1, 1.0), now); // the leader
         exit(&mut t, task(102, 100, 1, 4.0), now); // a thread outliving it
@@ -473,7 +475,7 @@ mod tests {
     fn a_waiting_record_of_another_process_is_not_claimed_by_a_step_process_reusing_its_pid() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         // Another process (parent 700) exited with pid 300; its record waits.
         exit(&mut t, task(300, 300, 700, 5.0), now);
         // The step forks a process that gets pid 300 again, which exits.
@@ -488,7 +490,7 @@ mod tests {
     fn without_fork_events_records_are_decided_by_their_parents() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         // 102's parent 101 was the root's child; 102's record comes first.
         exit(&mut t, task(102, 102, 101, 1.0), now);
         exit(&mut t, task(101, 101, 100, 1.0), now);
@@ -498,17 +500,21 @@ mod tests {
     #[test]
     fn orphans_reparented_to_the_subreaper_are_the_steps() {
         let now = Instant::now();
-        let mut t = Tracker::new(42);
-        t.set_root(100, 0, now);
+        // 42: the step's own subreaper, named with its root; 7: the caller,
+        // whose other children are not the step's.
+        let mut t = Tracker::new(7);
+        t.set_root(100, 42, 0, now);
         exit(&mut t, task(900, 900, 42, 1.0), now);
         assert_eq!(t.records, 1);
+        exit(&mut t, task(901, 901, 7, 1.0), now);
+        assert_eq!(t.records, 1, "a child of the caller's is not the step's");
     }
 
     #[test]
     fn a_running_process_counts_once() {
         let now = Instant::now();
         let mut t = Tracker::new(1);
-        t.set_root(100, 0, now);
+        t.set_root(100, 1, 0, now);
         t.fork(100, 101, now);
         let mut running = task(101, 101, 100, 0.5);
         running.record.running_at_end = true;

@@ -39,18 +39,18 @@ use super::{NOT_EXECUTABLE, NOT_FOUND};
 /// from include/uapi/linux/sched.h; every field is an `__aligned_u64`.
 #[repr(C)]
 #[derive(Debug, Default)]
-struct CloneArgs {
-    flags: u64,
-    pidfd: u64,
-    child_tid: u64,
-    parent_tid: u64,
-    exit_signal: u64,
-    stack: u64,
-    stack_size: u64,
-    tls: u64,
-    set_tid: u64,
-    set_tid_size: u64,
-    cgroup: u64,
+pub(super) struct CloneArgs {
+    pub(super) flags: u64,
+    pub(super) pidfd: u64,
+    pub(super) child_tid: u64,
+    pub(super) parent_tid: u64,
+    pub(super) exit_signal: u64,
+    pub(super) stack: u64,
+    pub(super) stack_size: u64,
+    pub(super) tls: u64,
+    pub(super) set_tid: u64,
+    pub(super) set_tid_size: u64,
+    pub(super) cgroup: u64,
 }
 
 /// `CLONE_ARGS_SIZE_VER2` of include/uapi/linux/sched.h.
@@ -58,7 +58,7 @@ const _: () = assert!(size_of::<CloneArgs>() == 88);
 
 /// `CLONE_INTO_CGROUP` of include/uapi/linux/sched.h (libc's constant is a
 /// `c_int` that overflows, and deprecated for it).
-const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+pub(super) const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 
 /// A NULL-terminated `argv` of C strings, built before the clone because
 /// the child must not allocate.
@@ -112,6 +112,20 @@ impl Exec {
     }
 }
 
+impl Exec {
+    /// The child's view of this command: `argv`, the shell fallback's, the shell.
+    pub(super) fn setup<'a>(&'a self, report: RawFd, netns: Option<RawFd>, v1_tasks: &'a [RawFd]) -> ChildSetup<'a> {
+        ChildSetup {
+            report,
+            netns,
+            v1_tasks,
+            argv: self.argv.pointers.as_ptr(),
+            shell_argv: self.shell.as_ref().map_or(std::ptr::null(), |shell| shell.pointers.as_ptr()),
+            shell: SHELL.as_ptr(),
+        }
+    }
+}
+
 /// What the child was doing when it failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stage {
@@ -121,6 +135,8 @@ pub(super) enum Stage {
     Exec = 2,
     /// Writing `0` to a cgroup v1 `tasks` file.
     JoinV1 = 3,
+    /// Writing `0` to the cgroup v2 `cgroup.procs` (the fork fallback).
+    JoinCgroup = 4,
 }
 
 /// A child that could not run the command (it has exited, or is exiting,
@@ -153,16 +169,16 @@ impl Spawned {
 }
 
 /// What the child needs, as raw values it can use without allocating.
-struct ChildSetup<'a> {
-    report: RawFd,
-    netns: Option<RawFd>,
+pub(super) struct ChildSetup<'a> {
+    pub(super) report: RawFd,
+    pub(super) netns: Option<RawFd>,
     /// `tasks` files of the step's cgroup v1 hierarchies, to write `0` to.
-    v1_tasks: &'a [RawFd],
-    argv: *const *const c_char,
+    pub(super) v1_tasks: &'a [RawFd],
+    pub(super) argv: *const *const c_char,
     /// The shell's `argv` for `ENOEXEC`, or null.
-    shell_argv: *const *const c_char,
+    pub(super) shell_argv: *const *const c_char,
     /// [`SHELL`].
-    shell: *const c_char,
+    pub(super) shell: *const c_char,
 }
 
 /// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
@@ -236,7 +252,7 @@ pub(super) fn spawn(
 }
 
 /// Reads the child's report: nothing (the pipe closed at exec) or 8 bytes.
-fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
+pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
     let mut report = [0u8; 8];
     let mut got = 0;
     while let Some(rest) = report.get_mut(got..).filter(|rest| !rest.is_empty()) {
@@ -255,6 +271,7 @@ fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
     let stage = match u32::from_ne_bytes([s0, s1, s2, s3]) {
         1 => Stage::NetNs,
         3 => Stage::JoinV1,
+        4 => Stage::JoinCgroup,
         _ => Stage::Exec,
     };
     let error = if got == report.len() {
@@ -276,7 +293,7 @@ fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 /// # Safety
 /// Must only be called in the child of `clone3` (without `CLONE_VM`), with
 /// `setup`'s fds open and `argv` a NULL-terminated array of C strings.
-unsafe fn child(setup: &ChildSetup<'_>) -> ! {
+pub(super) unsafe fn child(setup: &ChildSetup<'_>) -> ! {
     // SAFETY: plain libc calls with valid arguments; see the function docs
     // for why each is allowed here.
     unsafe {
@@ -319,7 +336,7 @@ unsafe fn child(setup: &ChildSetup<'_>) -> ! {
 ///
 /// # Safety
 /// Only in the child (see [`child`]).
-unsafe fn fail(report: RawFd, stage: Stage, errno: i32) -> ! {
+pub(super) unsafe fn fail(report: RawFd, stage: Stage, errno: i32) -> ! {
     let [s0, s1, s2, s3] = (stage as u32).to_ne_bytes();
     let [e0, e1, e2, e3] = errno.to_ne_bytes();
     let message = [s0, s1, s2, s3, e0, e1, e2, e3];

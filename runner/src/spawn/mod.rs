@@ -23,6 +23,7 @@ pub mod keeper;
 pub mod lookup;
 mod reap;
 pub mod script;
+pub mod subreaper;
 
 use std::ffi::OsString;
 use std::fmt;

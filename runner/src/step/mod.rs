@@ -11,11 +11,13 @@ mod run;
 mod scope;
 mod v1_placement;
 
+pub(crate) use crate::finished::Finished;
 pub use prepare::prepare;
+pub(crate) use prepare::prepare_with;
+pub use run::Step;
 
 use std::time::Duration;
 
-use stepmon_model::RunDocument;
 use stepmon_sampler::cgroup::discover;
 use stepmon_sampler::{Monitor, Recorder};
 
@@ -31,23 +33,6 @@ use crate::notice::Notice;
 /// How long leftovers get to die once killed.
 const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A finished step.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Finished {
-    /// The run document: what the step's counters measured, where each
-    /// number came from, and the wall time in `summary.wallSeconds`. Its
-    /// summary and verdicts are `stepmon_report::compose::complete`'s to
-    /// fill (what `stepmon run -o` writes is that).
-    pub document: RunDocument,
-    /// The status a wrapper should exit with: the step's code, 128 + N for
-    /// a signal, 127 not found, 126 not executable.
-    pub exit_code: i32,
-    /// Messages for the user, in order (a command that could not run, a
-    /// cgroup that could not be removed, ...).
-    pub messages: Vec<String>,
-}
-
 /// A step placed and ready to start; see [`prepare`].
 #[derive(Debug)]
 pub struct Prepared {
@@ -62,6 +47,8 @@ pub struct Prepared {
     enclosing: Option<Enclosing>,
     namespace: Option<HeldNamespace>,
     monitor: Monitor,
+    /// Whether the monitor is this step's alone (shut down at its end).
+    own_monitor: bool,
     step_recorder: Option<Recorder>,
     enclosing_recorder: Option<Recorder>,
     notices: Vec<Notice>,

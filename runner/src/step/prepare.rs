@@ -38,6 +38,11 @@ pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
 /// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
 /// made, the network namespace cannot be set up, or `/proc` cannot be read.
 pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
+    prepare_with(options, None)
+}
+
+/// [`prepare`] with the sampler of a [`crate::Runner`] (`None`: one of the step's own).
+pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Result<Prepared, RunError> {
     // Take over the signals before anything is created: from now on a signal
     // is forwarded to the step (or ends it right after it starts), and
     // cleanup always runs.
@@ -154,7 +159,11 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         None => NetworkSource::SharedNamespace,
         Some(ns) => NetworkSource::Namespace { path: ns.path(), include_loopback: options.include_loopback },
     };
-    let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
+    let own_monitor = monitor.is_none();
+    let monitor = match monitor {
+        Some(monitor) => monitor,
+        None => Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?,
+    };
     let v1_dirs = v1.as_ref().map_or_else(CgroupV1Dirs::default, |v| probe_dirs(v.get()));
     let step_recorder = match (&cgroups, &enclosing, &no_cgroup) {
         (Some(cgroups), _, _) => Some(monitor.record_with_v1(Some(&cgroups.get().leaf), v1_dirs, &network, "")),
@@ -209,6 +218,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
         enclosing,
         namespace,
         monitor,
+        own_monitor,
         step_recorder,
         enclosing_recorder,
         notices,

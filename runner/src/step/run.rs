@@ -1,9 +1,15 @@
-//! Running a prepared step: spawn, wait, leftovers, the final samples,
-//! cleanup, and the run document.
+//! Running a prepared step: spawn under its own subreaper, wait (blocking
+//! or as a future), leftovers, the final samples, cleanup, and the run
+//! document.
 
+use std::future::{Future, IntoFuture};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::pin::Pin;
 use std::time::Instant;
 
 use jiff::Timestamp;
+use rustix::process::Signal;
 use stepmon_model::source::EnclosingCgroup;
 use stepmon_model::{Collector, RunDocument, RunInfo};
 use stepmon_sampler::Recorder;
@@ -18,17 +24,50 @@ use crate::error::RunError;
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
 use crate::options::SampleOf;
-use crate::spawn::{self, Spawned, Target};
-use crate::tree::Reaper;
+use crate::processes::Session;
+use crate::spawn::subreaper::{self, Kept};
+use crate::spawn::{self, Target};
+use crate::tree::{Progress, Reaper};
+
+/// A running step: await it (it is a runtime-agnostic [`Future`] through
+/// [`IntoFuture`]) or [`Step::wait`] for it; kill, freeze or thaw it
+/// meanwhile. Dropped before its end, its processes are killed.
+#[derive(Debug)]
+pub struct Step {
+    prepared: Prepared,
+    kept: Kept,
+    reaper: Reaper,
+    processes: Option<Session>,
+    /// The tree's memory, sampled where no memory cgroup covers the step alone.
+    tree_memory: Option<crate::tree_memory::TreeMemorySampler>,
+    /// Its result, once the first process exited: the memory and the
+    /// sampling thread's CPU time.
+    tree_memory_done: Option<(stepmon_model::source::TreeMemory, f64)>,
+    live: Option<std::thread::JoinHandle<()>>,
+    messages: Vec<String>,
+    cpu_at_start: f64,
+    start: Timestamp,
+    started: Instant,
+    /// When its first process was seen to exit.
+    exited: Option<Instant>,
+    progress: Progress,
+}
 
 impl Prepared {
     /// Runs the step to its end, kills (or with `wait_all` waits for) what it
     /// leaves behind, takes the final samples, removes its cgroups and
     /// returns the run document. The step's failure is not an error: its
-    /// exit status is in [`Finished::exit_code`].
-    pub fn run(mut self) -> Result<Finished, RunError> {
+    /// exit status is in [`Finished::exit_code`]. [`Prepared::start`] and
+    /// [`Step::wait`] in one.
+    pub fn run(self) -> Result<Finished, RunError> {
+        self.start()?.wait()
+    }
+
+    /// Starts the step and returns at once: its first process runs in its
+    /// cgroups (or the ladder below them), under a subreaper of its own
+    /// that collects its orphans.
+    pub fn start(mut self) -> Result<Step, RunError> {
         let mut messages = Vec::new();
-        let mut reaper = Reaper::start().map_err(|e| RunError::io("cannot become the step's child subreaper", &e))?;
         let cpu_at_start = own_cpu_seconds();
         let start = Timestamp::now();
         let started = Instant::now();
@@ -46,80 +85,265 @@ impl Prepared {
             netns_path: netns_path.as_deref(),
         };
         // Listening before the spawn: the step's first fork is seen.
-        let mut processes = crate::processes::Session::start(self.options.processes);
+        let processes = Session::start(self.options.processes);
         let tree_memory = (!self.memory_cgroup())
             .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval));
-        let spawned = spawn::spawn(target, &self.options.command, self.options.spawn_mode)
+        let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
+        drop(v1_tasks);
+        if self.options.spawn_mode != spawn::Mode::Auto {
+            messages.push(format!("started the step with {}", kept.way));
+        }
+        processes.set_root(kept.pid.as_raw_nonzero().get(), kept.subreaper_pid().as_raw_nonzero().get());
+        if let Some(sampler) = &tree_memory {
+            sampler.set_root(kept.subreaper_pid().as_raw_nonzero().get());
+        }
         let live = self.options.live.take().and_then(|tx| match (&self.step_recorder, &self.enclosing_recorder) {
             (Some(recorder), _) => crate::live::forward(recorder, SampleOf::Step, tx),
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
-        let (exit, signal, code) = match spawned {
-            Spawned::NotStarted(not) => {
-                if self.options.spawn_mode != spawn::Mode::Auto {
-                    messages.push("started the step with fork".to_owned());
-                }
-                messages.push(not.message);
-                (Some(not.code), None, not.code)
+        Ok(Step {
+            prepared: self,
+            kept,
+            reaper: Reaper::new(),
+            processes: Some(processes),
+            tree_memory,
+            tree_memory_done: None,
+            live,
+            messages,
+            cpu_at_start,
+            start,
+            started,
+            exited: None,
+            progress: Progress::Running,
+        })
+    }
+}
+
+impl Step {
+    /// The PID of the step's first process.
+    #[must_use]
+    pub fn pid(&self) -> u32 {
+        self.kept.pid.as_raw_nonzero().get().unsigned_abs()
+    }
+
+    /// What the user should know about the step's placement (see
+    /// [`Prepared::notices`]).
+    #[must_use]
+    pub fn notices(&self) -> &[crate::Notice] {
+        &self.prepared.notices
+    }
+
+    /// Kills the step: SIGKILL to every process of its cgroup
+    /// (`cgroup.kill`, Linux 5.14) or to its first process; the rest of its
+    /// tree is killed when that one has exited, as at any step's end.
+    pub fn kill(&self) -> io::Result<()> {
+        if let Some(cgroups) = &self.prepared.cgroups {
+            let _ = std::fs::write(cgroups.get().leaf.join("cgroup.kill"), "1");
+        }
+        match self.kept.signal_main(Signal::KILL) {
+            Err(e) if e.raw_os_error() == Some(libc_esrch()) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Freezes every process of the step: its cgroup's `cgroup.freeze`
+    /// (cgroup v2, Linux 5.2), or SIGSTOP to each process of its tree.
+    pub fn freeze(&self) -> io::Result<()> {
+        self.set_frozen(true)
+    }
+
+    /// Thaws what [`Step::freeze`] froze.
+    pub fn thaw(&self) -> io::Result<()> {
+        self.set_frozen(false)
+    }
+
+    fn set_frozen(&self, frozen: bool) -> io::Result<()> {
+        if let Some(cgroups) = &self.prepared.cgroups {
+            let file = cgroups.get().leaf.join("cgroup.freeze");
+            if file.exists() {
+                return std::fs::write(file, if frozen { "1" } else { "0" });
             }
-            Spawned::Running(mut step) => {
-                if self.options.spawn_mode != spawn::Mode::Auto {
-                    messages.push(format!("started the step with {}", step.way));
+        }
+        let signal = if frozen { Signal::STOP } else { Signal::CONT };
+        let subreaper = self.kept.subreaper_pid().as_raw_nonzero().get();
+        for pid in crate::tree::children::tree_of(subreaper).into_iter().skip(1) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, signal);
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes every event its subreaper has ready, without blocking.
+    fn take_events(&mut self) -> io::Result<()> {
+        while self.progress != Progress::Done {
+            let Some(event) = self.kept.try_event()? else { break };
+            match self.reaper.absorb(event) {
+                Progress::Running => {}
+                Progress::MainExited => {
+                    self.exited = Some(Instant::now());
+                    self.progress = Progress::MainExited;
+                    self.end_leftovers();
                 }
-                reaper.set_main(step.pid);
-                processes.set_root(step.pid.as_raw_nonzero().get());
-                let status = match &self.caught {
-                    Some(caught) => caught.wait_forwarding(step.pid, &mut reaper),
-                    None => reaper.wait_main(),
+                Progress::Done => self.progress = Progress::Done,
+            }
+        }
+        Ok(())
+    }
+
+    /// Its first process has exited: the last reading of its processes,
+    /// then the kill (or wait) of what is left.
+    fn end_leftovers(&mut self) {
+        if let Some(processes) = &mut self.processes {
+            processes.query_running();
+        }
+        self.tree_memory_done = self.tree_memory.take().and_then(crate::tree_memory::TreeMemorySampler::finish);
+        self.kept.end(self.prepared.options.wait_all);
+    }
+
+    /// Waits for the step's end (blocking the calling thread), then as
+    /// [`Prepared::run`].
+    pub fn wait(mut self) -> Result<Finished, RunError> {
+        let waited = (|| -> io::Result<()> {
+            loop {
+                if let Some(caught) = &self.prepared.caught {
+                    caught.forward(&self.kept);
                 }
-                .map_err(|e| RunError::io("waiting for the step", &e))?;
-                if let Some(message) = step.failure_message() {
-                    messages.push(message);
+                self.take_events()?;
+                if self.progress == Progress::Done {
+                    return Ok(());
                 }
-                exit_code(status)
+                let events = self.kept.events_fd();
+                let mut fds = vec![rustix::event::PollFd::new(&events, rustix::event::PollFlags::IN)];
+                let wake = self.prepared.caught.as_ref().map(crate::signals::Caught::wake_fd);
+                if let Some(wake) = &wake {
+                    fds.push(rustix::event::PollFd::new(wake, rustix::event::PollFlags::IN));
+                }
+                match rustix::event::poll(&mut fds, None) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        })();
+        waited.map_err(|e| RunError::io("waiting for the step", &e))?;
+        self.kill_cgroup_leftovers();
+        let step_usage = self.prepared.step_recorder.take().map(Recorder::close_blocking);
+        let enclosing_usage = self.prepared.enclosing_recorder.take().map(Recorder::close_blocking);
+        if self.prepared.own_monitor {
+            self.prepared.monitor.shutdown_blocking();
+        }
+        self.finish(step_usage, enclosing_usage)
+    }
+
+    /// The step's end as a future (any executor: it waits on the
+    /// subreaper's pipe with `async-io`).
+    async fn wait_async(mut self) -> Result<Finished, RunError> {
+        let waited = async {
+            let events = async_io::Async::new(dup(self.kept.events_fd())?)?;
+            let wake = match &self.prepared.caught {
+                Some(caught) => Some(async_io::Async::new(dup(caught.wake_fd())?)?),
+                None => None,
+            };
+            loop {
+                if let Some(caught) = &self.prepared.caught {
+                    caught.forward(&self.kept);
+                }
+                self.take_events()?;
+                if self.progress == Progress::Done {
+                    return Ok::<(), io::Error>(());
+                }
+                match &wake {
+                    Some(wake) => {
+                        let either = futures::future::select(Box::pin(events.readable()), Box::pin(wake.readable()));
+                        match either.await {
+                            futures::future::Either::Left((ready, _)) | futures::future::Either::Right((ready, _)) => {
+                                ready?;
+                            }
+                        }
+                    }
+                    None => events.readable().await?,
+                }
             }
         };
-        processes.query_running();
-        let tree_memory = tree_memory.and_then(crate::tree_memory::TreeMemorySampler::finish);
-        if self.options.wait_all {
-            if let Some(cgroups) = &self.cgroups {
-                placement::wait_unpopulated(&cgroups.get().leaf, None)
-                    .map_err(|e| RunError::io("waiting for the step's processes", &e))?;
-            }
-            reaper.wait_all();
-        } else {
-            if let Some(cgroups) = &self.cgroups
-                && let Err(e) = cgroups.get().kill_and_wait(KILL_TIMEOUT)
-            {
-                messages.push(format!("warning: killing what the step left behind: {e}"));
-            }
-            if let Some(v1) = &self.v1
-                && let Err(e) = v1.get().kill_and_wait(KILL_TIMEOUT)
-            {
-                messages.push(format!("warning: killing what the step left behind in cgroup v1: {e}"));
-            }
-            reaper.kill_leftovers(KILL_TIMEOUT);
+        waited.await.map_err(|e| RunError::io("waiting for the step", &e))?;
+        self.kill_cgroup_leftovers();
+        let step_usage = match self.prepared.step_recorder.take() {
+            Some(recorder) => Some(recorder.close().await),
+            None => None,
+        };
+        let enclosing_usage = match self.prepared.enclosing_recorder.take() {
+            Some(recorder) => Some(recorder.close().await),
+            None => None,
+        };
+        if self.prepared.own_monitor {
+            self.prepared.monitor.shutdown().await;
         }
-        let mut processes = processes.finish();
+        self.finish(step_usage, enclosing_usage)
+    }
+
+    /// Whatever is still in the step's cgroups once its subreaper is done
+    /// (a process that left its tree but not its cgroup): killed, or with
+    /// `wait_all` waited for.
+    fn kill_cgroup_leftovers(&mut self) {
+        let prepared = &self.prepared;
+        if prepared.options.wait_all {
+            if let Some(cgroups) = &prepared.cgroups
+                && let Err(e) = placement::wait_unpopulated(&cgroups.get().leaf, None)
+            {
+                self.messages.push(format!("warning: waiting for the step's processes: {e}"));
+            }
+            return;
+        }
+        if let Some(cgroups) = &prepared.cgroups
+            && let Err(e) = cgroups.get().kill_and_wait(KILL_TIMEOUT)
+        {
+            self.messages.push(format!("warning: killing what the step left behind: {e}"));
+        }
+        if let Some(v1) = &prepared.v1
+            && let Err(e) = v1.get().kill_and_wait(KILL_TIMEOUT)
+        {
+            self.messages.push(format!("warning: killing what the step left behind in cgroup v1: {e}"));
+        }
+    }
+
+    /// The run document, from the final samples.
+    fn finish(
+        mut self,
+        step_usage: Option<StepUsage>,
+        enclosing_usage: Option<StepUsage>,
+    ) -> Result<Finished, RunError> {
+        let mut messages = std::mem::take(&mut self.messages);
+        if let Some(message) = self.kept.failure_message() {
+            messages.push(message);
+        }
+        let status =
+            self.reaper.main_status().ok_or_else(|| RunError::new("the step's first process was not reaped"))?;
+        let (exit, signal, code) = exit_code(status);
+        let mut processes = self.processes.take().map(Session::finish).unwrap_or_default();
+        let reaper = &self.reaper;
         // Sampled records miss what lived between two samples; the rusage
-        // of what stepmon reaped holds it (with the descendants each waited for).
+        // of what the subreaper reaped holds it (with the descendants each waited for).
         if processes.source == Some(stepmon_model::processes::ProcessSource::Sampled) {
             processes.add_reaped(reaper.reaped(), reaper.reaped_not_kept());
         }
-        let wall = started.elapsed().as_secs_f64();
-        let end = Timestamp::now();
-        let stepmon_cpu = own_cpu_seconds() - cpu_at_start;
-
-        let step_usage = self.step_recorder.take().map(Recorder::close_blocking);
-        let enclosing_usage = self.enclosing_recorder.take().map(Recorder::close_blocking);
-        self.monitor.shutdown_blocking();
+        // The step ended when its first process exited: the kill of its
+        // leftovers is not its time.
+        let ended = self.exited.unwrap_or_else(Instant::now);
+        let wall = ended.duration_since(self.started).as_secs_f64();
+        let end = self.start + ended.duration_since(self.started);
+        let stepmon_cpu = own_cpu_seconds() - self.cpu_at_start;
         // The recordings are finalised: their streams have ended.
-        if let Some(forwarding) = live {
+        if let Some(forwarding) = self.live.take() {
             let _ = forwarding.join();
         }
-        let cgroups = self.cgroups.take();
+        let start = self.start;
+        let mut tree = reaper.tree();
+        let tree_memory = self.tree_memory_done.take();
+        tree.memory = tree_memory.map(|(memory, _)| memory);
+        let mut this = self.prepared;
+        let cgroups = this.cgroups.take();
         let leaf = cgroups.as_ref().map(|c| c.get().leaf.clone());
         let scope_unit = cgroups.as_ref().and_then(|c| c.get().scope.as_ref().map(|s| s.unit.clone()));
         let (enabled, not_enabled) = cgroups.as_ref().map_or((Vec::new(), Vec::new()), |c| {
@@ -128,7 +352,7 @@ impl Prepared {
         if let Some(warning) = cgroups.and_then(OwnedCgroups::release) {
             messages.push(warning);
         }
-        let v1 = self.v1.take();
+        let v1 = this.v1.take();
         let v1_dirs: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter().map(|(_, d)| d.display().to_string())).collect();
         // (v1 controller, its directory) of the step.
@@ -141,7 +365,7 @@ impl Prepared {
             messages.push(warning);
         }
 
-        let enclosing = self.enclosing.as_ref().zip(enclosing_usage.as_ref()).map(|(e, usage)| {
+        let enclosing = this.enclosing.as_ref().zip(enclosing_usage.as_ref()).map(|(e, usage)| {
             let mut info = EnclosingCgroup::default();
             info.cgroup = e.dir.display().to_string();
             info.root = e.root;
@@ -168,8 +392,6 @@ impl Prepared {
         if leaf.is_none() && v1_dirs.is_empty() {
             usage.resource_usage.samples.clear();
         }
-        let mut tree = reaper.tree();
-        tree.memory = tree_memory.map(|(memory, _)| memory);
         let sources = ladder::choose(&Evidence {
             step: (leaf.is_some() || !v1_dirs.is_empty()).then_some(usage.resource_usage.samples.as_slice()),
             leaf: leaf.as_deref(),
@@ -177,7 +399,7 @@ impl Prepared {
             v1: &v1_controllers,
             enclosing: enclosing.as_ref(),
             tree: &tree,
-            own_network: self.namespace.is_some(),
+            own_network: this.namespace.is_some(),
             scope: scope_unit.as_deref(),
             machine_pressure: usage.sys_usage.iter().any(|s| s.cpu_pressure.is_some()),
         });
@@ -192,10 +414,10 @@ impl Prepared {
         collector.sys_samples = usage.sys_usage.len();
         collector.tree_memory_cpu_seconds = tree_memory.map(|(_, cpu)| cpu);
         let mut info = RunInfo::default();
-        info.command = self.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        info.command = this.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         info.name =
-            Some(self.options.name.clone().unwrap_or_else(|| stepmon_model::labels::default_name(&info.command)));
-        info.labels.clone_from(&self.options.labels);
+            Some(this.options.name.clone().unwrap_or_else(|| stepmon_model::labels::default_name(&info.command)));
+        info.labels.clone_from(&this.options.labels);
         info.exit_code = exit;
         info.signal = signal;
         info.start = Some(start);
@@ -207,13 +429,13 @@ impl Prepared {
             &sources,
             v1_controllers.iter().any(|(c, _)| c == "cpu"),
             &not_enabled,
-            self.no_cgroup.as_deref(),
+            this.no_cgroup.as_deref(),
             enclosing.as_ref(),
         );
         info.controllers_not_enabled = not_enabled;
-        info.host = host(self.location.as_ref());
+        info.host = host(this.location.as_ref());
         info.collector = collector;
-        info.placement = match (&leaf, &self.no_cgroup) {
+        info.placement = match (&leaf, &this.no_cgroup) {
             (Some(leaf), _) if scope_unit.is_some() => format!(
                 "its own transient systemd scope {} (cgroup {})",
                 scope_unit.as_deref().unwrap_or_default(),
@@ -230,8 +452,28 @@ impl Prepared {
         info.process_tree = Some(tree);
         info.enclosing_cgroup = enclosing;
         info.processes = Some(processes);
-        info.summary.wall_seconds = Some(wall);
+        // The numbers a person reads first, from each group's rung; report's
+        // verdicts and exports start from them.
+        info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));
         let document = RunDocument::new(usage, info);
         Ok(Finished { document, exit_code: code, messages })
     }
+}
+
+impl IntoFuture for Step {
+    type Output = Result<Finished, RunError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<Finished, RunError>> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.wait_async())
+    }
+}
+
+/// A second fd of `fd` (for a reactor to own).
+fn dup(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    rustix::io::fcntl_dupfd_cloexec(fd, 0).map_err(Into::into)
+}
+
+const fn libc_esrch() -> i32 {
+    rustix::io::Errno::SRCH.raw_os_error()
 }

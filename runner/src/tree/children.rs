@@ -43,11 +43,32 @@ fn by_scanning(parent: i32) -> Vec<i32> {
 }
 
 /// The children of process `pid`.
-fn of(pid: i32) -> Vec<i32> {
+pub(crate) fn of(pid: i32) -> Vec<i32> {
     from_task_files(&pid.to_string()).unwrap_or_else(|| by_scanning(pid))
 }
 
+/// `pid`, a child of this process as its own pid namespace numbers it, as
+/// the mounted procfs numbers it: the same unless /proc belongs to another
+/// pid namespace (`unshare --pid` without `--mount-proc` leaves the host's
+/// /proc); then the child of this process whose `NSpid` (proc(5)) ends in
+/// `pid`. `None` when it is not found.
+pub(crate) fn in_procfs(pid: i32) -> Option<i32> {
+    let me = i32::try_from(std::process::id()).ok()?;
+    let stat = stepmon_fdread::read_path("/proc/self/stat").ok()?;
+    let procfs_me = ProcStat::parse(&stat).ok().and_then(|s| i32::try_from(s.pid).ok())?;
+    if procfs_me == me {
+        return Some(pid);
+    }
+    let ours = format!("\t{pid}");
+    from_task_files("self")?.into_iter().find(|child| {
+        fs::read_to_string(format!("/proc/{child}/status")).is_ok_and(|status| {
+            status.lines().find_map(|l| l.strip_prefix("NSpid:")).is_some_and(|ns| ns.ends_with(&ours))
+        })
+    })
+}
+
 /// The children of this process.
+#[cfg(test)]
 pub(crate) fn of_self() -> Vec<i32> {
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     from_task_files("self").unwrap_or_else(|| by_scanning(me))

@@ -1,0 +1,21 @@
+//! What a finished step gives (on every platform: a builder's code that
+//! reads it compiles everywhere).
+
+use stepmon_model::RunDocument;
+
+/// A finished step.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Finished {
+    /// The run document: what the step's counters measured, where each
+    /// number came from, and the wall time in `summary.wallSeconds`. Its
+    /// summary and verdicts are `stepmon_report::compose::complete`'s to
+    /// fill (what `stepmon run -o` writes is that).
+    pub document: RunDocument,
+    /// The status a wrapper should exit with: the step's code, 128 + N for
+    /// a signal, 127 not found, 126 not executable.
+    pub exit_code: i32,
+    /// Messages for the user, in order (a command that could not run, a
+    /// cgroup that could not be removed, ...).
+    pub messages: Vec<String>,
+}
