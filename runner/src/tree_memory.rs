@@ -39,7 +39,11 @@ pub(crate) struct TreeMemorySampler {
 /// One process's proportional anonymous + shared memory, bytes, and where
 /// it came from; `None` when it is gone (or unreadable).
 fn of_process(pid: i32) -> Option<(u64, TreeMemoryFrom)> {
-    if let Ok(bytes) = stepmon_fdread::read_path(format!("/proc/{pid}/smaps_rollup")) {
+    // Decided once for the kernel: a process whose rollup cannot be read
+    // (gone, a zombie) has nothing to add, not a `status` to fall back to.
+    static HAS_ROLLUP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *HAS_ROLLUP.get_or_init(|| std::path::Path::new("/proc/self/smaps_rollup").exists()) {
+        let bytes = stepmon_fdread::read_path(format!("/proc/{pid}/smaps_rollup")).ok()?;
         let rollup = SmapsRollup::parse(&bytes).ok()?;
         // A zombie's rollup is empty: nothing mapped any more.
         let kib = rollup.pss_anon_kib.unwrap_or(0) + rollup.pss_shmem_kib.unwrap_or(0);
