@@ -122,8 +122,10 @@ impl Delivery<'_> {
             warnings.extend(push_steps(base, self.group, std::slice::from_ref(step)));
         }
         if self.otlp {
-            match crate::otlp::Config::from_env(env) {
-                Ok(config) => warnings.extend(crate::otlp::export(&config, std::slice::from_ref(step), &env)),
+            match stepmon_otlp_env::Config::from_env(env) {
+                Ok(config) => {
+                    warnings.extend(crate::otlp::export(&config, std::slice::from_ref(step), &env, hostname().ok()));
+                }
                 Err(e) => warnings.push(format!("OTLP: nothing exported: {e}")),
             }
         }
@@ -156,7 +158,7 @@ pub fn push(args: &PushArgs) -> Result<i32, CliError> {
     };
     if let Some(config) = &otlp {
         // Pushing is the whole job here: a failed export is an error.
-        errors.extend(crate::otlp::export(config, &steps, &env));
+        errors.extend(crate::otlp::export(config, &steps, &env, hostname().ok()));
     }
     for error in &errors {
         eprintln!("stepmon: error: {error}");

@@ -1,27 +1,18 @@
 //! `stepmon run --job FILE`: the step's lines appended to the job's record
-//! as the step runs ([`stepmon_report::job`] has the format and the reader).
-//!
-//! What the record relies on: the file is opened with `O_APPEND` and each
-//! line is written whole with one `write(2)`. On Linux local filesystems
-//! (ext4, xfs, btrfs, tmpfs) a write to a regular file holds the inode's
-//! lock while it moves the offset to the end and copies the bytes, so lines
-//! of concurrent writers (the steps of one job running at once) never
-//! interleave, whatever their length — PIPE_BUF is a limit of pipes, not of
-//! regular files. NFS and other network filesystems make no such promise.
-//! A write reaches the page cache before `write(2)` returns, so a SIGKILL of
-//! stepmon loses nothing written; a line is torn only when the disk fills
-//! (or the host dies) mid-write, and the reader names that line as lost.
-//! The step's end is also `fdatasync`ed: a finished step survives the
-//! machine going away, its live samples may not.
+//! as the step runs. The lines are `stepmon_report::job::line`'s, appended
+//! whole by `stepmon_outfile::Appender` (whose docs say what concurrent
+//! steps of one job rely on); the reader is `stepmon_report::job::read`. A
+//! builder that runs steps through the libraries writes the same record
+//! the same way. The step's end is also `fdatasync`ed: a finished step
+//! survives the machine going away, its live samples may not.
 
-use std::fs::File;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
-use stepmon_report::job::{Record, SampleRecord, StepCollected, StepEnd, StepStart};
+use stepmon_outfile::Appender;
+use stepmon_report::job::{self, Record, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_runner::LiveSample;
 
 use crate::error::CliError;
@@ -29,8 +20,7 @@ use crate::error::CliError;
 /// The job record of one step: its start is written when opened.
 #[derive(Debug)]
 pub struct JobWriter {
-    file: File,
-    path: PathBuf,
+    file: Appender,
     step: String,
     /// Why appending stopped (a full disk, a short write): the step goes on,
     /// unrecorded from then on.
@@ -43,13 +33,10 @@ pub struct JobWriter {
 impl JobWriter {
     /// Opens (creating) `path` for appending and writes `start`.
     pub fn open(path: &Path, start: StepStart) -> Result<JobWriter, CliError> {
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
+        let file = Appender::open(path)
             .map_err(|e| CliError::output(&format!("cannot open the job record {}", path.display()), &e))?;
         let step = start.step.clone();
-        let mut writer = JobWriter { file, path: path.to_path_buf(), step: step.clone(), stopped: None, marker: None };
+        let mut writer = JobWriter { file, step: step.clone(), stopped: None, marker: None };
         writer.append(&Record::StepStart(start));
         writer.marker = write_marker(path, &step);
         match writer.stopped.take() {
@@ -64,24 +51,19 @@ impl JobWriter {
         if self.stopped.is_some() {
             return;
         }
-        let mut line = match serde_json::to_vec(record) {
-            Ok(line) => line,
-            Err(e) => return self.stop(format!("JSON: {e}")),
+        let result = match job::line(record) {
+            Ok(line) => self.file.append(&line).map_err(|e| e.to_string()),
+            Err(e) => Err(format!("JSON: {e}")),
         };
-        line.push(b'\n');
-        // One call, never a retry of the rest: a second write could land
-        // after another step's line.
-        match self.file.write(&line) {
-            Ok(n) if n == line.len() => {}
-            Ok(n) => self.stop(format!("short write ({n} of {} bytes; is the disk full?)", line.len())),
-            Err(e) => self.stop(e.to_string()),
+        if let Err(why) = result {
+            self.stop(why);
         }
     }
 
     fn stop(&mut self, why: String) {
         let why = format!(
             "cannot append to the job record {}: {why}; the step goes on, its record ends here",
-            self.path.display()
+            self.file.path().display()
         );
         eprintln!("stepmon: warning: {why}");
         self.stopped = Some(why);
@@ -117,9 +99,9 @@ impl JobWriter {
             let _ = std::fs::remove_file(marker);
         }
         if self.stopped.is_none()
-            && let Err(e) = self.file.sync_data()
+            && let Err(e) = self.file.sync()
         {
-            eprintln!("stepmon: warning: cannot sync the job record {}: {e}", self.path.display());
+            eprintln!("stepmon: warning: cannot sync the job record {}: {e}", self.file.path().display());
         }
         self.stopped
     }
@@ -215,22 +197,15 @@ pub fn mark_orphans() -> Vec<Result<String, String>> {
 fn mark_collected(marker: &Path) -> Result<String, String> {
     let result = (|| {
         let text = std::fs::read(marker).map_err(|e| format!("cannot read {}: {e}", marker.display()))?;
-        let Marker { job, step } =
+        let Marker { job: path, step } =
             serde_json::from_slice(&text).map_err(|e| format!("{}: not a marker: {e}", marker.display()))?;
         let record =
             Record::StepCollected(StepCollected::new(step.clone(), jiff::Timestamp::now(), "stepmon gc".into()));
-        let mut line = serde_json::to_vec(&record).map_err(|e| format!("JSON: {e}"))?;
-        line.push(b'\n');
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&job)
-            .map_err(|e| format!("cannot open the job record {}: {e}", job.display()))?;
-        // One write, as every line of the record (see the module docs).
-        match file.write(&line) {
-            Ok(n) if n == line.len() => Ok(format!("marked step {step} of {} as collected", job.display())),
-            Ok(n) => Err(format!("short write to {} ({n} of {} bytes)", job.display(), line.len())),
-            Err(e) => Err(format!("cannot append to {}: {e}", job.display())),
-        }
+        let line = job::line(&record).map_err(|e| format!("JSON: {e}"))?;
+        let mut file = Appender::open_existing(&path)
+            .map_err(|e| format!("cannot open the job record {}: {e}", path.display()))?;
+        file.append(&line).map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+        Ok(format!("marked step {step} of {} as collected", path.display()))
     })();
     let _ = std::fs::remove_file(marker);
     result

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use stepmon_report::job::{self, Entry};
+use stepmon_report::job::{Entry, JobRecord};
 
 use crate::error::CliError;
+use crate::input::{self, Input};
 
 /// Every step of `paths` (a directory: its `*.json` and `*.jsonl` files,
 /// by name) and the notes to show with them: lost lines, lines of unknown
@@ -13,24 +14,24 @@ use crate::error::CliError;
 pub fn load(paths: &[PathBuf]) -> Result<(Vec<Entry>, Vec<String>), CliError> {
     let (mut entries, mut notes) = (Vec::new(), Vec::new());
     for path in paths {
-        if path.is_dir() {
-            for file in files_of(path)? {
-                if let Err(e) = load_file(&file, &mut entries, &mut notes) {
+        if path.is_dir() && !input::is_layout(path) {
+            for file in input::job_files(path)? {
+                if let Err(e) = input::read(&file).and_then(|input| add(&file, input, &mut entries, &mut notes)) {
                     notes.push(format!("skipped {}: {}", file.display(), e.message));
                 }
             }
         } else {
-            load_file(path, &mut entries, &mut notes)?;
+            add(path, input::read(path)?, &mut entries, &mut notes)?;
         }
     }
     nonempty(entries, notes)
 }
 
-/// The job of one input's `text` (a job record, a run file, a provenance),
-/// already read from `path` (`-`: stdin, which can be read once).
-pub fn of_text(path: &Path, text: &str) -> Result<(Vec<Entry>, Vec<String>), CliError> {
+/// The job of one input, already read from `path` (`-`: stdin, which can
+/// be read once).
+pub fn of_input(path: &Path, input: Input) -> Result<(Vec<Entry>, Vec<String>), CliError> {
     let (mut entries, mut notes) = (Vec::new(), Vec::new());
-    add_text(path, text, &mut entries, &mut notes)?;
+    add(path, input, &mut entries, &mut notes)?;
     nonempty(entries, notes)
 }
 
@@ -41,35 +42,32 @@ fn nonempty(entries: Vec<Entry>, notes: Vec<String>) -> Result<(Vec<Entry>, Vec<
     Ok((entries, notes))
 }
 
-fn files_of(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let read = std::fs::read_dir(dir).map_err(|e| CliError::input(&format!("cannot read {}", dir.display()), &e))?;
-    let mut files: Vec<PathBuf> = read
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json" || e == "jsonl"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-fn load_file(path: &Path, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
-    add_text(path, &crate::reports::read_text(path)?, entries, notes)
-}
-
-fn add_text(path: &Path, text: &str, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
+fn add(path: &Path, input: Input, entries: &mut Vec<Entry>, notes: &mut Vec<String>) -> Result<(), CliError> {
     let from = path.display().to_string();
-    if !job::looks_like_record(text) {
-        let steps = crate::reports::steps_of(path, text)?;
-        entries.extend(steps.into_iter().map(|step| Entry::of_run(step, from.clone())));
-        return Ok(());
+    match input {
+        Input::Job(record) => add_record(&from, record, entries, notes),
+        Input::Steps(import) => {
+            let steps = input::steps(path, import)?;
+            entries.extend(steps.into_iter().map(|step| Entry::of_run(step, from.clone())));
+        }
+        Input::Build { no_steps, .. } => return Err(CliError::new(format!("{from}: {no_steps}"))),
+        Input::Builds(builds) => {
+            let (kept, left_out) = stepmon_report::import::history::diff_entries(&builds);
+            for name in left_out {
+                notes.push(format!("{from}: `{name}` never completed: left out"));
+            }
+            entries.extend(kept);
+        }
     }
-    let record = job::read(text);
+    Ok(())
+}
+
+fn add_record(from: &str, record: JobRecord, entries: &mut Vec<Entry>, notes: &mut Vec<String>) {
     notes.extend(record.lost.iter().map(|lost| format!("{from}: {lost}")));
     notes.extend(
         record.unknown.iter().map(|u| {
             format!("{from}: line {} skipped: a record of kind {:?}, unknown to this stepmon", u.line, u.kind)
         }),
     );
-    entries.extend(record.steps.into_iter().map(|step| Entry::from_job(step, from.clone())));
-    Ok(())
+    entries.extend(record.steps.into_iter().map(|step| Entry::from_job(step, from.to_owned())));
 }

@@ -16,6 +16,9 @@ mod error;
 mod fleet;
 mod history;
 #[cfg(target_os = "linux")]
+mod http;
+mod input;
+#[cfg(target_os = "linux")]
 mod job;
 mod job_read;
 #[cfg(target_os = "linux")]

@@ -65,47 +65,39 @@ pub fn url(base: &str, group: &Grouping) -> String {
 
 /// Refuses what the client cannot push to, before anything runs.
 pub fn check_base(base: &str) -> Result<(), String> {
-    if base.starts_with("http://") && base.len() > "http://".len() {
-        Ok(())
-    } else if base.starts_with("https://") {
-        Err(format!(
-            "{base}: https is not supported (stepmon has no TLS stack); push over http:// or through a local proxy"
-        ))
-    } else {
-        Err(format!("{base}: expected a Pushgateway URL such as http://pushgateway:9091"))
+    if !base.starts_with("http://") && !base.starts_with("https://") {
+        return Err(format!("{base}: expected a Pushgateway URL such as http://pushgateway:9091"));
     }
+    crate::http::check_scheme(base)
+}
+
+/// Answers worth another attempt: all but 2xx and 4xx (the same body
+/// would be refused again).
+fn retryable(status: u16) -> bool {
+    !(400..500).contains(&status)
 }
 
 /// PUTs `body` (text format 0.0.4) as the group's metrics: `Ok` on a 2xx
 /// answer; a 4xx is not retried (the same body would be refused again),
 /// a 5xx or a connection error is, [`ATTEMPTS`] times in all.
 pub fn put(base: &str, group: &Grouping, body: &str) -> Result<(), String> {
+    use crate::http::{Method, Request, Roots};
     let url = url(base, group);
-    let mut wait = FIRST_WAIT;
-    let mut last = String::new();
-    for attempt in 1..=ATTEMPTS {
-        if attempt > 1 {
-            std::thread::sleep(wait);
-            wait *= 2;
-        }
-        let answer = minreq::put(url.as_str())
-            .with_header("Content-Type", stepmon_report::export::prometheus::CONTENT_TYPE)
-            .with_body(body)
-            .with_timeout(TIMEOUT_SECONDS)
-            .send();
-        match answer {
-            Ok(r) if (200..300).contains(&r.status_code) => return Ok(()),
-            Ok(r) => {
-                let text = r.as_str().unwrap_or_default().trim().to_owned();
-                last = format!("HTTP {} {}: {text}", r.status_code, r.reason_phrase);
-                if (400..500).contains(&r.status_code) {
-                    break;
-                }
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(format!("push to {url} failed: {last}"))
+    crate::http::send(&Request {
+        method: Method::Put,
+        url: &url,
+        headers: vec![("Content-Type", stepmon_report::export::prometheus::CONTENT_TYPE)],
+        body: body.as_bytes(),
+        attempt_timeout: Duration::from_secs(TIMEOUT_SECONDS),
+        timeout_variable: "",
+        // Every attempt its whole timeout, and the waits between them.
+        total: Duration::from_secs(TIMEOUT_SECONDS * u64::from(ATTEMPTS)) + FIRST_WAIT * (1 << ATTEMPTS),
+        attempts: ATTEMPTS,
+        first_wait: FIRST_WAIT,
+        retry_status: retryable,
+        roots: Roots::System,
+    })
+    .map_err(|last| format!("push to {url} failed: {last}"))
 }
 
 #[cfg(test)]
@@ -141,7 +133,8 @@ mod tests {
     #[test]
     fn bases() {
         assert!(check_base("http://127.0.0.1:9091").is_ok());
-        assert!(check_base("https://pg").unwrap_err().contains("https"));
+        assert_eq!(check_base("https://pg").is_ok(), cfg!(feature = "tls"));
+        assert!(retryable(503) && !retryable(404));
         assert!(check_base("pg:9091").is_err() && check_base("http://").is_err());
     }
 }

@@ -1,14 +1,15 @@
 //! `stepmon report` and `stepmon diff`: saved runs (or the steps of a BuildKit
 //! build's provenance) in every format `stepmon-report` renders.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use stepmon_report::Step;
 use stepmon_report::export::{self, Format};
+use stepmon_report::import::history::{self, Build};
 use stepmon_report::job;
 
 use crate::error::CliError;
+use crate::input::Input;
 
 /// Arguments of `stepmon report`.
 #[derive(Debug, clap::Args)]
@@ -35,58 +36,11 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-/// The most bytes read from stdin (`-`): a build history bundle's layout
-/// may unpack to at most this much (so its gzip'd tar is smaller), and a run
-/// file, provenance or job record of this size is far beyond any real one.
-pub(crate) const MAX_STDIN_BYTES: u64 = stepmon_report::import::history::bundle::MAX_LAYOUT_BYTES;
-
-/// All of stdin, at most [`MAX_STDIN_BYTES`] (more is an error, not read).
-pub(crate) fn read_stdin_bytes() -> Result<Vec<u8>, CliError> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_STDIN_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| CliError::io("cannot read stdin", &e))?;
-    if bytes.len() as u64 > MAX_STDIN_BYTES {
-        return Err(CliError::new(format!("stdin: more than {MAX_STDIN_BYTES} bytes (the most stepmon reads)")));
-    }
-    Ok(bytes)
-}
-
-/// Stdin's `bytes` as text.
-fn stdin_text(bytes: Vec<u8>) -> Result<String, CliError> {
-    String::from_utf8(bytes).map_err(|e| {
-        CliError::new(format!("cannot read stdin: not UTF-8 text, nor a build history bundle ({})", e.utf8_error()))
-    })
-}
-
-/// The text of `path` (`-` = stdin).
-pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
-    if path == Path::new("-") {
-        stdin_text(read_stdin_bytes()?)
-    } else {
-        std::fs::read_to_string(path).map_err(|e| CliError::input(&format!("cannot read {}", path.display()), &e))
-    }
-}
-
 /// Reads `path` (`-` = stdin) as recorded steps.
 // `stepmon push` reads with it, which is Linux-only.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn load(path: &Path) -> Result<Vec<Step>, CliError> {
-    steps_of(path, &read_text(path)?)
-}
-
-/// The recorded steps of `text`, the content of `path`.
-pub(crate) fn steps_of(path: &Path, text: &str) -> Result<Vec<Step>, CliError> {
-    let import = stepmon_report::import::read(text).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
-    for skipped in &import.skipped {
-        eprintln!("stepmon: {}: skipped {} (`{}`): {}", path.display(), skipped.step_id, skipped.name, skipped.reason);
-    }
-    if import.steps.is_empty() {
-        return Err(CliError::new(format!("{}: no step with recorded usage", path.display())));
-    }
-    Ok(import.steps)
+    crate::input::load_steps(path)
 }
 
 /// Writes `text` to `output` (a file) or stdout.
@@ -111,34 +65,17 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?,
         );
     }
-    if let Some(builds) = crate::history::load(&args.files)? {
-        return crate::history::report(args, &builds);
-    }
     let (entries, notes) = match args.files.as_slice() {
-        [path] if !path.is_dir() => {
-            let text = if path == Path::new("-") {
-                // Stdin is read once: a bundle (gzip or tar magic) or text.
-                let bytes = read_stdin_bytes()?;
-                if let Some(builds) = crate::history::of_stdin(&bytes)? {
-                    return crate::history::report(args, &builds);
-                }
-                stdin_text(bytes)?
-            } else {
-                read_text(path)?
-            };
-            if !job::looks_like_record(&text) {
-                let steps = match steps_of(path, &text) {
-                    Ok(steps) => steps,
-                    // A predicate without per-step usage: a build-level report.
-                    Err(e) => match crate::history::of_predicate(path, &text)? {
-                        Some(build) => return crate::history::report(args, &[build]),
-                        None => return Err(e),
-                    },
-                };
+        [path] if !path.is_dir() || crate::input::is_layout(path) => match crate::input::read(path)? {
+            Input::Builds(builds) => return report_builds(args, &builds),
+            // A predicate without per-step usage: a build-level report.
+            Input::Build { build, .. } => return report_builds(args, &[*build]),
+            Input::Steps(import) => {
+                let steps = crate::input::steps(path, import)?;
                 return write(args.output.as_deref(), &export::render(args.format, &steps));
             }
-            crate::job_read::of_text(path, &text)?
-        }
+            input @ Input::Job(_) => crate::job_read::of_input(path, input)?,
+        },
         _ => crate::job_read::load(&args.files)?,
     };
     // The text, JSON, Markdown and HTML views list the notes (lost lines
@@ -150,6 +87,11 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     }
     let text = job::views::render(args.format, &entries, &notes);
     write(args.output.as_deref(), &text)
+}
+
+/// `stepmon report` of builds.
+fn report_builds(args: &ReportArgs, builds: &[Build]) -> Result<(), CliError> {
+    write(args.output.as_deref(), &history::render_as(args.format, builds))
 }
 
 /// Arguments of `stepmon diff`.
@@ -177,18 +119,22 @@ pub struct DiffArgs {
 /// named on stderr and left out: their numbers stop where the record does),
 /// and whether it is a job (a job record or a directory).
 fn diff_side(path: &Path, side: &str) -> Result<(Vec<job::Entry>, bool), CliError> {
-    if let Some(builds) = crate::history::load(std::slice::from_ref(&path.to_path_buf()))? {
-        return Ok((crate::history::diff_entries(&builds, side), true));
-    }
-    if !path.is_dir() {
-        let text = read_text(path)?;
-        if !job::looks_like_record(&text) {
-            let from = path.display().to_string();
-            let steps = steps_of(path, &text)?;
-            return Ok((steps.into_iter().map(|s| job::Entry::of_run(s, from.clone())).collect(), false));
+    let (entries, notes) = if path.is_dir() && !crate::input::is_layout(path) {
+        crate::job_read::load(std::slice::from_ref(&path.to_path_buf()))?
+    } else {
+        match crate::input::read(path)? {
+            Input::Builds(builds) => return Ok((crate::history::diff_entries(&builds, side), true)),
+            Input::Steps(import) => {
+                let from = path.display().to_string();
+                let steps = crate::input::steps(path, import)?;
+                return Ok((steps.into_iter().map(|s| job::Entry::of_run(s, from.clone())).collect(), false));
+            }
+            Input::Build { no_steps, .. } => {
+                return Err(CliError::new(format!("{}: {no_steps}", path.display())));
+            }
+            input @ Input::Job(_) => crate::job_read::of_input(path, input)?,
         }
-    }
-    let (entries, notes) = crate::job_read::load(std::slice::from_ref(&path.to_path_buf()))?;
+    };
     for note in &notes {
         eprintln!("stepmon: {side}: {note}");
     }

@@ -78,9 +78,7 @@ impl Server {
         let mut server = Server { name, child, log, base: format!("http://127.0.0.1:{port}") };
         let start = Instant::now();
         loop {
-            if let Ok(r) = minreq::get(format!("{}{ready_path}", server.base)).with_timeout(2).send()
-                && r.status_code == 200
-            {
+            if let Ok((200, _)) = http(false, &format!("{}{ready_path}", server.base), 2) {
                 return server;
             }
             if let Ok(Some(status)) = server.child.try_wait() {
@@ -96,10 +94,22 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> String {
-        let r = minreq::get(format!("{}{path}", self.base)).with_timeout(10).send().unwrap();
-        assert_eq!(r.status_code, 200, "{} {path}: {}", self.name, r.as_str().unwrap_or_default());
-        r.as_str().unwrap().to_owned()
+        let (status, text) = http(false, &format!("{}{path}", self.base), 10).unwrap();
+        assert_eq!(status, 200, "{} {path}: {text}", self.name);
+        text
     }
+}
+
+/// A GET (or, `delete`, a DELETE) of `url` with a timeout of `seconds`:
+/// the status and the body.
+fn http(delete: bool, url: &str, seconds: u64) -> Result<(u16, String), ureq::Error> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(seconds)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut answer = if delete { agent.delete(url).call()? } else { agent.get(url).call()? };
+    Ok((answer.status().as_u16(), answer.body_mut().read_to_string()?))
 }
 
 impl Drop for Server {
@@ -268,7 +278,7 @@ fn pushgateway_keeps_every_step_group() {
 
     // docs/fleet.md's way to delete a group: exactly that group goes.
     let url = format!("{}/metrics/job/stepmon/instance/runner-1/step/other", gateway.base);
-    assert_eq!(minreq::delete(url).with_timeout(10).send().unwrap().status_code, 202);
+    assert_eq!(http(true, &url, 10).unwrap().0, 202);
     let held = samples(&gateway.get("/metrics"));
     assert!(values(&held, "stepmon_step_exit_code", &other_group).is_empty(), "group not deleted");
     assert_eq!(values(&held, "stepmon_step_cpu_usage_seconds_total", &group), vec![cpu_seconds]);

@@ -13,6 +13,8 @@
 //! * [`source`] — where each number came from (the rung of the placement
 //!   ladder) and its bound.
 //! * [`processes`] — the step's processes one by one, bounded.
+//! * [`result`] — a finished step's numbers as a small typed value, each
+//!   with its source, bound and reason, and stepmon's own cost.
 //! * [`summary`] — the numbers a person reads first, computed from the
 //!   samples and the sources (pure arithmetic: the runner fills them as a
 //!   step ends).
@@ -51,6 +53,7 @@ pub mod labels;
 pub mod missing;
 pub mod network;
 pub mod processes;
+pub mod result;
 pub mod sample;
 pub mod source;
 pub mod summary;

@@ -8,6 +8,10 @@
 //! its temporary file, and an earlier target file is left byte for byte.
 //! [`write()`] does all three for a result that is ready.
 //!
+//! [`Appender`] is the other way a file can be written without tearing
+//! what readers rely on: whole lines appended with one `write(2)` each by
+//! any number of writers (a job record).
+//!
 //! ```
 //! let dir = tempfile::tempdir()?;
 //! let target = dir.path().join("out.json");
@@ -24,6 +28,10 @@
 #[cfg(test)]
 #[path = "../../testsupport/skip.rs"]
 mod test_skip;
+
+mod append;
+
+pub use append::Appender;
 
 use std::fs;
 use std::io::{self, Write};

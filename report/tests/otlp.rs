@@ -254,13 +254,13 @@ fn metric_points_are_the_samples() {
 fn protobuf_reads_back_and_json_writes_hex_ids() {
     let step = common::load("hybrid-exit7");
     let (traces, _) = otlp::traces(std::slice::from_ref(&step), &context(Some(W3C.parse().unwrap())), &mut counter());
-    let bytes = Encoding::Protobuf.encode(&traces);
+    let bytes = otlp::encode(Encoding::Protobuf, &traces);
     assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).unwrap(), traces);
     let metrics = otlp::metrics(std::slice::from_ref(&step), &context(None));
-    let bytes = Encoding::Protobuf.encode(&metrics);
+    let bytes = otlp::encode(Encoding::Protobuf, &metrics);
     assert_eq!(ExportMetricsServiceRequest::decode(bytes.as_slice()).unwrap(), metrics);
 
-    let json: Value = serde_json::from_slice(&Encoding::Json.encode(&traces)).unwrap();
+    let json: Value = serde_json::from_slice(&otlp::encode(Encoding::Json, &traces)).unwrap();
     let span = &json["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
     assert_eq!(span["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(span["parentSpanId"], "00f067aa0ba902b7");
@@ -270,13 +270,13 @@ fn protobuf_reads_back_and_json_writes_hex_ids() {
     assert_eq!(span["status"]["code"], 2);
     let exit = span["attributes"].as_array().unwrap().iter().find(|a| a["key"] == "process.exit.code").unwrap();
     assert_eq!(exit["value"], serde_json::json!({ "intValue": "7" }));
-    let json: Value = serde_json::from_slice(&Encoding::Json.encode(&metrics)).unwrap();
+    let json: Value = serde_json::from_slice(&otlp::encode(Encoding::Json, &metrics)).unwrap();
     let metric = &json["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0];
     assert_eq!(metric["sum"]["aggregationTemporality"], 2);
     assert!(metric["sum"]["dataPoints"][0]["asDouble"].is_number());
     // A root span has no parentSpanId at all.
     let (root, _) = otlp::traces(std::slice::from_ref(&step), &context(None), &mut counter());
-    let json: Value = serde_json::from_slice(&Encoding::Json.encode(&root)).unwrap();
+    let json: Value = serde_json::from_slice(&otlp::encode(Encoding::Json, &root)).unwrap();
     assert!(json["resourceSpans"][0]["scopeSpans"][0]["spans"][0].get("parentSpanId").is_none());
 }
 

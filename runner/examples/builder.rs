@@ -6,11 +6,12 @@
 //!         [--no-cgroup] [--plain] -- CMD ARGS...
 //! ```
 //!
-//! One line per step, `{"step", "exitCode", "wallSeconds", "cpuSeconds",
-//! "memoryPeakBytes", "memorySource", "processesReaped", "leftoversKilled",
-//! "overheadSeconds"}` (`null` where not measured), then `{"steps",
-//! "failed", "wallSeconds"}`. `overheadSeconds` is the time from the start
-//! call to the result less the step's own wall time. `--plain` runs the
+//! One line per step from its typed result (`Finished::result`),
+//! `{"step", "exitCode", "wallSeconds", "cpuSeconds", "memoryPeakBytes",
+//! "memorySource", "processesReaped", "leftoversKilled", "overheadSeconds",
+//! "placementSeconds", "exitToResultSeconds"}` (`null` where not measured),
+//! then `{"steps", "failed", "wallSeconds"}`. `overheadSeconds` is the time
+//! from the start call to the result less the step's own wall time. `--plain` runs the
 //! steps with `std::process::Command`, unmeasured, for comparison.
 
 use std::ffi::OsString;
@@ -83,26 +84,26 @@ fn options(args: &Args) -> StepOptions {
     options
 }
 
-/// The step's JSON line.
+/// The step's JSON line, from its typed result.
 fn line(step: usize, result: Result<Finished, RunError>, took: f64) -> Value {
     let finished = match result {
         Ok(finished) => finished,
         Err(e) => return json!({"step": step, "error": e.to_string(), "exitCode": e.exit_code}),
     };
-    let run = finished.document.stepmon.as_ref();
-    let summary = run.map(|r| &r.summary);
-    let wall = summary.and_then(|s| s.wall_seconds);
-    let tree = run.and_then(|r| r.process_tree);
+    let r = &finished.result;
+    let cpu = r.cpu_user_seconds.value.zip(r.cpu_system_seconds.value).map(|(user, system)| user + system);
     json!({
         "step": step,
         "exitCode": finished.exit_code,
-        "wallSeconds": wall,
-        "cpuSeconds": summary.and_then(|s| s.cpu.usage_seconds),
-        "memoryPeakBytes": summary.and_then(|s| s.memory.peak_bytes),
-        "memorySource": run.and_then(|r| r.sources.memory.as_ref()).and_then(|s| serde_json::to_value(s.rung).ok()),
-        "processesReaped": tree.map(|t| t.processes_reaped),
-        "leftoversKilled": tree.map(|t| t.leftovers_killed),
-        "overheadSeconds": wall.map(|w| (took - w).max(0.0)),
+        "wallSeconds": r.wall_seconds,
+        "cpuSeconds": cpu,
+        "memoryPeakBytes": r.memory_peak_bytes.value,
+        "memorySource": r.memory_peak_bytes.rung.and_then(|rung| serde_json::to_value(rung).ok()),
+        "processesReaped": r.processes_reaped,
+        "leftoversKilled": r.leftovers_killed,
+        "overheadSeconds": r.wall_seconds.map(|w| (took - w).max(0.0)),
+        "placementSeconds": r.cost.placement_seconds,
+        "exitToResultSeconds": r.cost.exit_to_result_seconds,
     })
 }
 

@@ -18,6 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use stepmon_model::result::Exit;
 use stepmon_model::source::{Bound, Rung};
 use stepmon_runner::{CgroupMode, Finished, RunError, Runner, StepOptions};
 
@@ -163,6 +164,24 @@ fn check_tree(ran: &Ran, own_cgroup: bool) -> f64 {
     }
     let tree = run.process_tree.unwrap();
     assert_eq!((tree.processes_reaped, tree.leftovers_killed), (1, 0), "{tree:?}");
+    // The typed result says the same, each number with its source.
+    let r = &finished.result;
+    assert_eq!(r.exit, Exit::Code(0));
+    assert_eq!((r.processes_reaped, r.leftovers_killed), (Some(1), Some(0)));
+    assert!(r.wall_seconds.is_some() && r.cpu_user_seconds.value.is_some() && r.cpu_system_seconds.value.is_some());
+    let m = &r.memory_peak_bytes;
+    if own_cgroup {
+        assert_eq!(m.value, run.summary.memory.peak_bytes);
+        assert!(m.rung.is_some() && m.bound == Some(Bound::Exact) && !m.sampled && m.missing.is_none(), "{m:?}");
+    } else if m.value.is_none() {
+        assert!(m.missing.as_deref().is_some_and(|why| why.contains("memory")), "{m:?}");
+    } else {
+        assert_eq!(m.bound, Some(Bound::LowerBound), "{m:?}");
+    }
+    let cost = r.cost;
+    assert!(cost.placement_seconds.is_some_and(|s| s > 0.0), "{cost:?}");
+    assert!(cost.exit_to_result_seconds.is_some() && cost.collector_cpu_seconds.is_some(), "{cost:?}");
+    println!("{r}");
     run.summary.cpu.usage_seconds.unwrap()
 }
 
@@ -253,7 +272,7 @@ fn every_executor_runs_steps_at_once_without_a_failure() {
     }
     let tree = tree.to_str().unwrap();
     let runner = Runner::new().unwrap();
-    let (steps, parallel) = sizes(16, 8);
+    let (steps, parallel) = sizes(8, 8);
     let small = parallel < 8;
     // Trees and orphans interleaved: a reaper that took another step's
     // process shows as a lost step, a wrong count or a wrong peak.

@@ -58,6 +58,7 @@
 mod buildkit;
 mod detect;
 pub mod history;
+pub mod input;
 
 use serde::Serialize;
 

@@ -203,18 +203,41 @@ pub fn populated(dir: &Path) -> io::Result<bool> {
     Ok(events.populated.unwrap_or(false))
 }
 
-/// Waits until `dir` has no live process, polling `cgroup.events`.
+/// Waits until `dir` has no live process: reads `cgroup.events` and, while
+/// it says `populated 1`, sleeps in `poll` until the kernel notifies a
+/// change of the file (kernfs raises `POLLPRI` on it,
+/// <https://docs.kernel.org/admin-guide/cgroup-v2.html#core-interface-files>)
+/// — no fixed pause on the way to a step's end. At most `timeout`.
 pub fn wait_unpopulated(dir: &Path, timeout: Option<Duration>) -> io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
     let start = Instant::now();
-    let mut pause = Duration::from_millis(1);
-    while populated(dir)? {
-        if timeout.is_some_and(|t| start.elapsed() > t) {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{} is still populated", dir.display())));
+    let file = rustix::fs::open(
+        dir.join("cgroup.events"),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let mut buffer = [0u8; 256];
+    loop {
+        let n = stepmon_fdread::retry_eintr(|| rustix::io::pread(&file, &mut buffer, 0))?;
+        let events = CgroupEvents::parse(buffer.get(..n).unwrap_or_default())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        if !events.populated.unwrap_or(false) {
+            return Ok(());
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
+        let left = match timeout {
+            Some(t) if start.elapsed() > t => {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{} is still populated", dir.display())));
+            }
+            Some(t) => t.saturating_sub(start.elapsed()),
+            None => Duration::from_secs(1),
+        };
+        // Capped: a kernel that does not notify still gets looked at.
+        let wait = Timespec::try_from(left.min(Duration::from_secs(1))).ok();
+        match rustix::event::poll(&mut [PollFd::new(&file, PollFlags::PRI)], wait.as_ref()) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
-    Ok(())
 }
 
 fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {

@@ -52,7 +52,11 @@ pub(super) fn shape_check(
                 Status::Missing,
                 "systemd",
                 format!("manages {unit}, but cannot be reached ({why})"),
-                Some("run stepmon where /run/systemd/private or the system bus is visible".to_owned()),
+                Some(if cfg!(feature = "systemd") {
+                    "run stepmon where /run/systemd/private or the system bus is visible".to_owned()
+                } else {
+                    "build stepmon with its `systemd` feature (on by default)".to_owned()
+                }),
             ));
             None
         }

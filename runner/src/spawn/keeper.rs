@@ -6,10 +6,9 @@
 //! a sub-cgroup of the scope beside the step's leaf
 //! ([`crate::cgroup::systemd`]), so it is never counted as the step's.
 //!
-//! It is forked before the step's subreaper starts
-//! ([`crate::tree::Reaper::start`] records existing children as not the
-//! step's) and is no descendant of the step, so neither the process tree
-//! nor the taskstats session counts it.
+//! It is no descendant of the step and lives outside the step's subreaper
+//! ([`crate::spawn::subreaper`]), so neither the process tree nor the
+//! taskstats session counts it.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};

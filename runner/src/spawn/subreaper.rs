@@ -14,7 +14,7 @@
 //! it is never counted as the step's, and it is no descendant of the step's
 //! first process, so the taskstats session does not count it either.
 //!
-//! Like [`super::clone3`]'s child, it is a copy of a multi-threaded process
+//! Like the clone3 child of the direct spawn, it is a copy of a multi-threaded process
 //! made without `exec`: it makes only async-signal-safe system calls
 //! (signal-safety(7)) on memory prepared before the fork — no allocation, no
 //! locks, no panics — and never returns into Rust. It closes the
@@ -94,7 +94,7 @@ pub struct Kept {
     partial: Vec<u8>,
     /// Where the caller says kill or wait; `None` once said.
     control: Option<File>,
-    /// The command's exec report (see [`clone3::read_report`]).
+    /// The command's exec report (nothing, or why exec failed).
     report: Option<File>,
     program: OsString,
     namespace: Option<PathBuf>,

@@ -50,6 +50,8 @@ pub struct Prepared {
     /// Whether the monitor is this step's alone (shut down at its end).
     own_monitor: bool,
     step_recorder: Option<Recorder>,
+    /// How long [`prepare`] took (the placement before the start call).
+    placing: Duration,
     enclosing_recorder: Option<Recorder>,
     notices: Vec<Notice>,
 }

@@ -43,6 +43,7 @@ pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
 
 /// [`prepare`] with the sampler of a [`crate::Runner`] (`None`: one of the step's own).
 pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Result<Prepared, RunError> {
+    let called = std::time::Instant::now();
     // Take over the signals before anything is created: from now on a signal
     // is forwarded to the step (or ends it right after it starts), and
     // cleanup always runs.
@@ -220,6 +221,7 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
         monitor,
         own_monitor,
         step_recorder,
+        placing: called.elapsed(),
         enclosing_recorder,
         notices,
     })

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use jiff::Timestamp;
 use rustix::process::Signal;
+use stepmon_model::result::{Cost, StepResult};
 use stepmon_model::source::EnclosingCgroup;
 use stepmon_model::{Collector, RunDocument, RunInfo};
 use stepmon_sampler::Recorder;
@@ -50,6 +51,9 @@ pub struct Step {
     started: Instant,
     /// When its first process was seen to exit.
     exited: Option<Instant>,
+    /// From the start call to its first process created (with the time
+    /// `prepare` took).
+    placement: std::time::Duration,
     progress: Progress,
 }
 
@@ -94,6 +98,7 @@ impl Prepared {
         if self.options.spawn_mode != spawn::Mode::Auto {
             messages.push(format!("started the step with {}", kept.way));
         }
+        let placement = self.placing + started.elapsed();
         processes.set_root(kept.pid.as_raw_nonzero().get(), kept.subreaper_pid().as_raw_nonzero().get());
         if let Some(sampler) = &tree_memory {
             sampler.set_root(kept.subreaper_pid().as_raw_nonzero().get());
@@ -116,6 +121,7 @@ impl Prepared {
             start,
             started,
             exited: None,
+            placement,
             progress: Progress::Running,
         })
     }
@@ -342,6 +348,8 @@ impl Step {
         let mut tree = reaper.tree();
         let tree_memory = self.tree_memory_done.take();
         tree.memory = tree_memory.map(|(memory, _)| memory);
+        let placement = self.placement;
+        let exited = self.exited;
         let mut this = self.prepared;
         let cgroups = this.cgroups.take();
         let leaf = cgroups.as_ref().map(|c| c.get().leaf.clone());
@@ -456,7 +464,13 @@ impl Step {
         // verdicts and exports start from them.
         info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));
         let document = RunDocument::new(usage, info);
-        Ok(Finished { document, exit_code: code, messages })
+        let cost = Cost {
+            placement_seconds: Some(placement.as_secs_f64()),
+            collector_cpu_seconds: Some(stepmon_cpu),
+            exit_to_result_seconds: exited.map(|at| at.elapsed().as_secs_f64()),
+        };
+        let result = StepResult::of(&document, cost);
+        Ok(Finished { result, document, exit_code: code, messages })
     }
 }
 

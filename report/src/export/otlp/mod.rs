@@ -23,41 +23,25 @@ pub mod attributes;
 mod metrics;
 pub mod proto;
 mod spans;
-pub mod traceparent;
+/// The W3C trace context parsers, from `stepmon-otlp-env` (where a builder
+/// that exports its own spans finds them without this crate).
+pub use stepmon_otlp_env::trace_context as traceparent;
 
 pub use metrics::metrics;
 pub use spans::traces;
+/// How a request body is encoded (`OTEL_EXPORTER_OTLP_PROTOCOL`).
+pub use stepmon_otlp_env::Encoding;
 pub use traceparent::{TraceContextError, TraceParent};
 
 use proto::common::{InstrumentationScope, KeyValue, Resource};
 
-/// How a request body is encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    /// Binary protobuf (`http/protobuf`, the OTLP default).
-    Protobuf,
-    /// OTLP/JSON (`http/json`).
-    Json,
-}
-
-impl Encoding {
-    /// The request's `Content-Type`.
-    #[must_use]
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Encoding::Protobuf => "application/x-protobuf",
-            Encoding::Json => "application/json",
-        }
-    }
-
-    /// `message` as a request body.
-    #[must_use]
-    pub fn encode<M: prost::Message + serde::Serialize>(self, message: &M) -> Vec<u8> {
-        match self {
-            Encoding::Protobuf => message.encode_to_vec(),
-            // Serialising plain structs with string keys cannot fail.
-            Encoding::Json => serde_json::to_vec(message).unwrap_or_default(),
-        }
+/// `message` as a request body in `encoding`.
+#[must_use]
+pub fn encode<M: prost::Message + serde::Serialize>(encoding: Encoding, message: &M) -> Vec<u8> {
+    match encoding {
+        Encoding::Protobuf => message.encode_to_vec(),
+        // Serialising plain structs with string keys cannot fail.
+        Encoding::Json => serde_json::to_vec(message).unwrap_or_default(),
     }
 }
 

@@ -40,6 +40,15 @@ pub struct Bus {
 /// Why no connection could be made: each socket tried, with its error.
 pub type ConnectError = String;
 
+/// Why a call failed.
+pub type CallError = zbus::Error;
+
+/// Whether `error` says the unit does not exist (already collected).
+#[must_use]
+pub fn is_no_such_unit(error: &CallError) -> bool {
+    matches!(error, zbus::Error::MethodError(name, _, _) if name.as_str() == "org.freedesktop.systemd1.NoSuchUnit")
+}
+
 impl Bus {
     /// Connects to the system bus.
     pub fn connect() -> Result<Bus, ConnectError> {

@@ -21,6 +21,12 @@
 //! Only the D-Bus calls ([`bus`]) talk to systemd; [`properties`] is the
 //! request as data.
 
+#[cfg(feature = "systemd")]
+pub mod bus;
+/// Without the `systemd` feature: no D-Bus client, and every host falls
+/// back to the next rung, saying why.
+#[cfg(not(feature = "systemd"))]
+#[path = "bus_off.rs"]
 pub mod bus;
 pub mod properties;
 
@@ -134,7 +140,7 @@ impl Scope {
         // Empty now; systemd may beat this rmdir to it.
         let _ = std::fs::remove_dir(self.cgroup.join(KEEPER_CGROUP));
         if let Err(e) = self.bus.stop_unit(&self.unit) {
-            let gone = matches!(&e, zbus::Error::MethodError(name, _, _) if name.as_str() == "org.freedesktop.systemd1.NoSuchUnit");
+            let gone = bus::is_no_such_unit(&e);
             if !gone && self.cgroup.exists() {
                 return Err(io::Error::other(format!("stopping {}: {e}", self.unit)));
             }

@@ -4,7 +4,7 @@
 //! variable names are the OpenTelemetry "Environment Variables as Context
 //! Propagation Carriers" spec's). Parsed strictly: anything the
 //! recommendation says to ignore is a typed error, and the caller starts a
-//! new trace instead (with a warning).
+//! new trace instead (with a warning): [`Inherited::from_env`].
 
 /// A parsed `traceparent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,4 +129,86 @@ pub fn check_trace_state(text: &str) -> Result<&str, TraceContextError> {
         }
     }
     Ok(text.trim())
+}
+
+/// The trace context handed down through the environment: the span new
+/// spans belong under and the vendors' state to pass on with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inherited {
+    /// `TRACEPARENT`, when set and valid: new spans are its children.
+    pub parent: Option<TraceParent>,
+    /// `TRACESTATE`, checked and trimmed; empty when unset, invalid, or
+    /// without a valid parent (§3.3: a `tracestate` only goes with its
+    /// `traceparent`).
+    pub trace_state: String,
+}
+
+/// A variable [`Inherited::from_env`] did not use, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Ignored {
+    /// `TRACEPARENT` was refused: new spans start a new trace.
+    #[error("TRACEPARENT ignored, the steps start a new trace: {0}")]
+    TraceParent(TraceContextError),
+    /// `TRACESTATE` was refused: the parent is kept without it.
+    #[error("TRACESTATE ignored: {0}")]
+    TraceState(TraceContextError),
+}
+
+impl Inherited {
+    /// `TRACEPARENT` and `TRACESTATE` read through `var` (empty counts as
+    /// unset), and what was refused of them.
+    ///
+    /// ```
+    /// use stepmon_otlp_env::{Ignored, Inherited};
+    ///
+    /// let (inherited, ignored) = Inherited::from_env(|name| match name {
+    ///     "TRACEPARENT" => Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+    ///     "TRACESTATE" => Some("Upper=case".into()),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(inherited.parent.unwrap().flags, 1);
+    /// assert!(matches!(ignored[..], [Ignored::TraceState(_)]));
+    /// ```
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> (Inherited, Vec<Ignored>) {
+        let mut ignored = Vec::new();
+        let Some(text) = var("TRACEPARENT").filter(|t| !t.is_empty()) else {
+            return (Inherited::default(), ignored);
+        };
+        let parent = match text.parse::<TraceParent>() {
+            Ok(parent) => parent,
+            Err(e) => {
+                ignored.push(Ignored::TraceParent(e));
+                return (Inherited::default(), ignored);
+            }
+        };
+        let trace_state = match var("TRACESTATE").filter(|t| !t.is_empty()) {
+            Some(state) => match check_trace_state(&state) {
+                Ok(state) => state.to_owned(),
+                Err(e) => {
+                    ignored.push(Ignored::TraceState(e));
+                    String::new()
+                }
+            },
+            None => String::new(),
+        };
+        (Inherited { parent: Some(parent), trace_state }, ignored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_parent_drops_the_state_too() {
+        let (inherited, ignored) = Inherited::from_env(|name| match name {
+            "TRACEPARENT" => Some("00-00000000000000000000000000000000-00f067aa0ba902b7-01".into()),
+            "TRACESTATE" => Some("a=b".into()),
+            _ => None,
+        });
+        assert_eq!(inherited, Inherited::default());
+        assert!(matches!(ignored[..], [Ignored::TraceParent(TraceContextError::Zero(..))]));
+        assert_eq!(Inherited::from_env(|_| Some(String::new())), (Inherited::default(), Vec::new()));
+    }
 }
