@@ -61,8 +61,12 @@ impl<T> Reading<T> {
             let said = run.not_measured.iter().find(|n| words.iter().any(|w| n.contains(w))).cloned();
             Some(said.unwrap_or_else(|| "not in the step's samples".to_owned()))
         };
+        // A lower bound from a cgroup's gauge, or the process tree's sampled memory.
         let cgroup = source.is_some_and(|s| {
-            matches!(s.rung, Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope | Rung::EnclosingCgroup)
+            matches!(
+                s.rung,
+                Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope | Rung::EnclosingCgroup | Rung::ProcessTree
+            )
         });
         Reading {
             sampled: value.is_some() && cgroup && source.is_some_and(|s| s.bound == Bound::LowerBound),
@@ -184,6 +188,7 @@ fn bytes(f: &mut fmt::Formatter<'_>, b: u64) -> fmt::Result {
 fn bound(f: &mut fmt::Formatter<'_>, reading_bound: Option<Bound>) -> fmt::Result {
     match reading_bound {
         Some(Bound::LowerBound) => f.write_str(" (at least)"),
+        Some(Bound::UpperBound) => f.write_str(" (at most)"),
         _ => Ok(()),
     }
 }

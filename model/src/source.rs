@@ -76,6 +76,10 @@ pub enum Bound {
     /// At least this much: the true value may be higher (a gauge sampled at
     /// intervals; a peak between two samples is missed).
     LowerBound,
+    /// At most this much: the true value may be lower (a cgroup v1
+    /// `memory.max_usage_in_bytes` that stepmon may not reset: it includes
+    /// what the cgroup held before the step and stepmon itself).
+    UpperBound,
 }
 
 /// The source of one field group.
@@ -99,6 +103,12 @@ impl Source {
         Source { rung, bound: Bound::Exact, covers: covers.into() }
     }
 
+    /// An upper bound.
+    #[must_use]
+    pub fn upper_bound(rung: Rung, covers: impl Into<String>) -> Source {
+        Source { rung, bound: Bound::UpperBound, covers: covers.into() }
+    }
+
     /// A lower bound.
     #[must_use]
     pub fn lower_bound(rung: Rung, covers: impl Into<String>) -> Source {
@@ -119,6 +129,7 @@ impl Source {
         match self.bound {
             Bound::Exact => self.rung.words().to_owned(),
             Bound::LowerBound => format!("{}, lower bound", self.rung.words()),
+            Bound::UpperBound => format!("{}, upper bound", self.rung.words()),
         }
     }
 }
@@ -258,6 +269,41 @@ pub struct ProcessTree {
     pub processes_reaped: u64,
     /// Processes stepmon killed when the main process had exited.
     pub leftovers_killed: u64,
+    /// The tree's memory, sampled (where no memory cgroup covers the step
+    /// alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<TreeMemory>,
+}
+
+/// The step's process tree's memory, sampled: at each sample the sum over
+/// its live processes of `Pss_Anon + Pss_Shmem` (`/proc/PID/smaps_rollup`,
+/// Linux 5.3+: a page shared by N processes counts 1/N in each, so the tree
+/// counts it once), or before 5.3 `RssAnon + RssShmem` (`status`: shared
+/// pages counted in every process that maps them). A lower bound: a peak
+/// between two samples is missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TreeMemory {
+    /// The largest sum, bytes.
+    pub peak_bytes: u64,
+    /// Samples taken (one at the start, one at the end, and every interval).
+    pub samples: u64,
+    /// The interval between samples, ms.
+    pub interval_ms: u64,
+    /// Which files the sums came from.
+    pub from: TreeMemoryFrom,
+}
+
+/// Where [`TreeMemory`]'s sums came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TreeMemoryFrom {
+    /// `smaps_rollup`'s `Pss_Anon + Pss_Shmem`.
+    #[default]
+    SmapsRollup,
+    /// `status`'s `RssAnon + RssShmem` (kernels before 5.3): shared pages
+    /// counted in every process.
+    Status,
 }
 
 impl ProcessTree {
@@ -286,6 +332,20 @@ pub struct EnclosingCgroup {
     /// The cgroup's memory peak since the step started, bytes: `memory.peak`
     /// reset for stepmon's own file handle (Linux 6.12+, a writable file).
     pub memory_peak_since_start: Option<u64>,
+    /// The cgroup v1 directories its memory and task counts were read from
+    /// (a host with v1 hierarchies: a container's, a login session's), where
+    /// `cgroup`'s cgroup v2 has no memory or pids files or there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_v1: Vec<String>,
+    /// Its memory usage when the step started, bytes (`memory.current`, or
+    /// cgroup v1 `memory.usage_in_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_usage_at_start: Option<u64>,
+    /// Its memory peak when the step started, bytes (cgroup v1
+    /// `memory.max_usage_in_bytes`, which stepmon never resets: others may
+    /// rely on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_peak_at_start: Option<u64>,
     /// Its samples, as a step's (`resourceUsage.samples` shape).
     pub samples: Vec<StepSample>,
 }
@@ -330,10 +390,22 @@ impl EnclosingCgroup {
     /// `memory.peak` (exact), `memory.peak` that rose during the step (the
     /// new peak happened during it: exact), else the largest sampled
     /// `memory.current` (a lower bound).
+    ///
+    /// A cgroup v1 memory peak (`memory.max_usage_in_bytes`, never reset)
+    /// is an upper bound: it includes what the cgroup held before the step
+    /// and stepmon itself, and a peak from before the step when it never
+    /// rose; the largest sampled usage is the lower bound beside it
+    /// ([`EnclosingCgroup::memory_sampled_max`]).
     #[must_use]
     pub fn memory_peak(&self) -> Option<(u64, Bound)> {
         if let Some(peak) = self.memory_peak_since_start {
             return Some((peak, Bound::Exact));
+        }
+        if self.memory_peak_at_start.is_some() {
+            let last = self.samples.iter().rev().find_map(|s| s.memory_stat.and_then(|m| m.peak));
+            if let Some(peak) = last {
+                return Some((peak, Bound::UpperBound));
+            }
         }
         let peaks: Vec<u64> = self.samples.iter().filter_map(|s| s.memory_stat.and_then(|m| m.peak)).collect();
         if let (Some(first), Some(last)) = (peaks.first(), peaks.last())
@@ -342,6 +414,12 @@ impl EnclosingCgroup {
             return Some((*last, Bound::Exact));
         }
         self.samples.iter().filter_map(|s| s.stepmon.memory_current).max().map(|current| (current, Bound::LowerBound))
+    }
+
+    /// The largest sampled memory usage (a lower bound of the cgroup's peak).
+    #[must_use]
+    pub fn memory_sampled_max(&self) -> Option<u64> {
+        self.samples.iter().filter_map(|s| s.stepmon.memory_current).max()
     }
 
     /// The task count's peak over the step, the same way as

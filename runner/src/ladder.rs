@@ -5,10 +5,10 @@
 //! | group | best first |
 //! |---|---|
 //! | cpu | step cgroup (or the step's systemd scope) › process tree |
-//! | memory | step cgroup › enclosing cgroup (peak exact or a lower bound) |
+//! | memory | step cgroup › enclosing cgroup (peak exact, a lower bound, or on cgroup v1 an upper bound) › process tree (sampled, a lower bound) |
 //! | io | step cgroup › process tree (task IO accounting) |
 //! | pids | step cgroup › enclosing cgroup |
-//! | pressure | step cgroup › enclosing cgroup |
+//! | pressure | step cgroup › enclosing cgroup › the machine (`/proc/pressure`) |
 //! | network | the step's own network namespace |
 //!
 //! The process tree beats the enclosing cgroup for CPU and IO because it
@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use stepmon_model::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources};
+use stepmon_model::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources, TreeMemoryFrom};
 use stepmon_sampler::model::StepSample;
 
 /// What one run measured, for [`choose`].
@@ -39,6 +39,8 @@ pub(crate) struct Evidence<'a> {
     pub own_network: bool,
     /// The transient systemd scope whose cgroup `leaf` is, if it is one.
     pub scope: Option<&'a str>,
+    /// Whether the machine's pressure (`/proc/pressure`) was sampled.
+    pub machine_pressure: bool,
 }
 
 fn has(samples: &[StepSample], group: Group) -> bool {
@@ -65,9 +67,10 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
         let own = evidence.step.filter(|samples| has(samples, group)).and_then(|_| own_source(evidence, group));
         // The root cgroup's memory and task counts are the whole machine's
         // (in sysUsage already), not a bound on the step's.
-        let around = evidence
-            .enclosing
-            .filter(|e| has(&e.samples, group) && !(e.root && matches!(group, Group::Memory | Group::Pids)));
+        let around = evidence.enclosing.filter(|e| {
+            has(&e.samples, group)
+                && !(e.root && e.cgroup_v1.is_empty() && matches!(group, Group::Memory | Group::Pids))
+        });
         let source = match (group, own, around) {
             (Group::Network, _, _) => {
                 evidence.own_network.then(|| Source::exact(Rung::NetworkNamespace, "the step's own network namespace"))
@@ -81,15 +84,36 @@ pub(crate) fn choose(evidence: &Evidence<'_>) -> Sources {
                 Rung::ProcessTree,
                 format!("storage reads and writes of the step's process tree ({processes}; task IO accounting)"),
             )),
+            (Group::Memory, None, Some(e)) if e.memory_peak_at_start.is_some() => Some(v1_memory(e)),
             (Group::Memory, None, Some(e)) => {
                 Some(bounded(e.memory_peak().map_or(Bound::LowerBound, |(_, b)| b), e, "memory.current every sample"))
             }
+            (Group::Memory, None, None) => evidence.tree.memory.map(|m| {
+                let from = match m.from {
+                    TreeMemoryFrom::SmapsRollup => "Pss_Anon + Pss_Shmem (smaps_rollup: a shared page counted once)",
+                    TreeMemoryFrom::Status => {
+                        "RssAnon + RssShmem (status, before Linux 5.3: shared pages counted in every process)"
+                    }
+                };
+                Source::lower_bound(
+                    Rung::ProcessTree,
+                    format!(
+                        "the step's live processes, sampled: the largest sum of {from} of {} samples every {} ms",
+                        m.samples, m.interval_ms
+                    ),
+                )
+            }),
             (Group::Pids, None, Some(e)) => {
                 Some(bounded(e.pids_peak().map_or(Bound::LowerBound, |(_, b)| b), e, "pids.current every sample"))
             }
             // The root cgroup's pressure is the machine's (/proc/pressure).
             (Group::Pressure, None, Some(e)) if e.root => Some(Source::exact(Rung::Machine, e.covers())),
             (Group::Pressure, None, Some(e)) => Some(Source::exact(Rung::EnclosingCgroup, e.covers())),
+            // No cgroup's pressure files: the machine's, every task's stall.
+            (Group::Pressure, None, None) if evidence.machine_pressure => Some(Source::exact(
+                Rung::Machine,
+                "the whole machine (/proc/pressure): every task's stall, the step's among them",
+            )),
             _ => None,
         };
         sources.set(group, source);
@@ -121,6 +145,40 @@ fn own_source(evidence: &Evidence<'_>, group: Group) -> Option<Source> {
     }
     let dir = evidence.v1.iter().find(|(c, _)| v1.contains(&c.as_str()))?;
     Some(Source::exact(Rung::CgroupV1, format!("the step's own cgroup v1 {}", dir.1)))
+}
+
+/// A cgroup v1 memory peak (`memory.max_usage_in_bytes`, never reset): an
+/// upper bound, with the usage at the start and the largest sampled usage
+/// (the lower bound) in its words.
+fn v1_memory(e: &EnclosingCgroup) -> Source {
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20));
+    let mut covers = format!(
+        "{}; memory.max_usage_in_bytes, never reset: it includes what the cgroup held before the step and stepmon",
+        e.covers()
+    );
+    if let Some(at_start) = e.memory_usage_at_start {
+        covers.push_str(&format!("; usage at the start {}", mib(at_start)));
+    }
+    if let Some(low) = e.memory_sampled_max() {
+        covers.push_str(&format!("; at least {} (the largest sampled memory.usage_in_bytes)", mib(low)));
+    }
+    let Some((peak, bound)) = e.memory_peak() else {
+        return Source::lower_bound(Rung::EnclosingCgroup, covers);
+    };
+    match (e.memory_peak_at_start, e.memory_usage_at_start) {
+        (Some(before), _) if before >= peak => {
+            covers.push_str("; the peak did not rise during the step: it is from before, the step's is lower");
+        }
+        (Some(before), Some(at_start)) if before == at_start && e.other_processes_at_start == Some(0) => {
+            covers.push_str(&format!(
+                "; the peak at the start equalled the usage then and no other process ran: the step and stepmon \
+                 peaked at most {} above the start",
+                mib(peak.saturating_sub(at_start))
+            ));
+        }
+        _ => {}
+    }
+    Source { rung: Rung::EnclosingCgroup, bound, covers }
 }
 
 fn bounded(bound: Bound, e: &EnclosingCgroup, sampled: &str) -> Source {
@@ -158,6 +216,7 @@ mod tests {
             tree: &tree,
             own_network: false,
             scope,
+            machine_pressure: false,
         };
         let sources = choose(&evidence(Some("stepmon-run.1.2.scope")));
         for group in [Group::Memory, Group::Pids] {

@@ -72,6 +72,7 @@ mod step;
 mod test_skip;
 #[cfg(target_os = "linux")]
 pub mod tree;
+mod tree_memory;
 
 #[cfg(target_os = "linux")]
 pub use runner::Runner;

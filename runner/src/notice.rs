@@ -66,6 +66,15 @@ pub enum Notice {
         /// Whether that is the root cgroup (the whole machine).
         enclosing_is_root: bool,
     },
+    /// No cgroup of the step's own because stepmon runs inside a container
+    /// that allows none (a read-only cgroupfs); its process tree and the
+    /// container's own cgroup measure it.
+    InContainer {
+        /// The container.
+        container: crate::host::container::Container,
+        /// The container's cgroup directories sampled beside the tree.
+        enclosing: Vec<PathBuf>,
+    },
     /// This process runs in a systemd unit whose cgroup holds other
     /// processes, and systemd cannot be reached for a scope.
     SystemdUnreachable {
@@ -148,6 +157,23 @@ impl fmt::Display for Notice {
                     f,
                     "notice: the step gets no cgroup of its own ({reason}); measuring its process tree{around} \
                      instead, each number labelled with its source (--require-cgroup refuses instead)"
+                )
+            }
+            Notice::InContainer { container, enclosing } => {
+                let around = match enclosing.as_slice() {
+                    [] => String::new(),
+                    dirs => format!(
+                        " and the container's own cgroup ({})",
+                        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                write!(
+                    f,
+                    "notice: stepmon runs inside a container ({}: {}), so the step gets no cgroup of its own; \
+                     measuring its process tree{around} instead, each number labelled with its source; {}",
+                    container.runtime(),
+                    container.allows(),
+                    container.ways_out()
                 )
             }
             Notice::SystemdUnreachable { unit, error } => write!(

@@ -139,6 +139,14 @@ pub struct StepOptions {
     /// (`stepmon run --job`). The final samples are in the run document.
     /// A closed receiver only stops the forwarding; the step goes on.
     pub live: Option<std::sync::mpsc::Sender<LiveSample>>,
+    /// How often the process tree's memory is sampled where no memory
+    /// cgroup covers the step alone
+    /// ([`stepmon_model::source::TreeMemory`]).
+    pub tree_memory_interval: std::time::Duration,
+    /// Whether the cgroup stepmon runs in is sampled as the enclosing rung
+    /// where the step lacks a cgroup of its own (off: the process tree
+    /// alone measures it, as where that cgroup cannot be read).
+    pub enclosing: bool,
 }
 
 /// Whose sample a [`LiveSample`] is: the job record's own [`SampleOf`].
@@ -178,6 +186,8 @@ impl StepOptions {
             spawn_mode: Mode::Auto,
             forward_signals: false,
             live: None,
+            tree_memory_interval: crate::tree_memory::DEFAULT_INTERVAL,
+            enclosing: true,
         }
     }
 }

@@ -48,6 +48,10 @@ pub fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option
         {
             memory = around.memory;
             memory.peak_bytes = e.memory_peak().map(|(peak, _)| peak);
+        } else if let (Some(Rung::ProcessTree), Some(sampled)) =
+            (sources.rung(Group::Memory), run.process_tree.and_then(|t| t.memory))
+        {
+            memory.peak_bytes = Some(sampled.peak_bytes);
         }
         summary.memory = memory;
     }
@@ -71,6 +75,12 @@ pub fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option
     }
     if !own(Group::Pressure) {
         let (cpu, memory, io) = match (sources.rung(Group::Pressure), &around) {
+            // The machine's stall from /proc/pressure (sysUsage), unless the
+            // enclosing cgroup is the root, whose pressure files are the same.
+            (Some(Rung::Machine), _) if !enclosing.is_some_and(|e| e.root) => {
+                let [cpu, memory, io] = super::machine_stalls(usage);
+                (cpu, memory, io)
+            }
             (Some(Rung::EnclosingCgroup | Rung::Machine), Some(a)) => (a.cpu_stall, a.memory_stall, a.io_stall),
             _ => (StallSummary::default(), StallSummary::default(), StallSummary::default()),
         };

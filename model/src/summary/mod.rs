@@ -47,6 +47,30 @@ fn stall(
     }
 }
 
+/// The machine's stall (`/proc/pressure`, in `sysUsage`) over its samples
+/// during the step: CPU, memory, IO — every task's, the step's among them.
+/// The stall rung `machine` where no cgroup has pressure files.
+pub(crate) fn machine_stalls(usage: &StepUsage) -> [StallSummary; 3] {
+    let (Some(first), Some(last)) = (usage.sys_usage.first(), usage.sys_usage.last()) else {
+        return Default::default();
+    };
+    let wall = last.timestamp.duration_since(first.timestamp).as_secs_f64();
+    let one = |pick: fn(&crate::system::SysSample) -> Option<PressureJson>| {
+        let total = |full: bool| {
+            let (a, b) = (pick(first)?, pick(last)?);
+            let (a, b) = if full { (a.full?.total?, b.full?.total?) } else { (a.some?.total?, b.some?.total?) };
+            Some(b.saturating_sub(a))
+        };
+        let (some, full) = (total(false), total(true));
+        StallSummary {
+            some_seconds: some.map(|us| secs(us.saturating_mul(1000))),
+            some_share: some.and_then(|us| ratio(us, wall * 1e6)),
+            full_seconds: full.map(|us| secs(us.saturating_mul(1000))),
+        }
+    };
+    [one(|s| s.cpu_pressure), one(|s| s.memory_pressure), one(|s| s.io_pressure)]
+}
+
 /// Where a step's cumulative counters (CPU time, IO bytes, stall time,
 /// memory events) start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -89,7 +89,11 @@ pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
         None => {}
     }
     if let Some(source) = step.sources.memory.as_ref().filter(|s| !s.is_exact_for_step()) {
-        let what = if source.bound == Bound::LowerBound { "at least: the peak is a lower bound" } else { "exact" };
+        let what = match source.bound {
+            Bound::LowerBound => "at least: the peak is a lower bound",
+            Bound::UpperBound => "at most: the peak is an upper bound",
+            Bound::Exact => "exact",
+        };
         let _ = write!(memory.reason, "; memory of {} ({what})", source.covers);
     }
     // An OOM kill's fix: the job count the advice found to fit.

@@ -10,12 +10,26 @@
 //! descriptor" (Linux 6.12+,
 //! <https://docs.kernel.org/admin-guide/cgroup-v2.html#memory-interface-files>);
 //! it needs the file to be writable, which a read-only cgroupfs is not.
+//!
+//! On hosts with cgroup v1 hierarchies (hybrid and v1-only layouts) memory
+//! and task counts live there: this process's cgroup of the memory and
+//! pids hierarchies (a container's, which runc mounts read-only at
+//! `/sys/fs/cgroup/<controller>`; a login session's) is read beside, or
+//! instead of, its cgroup v2
+//! (<https://docs.kernel.org/admin-guide/cgroup-v1/memory.html>). v1 has
+//! no reset stepmon may use (writing `memory.max_usage_in_bytes` resets it
+//! for everyone, and others may rely on it): its peak is an upper bound for
+//! the step, recorded beside the usage and the peak at the step's start.
 
 use std::fs;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
+use stepmon_sampler::cgroup::CgroupV1Dirs;
+use stepmon_sampler::{Monitor, MonitorError, NetworkSource, Recorder};
+
+use super::v1::{self, Hierarchy};
 
 /// How many cgroup directories the count of other processes reads at most.
 const MAX_DIRS: usize = 1000;
@@ -23,24 +37,114 @@ const MAX_DIRS: usize = 1000;
 /// The enclosing cgroup, opened at the step's start.
 #[derive(Debug)]
 pub struct Enclosing {
-    /// Its directory.
+    /// Its directory: the cgroup v2 one, or without one, its memory (else
+    /// pids) cgroup v1 directory.
     pub dir: PathBuf,
+    /// Whether `dir` is a cgroup v2 directory.
+    pub v2: bool,
     /// Whether it is the root cgroup (then it covers the whole machine).
     pub root: bool,
     /// Processes in it and below it, other than this one, at the start.
     pub others_at_start: Option<u64>,
+    /// Its memory and pids cgroups in the v1 hierarchies, read where its
+    /// cgroup v2 has no such files.
+    pub v1: CgroupV1Dirs,
+    /// `memory.usage_in_bytes` (v1) or `memory.current` at the start.
+    pub memory_usage_at_start: Option<u64>,
+    /// v1 `memory.max_usage_in_bytes` at the start.
+    pub memory_peak_at_start: Option<u64>,
     /// `memory.peak` opened for reading and writing and reset.
     peak: Option<OwnedFd>,
 }
 
 impl Enclosing {
     /// Looks at `dir` (this process's cgroup) under the cgroup2 mount `mount_point`.
+    /// The cgroup v1 memory and pids cgroups of this process are added where
+    /// `dir` has no `memory.current` or `pids.current`.
     #[must_use]
     pub fn open(dir: &Path, mount_point: &Path) -> Enclosing {
         let root = dir == mount_point;
         let others_at_start = if root { None } else { count_processes(dir).map(|n| n.saturating_sub(1)) };
         let peak = if root { None } else { reset_peak(&dir.join("memory.peak")) };
-        Enclosing { dir: dir.to_path_buf(), root, others_at_start, peak }
+        let mut enclosing = Enclosing {
+            dir: dir.to_path_buf(),
+            v2: true,
+            root,
+            others_at_start,
+            v1: CgroupV1Dirs::default(),
+            memory_usage_at_start: read_u64(&dir.join("memory.current")),
+            memory_peak_at_start: None,
+            peak,
+        };
+        let lacks = |file: &str| root || !dir.join(file).exists();
+        if lacks("memory.current") || lacks("pids.current") {
+            let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
+            enclosing.add_v1(&hierarchies, lacks("memory.current"), lacks("pids.current"));
+        }
+        enclosing
+    }
+
+    /// This process's memory and pids cgroups of the v1 `hierarchies`, where
+    /// it has no cgroup v2 (a container on a hybrid or v1 host: no cgroup2
+    /// mount, each v1 hierarchy mounted at the container's cgroup); `None`
+    /// when neither is readable or both are their hierarchy's root.
+    #[must_use]
+    pub fn open_v1(hierarchies: &[Hierarchy]) -> Option<Enclosing> {
+        let mut enclosing = Enclosing {
+            dir: PathBuf::new(),
+            v2: false,
+            root: false,
+            others_at_start: None,
+            v1: CgroupV1Dirs::default(),
+            memory_usage_at_start: None,
+            memory_peak_at_start: None,
+            peak: None,
+        };
+        enclosing.add_v1(hierarchies, true, true);
+        let dir = enclosing.v1.memory.clone().or_else(|| enclosing.v1.pids.clone())?;
+        enclosing.others_at_start = count_processes(&dir).map(|n| n.saturating_sub(1));
+        enclosing.dir = dir;
+        Some(enclosing)
+    }
+
+    fn add_v1(&mut self, hierarchies: &[Hierarchy], memory: bool, pids: bool) {
+        // A hierarchy's root cgroup is the whole machine's (in sysUsage).
+        let own = |controller: &str, file: &str| {
+            hierarchies
+                .iter()
+                .find(|h| h.has(controller) && h.path != "/" && h.own_dir.join(file).exists())
+                .map(|h| h.own_dir.clone())
+        };
+        if memory && let Some(dir) = own("memory", "memory.usage_in_bytes") {
+            self.memory_usage_at_start = read_u64(&dir.join("memory.usage_in_bytes"));
+            self.memory_peak_at_start = read_u64(&dir.join("memory.max_usage_in_bytes"));
+            self.v1.memory = Some(dir);
+        }
+        if pids && let Some(dir) = own("pids", "pids.current") {
+            self.v1.pids = Some(dir);
+        }
+    }
+
+    /// Its cgroup v1 directories, for the run document.
+    #[must_use]
+    pub fn v1_dirs(&self) -> Vec<String> {
+        [&self.v1.memory, &self.v1.pids].into_iter().flatten().map(|d| d.display().to_string()).collect()
+    }
+
+    /// Every directory it is sampled from (cgroup v2 first).
+    #[must_use]
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        let v2 = self.v2.then(|| self.dir.clone());
+        v2.into_iter().chain([&self.v1.memory, &self.v1.pids].into_iter().flatten().cloned()).collect()
+    }
+
+    /// Starts sampling it (its cgroup v2 directory and its v1 ones).
+    pub fn record(&self, monitor: &Monitor, network: &NetworkSource) -> Result<Recorder, MonitorError> {
+        if self.v1.is_empty() {
+            return monitor.record(&self.dir, network);
+        }
+        let v2 = self.v2.then_some(self.dir.as_path());
+        monitor.record_with_v1(v2, self.v1.clone(), network, "no cgroup v2 of the enclosing cgroup's own")
     }
 
     /// `memory.peak` since the start, if it could be reset.
@@ -51,6 +155,11 @@ impl Enclosing {
         let read = rustix::io::pread(fd, &mut buffer, 0).ok()?;
         std::str::from_utf8(buffer.get(..read)?).ok()?.trim().parse().ok()
     }
+}
+
+fn read_u64(file: &Path) -> Option<u64> {
+    let bytes = stepmon_fdread::read_path(file).ok()?;
+    std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
 }
 
 fn reset_peak(file: &Path) -> Option<OwnedFd> {

@@ -38,6 +38,9 @@ pub struct Hierarchy {
     pub mount_point: PathBuf,
     /// This process's cgroup in it, as a directory.
     pub own_dir: PathBuf,
+    /// This process's cgroup in it, as `/proc/self/cgroup` names it (`/`:
+    /// the hierarchy's root, which covers the whole machine).
+    pub path: String,
 }
 
 impl Hierarchy {
@@ -81,7 +84,7 @@ pub fn hierarchies_in(proc_self: &Path) -> Vec<Hierarchy> {
         let root: String = String::from_utf8_lossy(&mount.root.bytes().collect::<Vec<u8>>()).into_owned();
         let relative = path.strip_prefix(root.trim_end_matches('/')).unwrap_or(&path).trim_start_matches('/');
         let own_dir = if relative.is_empty() { mount_point.clone() } else { mount_point.join(relative) };
-        found.push(Hierarchy { controllers, mount_point, own_dir });
+        found.push(Hierarchy { controllers, mount_point, own_dir, path });
     }
     found
 }

@@ -110,6 +110,19 @@ pub(super) fn gather() -> Facts {
 
 /// v1 controllers (of memory, pids, cpu, cpuacct, blkio) whose hierarchy
 /// has a directory of this process's that it may create cgroups in.
+/// This process's own cgroups in the memory and pids v1 hierarchies, where
+/// they are not the root (which is the whole machine's).
+pub(super) fn v1_enclosing() -> Vec<(String, std::path::PathBuf)> {
+    crate::cgroup::v1::hierarchies_in(Path::new("/proc/self"))
+        .into_iter()
+        .filter(|h| h.path != "/")
+        .flat_map(|h| {
+            let dir = h.own_dir.clone();
+            h.controllers.into_iter().filter(|c| c == "memory" || c == "pids").map(move |c| (c, dir.clone()))
+        })
+        .collect()
+}
+
 pub(super) fn v1_writable() -> Vec<String> {
     crate::cgroup::v1::hierarchies_in(Path::new("/proc/self"))
         .into_iter()

@@ -15,6 +15,7 @@ use std::path::Path;
 use crate::cgroup::placement::CONTROLLERS;
 
 mod checks;
+pub mod container;
 mod facts;
 mod model;
 mod probe;
@@ -39,6 +40,12 @@ pub fn examine() -> Report {
         Err(_) => (None, None),
     };
     checks.push(Check::ok("kernel", facts.kernel.clone()));
+    if let Some(container) = container::detect() {
+        let mut check =
+            Check::ok("container", format!("inside a container ({}): {}", container.runtime(), container.allows()));
+        check.hint = Some(container.ways_out().to_owned());
+        checks.push(check);
+    }
     match &facts.location {
         Ok(loc) => {
             let options = if facts.mount_options.is_empty() { "none" } else { &facts.mount_options };
@@ -90,6 +97,7 @@ pub fn examine() -> Report {
         v1: &facts.controllers.cgroup_v1,
         euid: facts.euid,
         v1_writable: &v1_writable(),
+        v1_enclosing: &facts::v1_enclosing(),
     });
     if let Some(shape) = &shape {
         let scope = shape_check(shape, &facts, layout, &mut checks);

@@ -43,6 +43,10 @@ pub struct Inputs<'a> {
     /// v1 controllers whose hierarchy lets this process create a cgroup
     /// below its own (hybrid and v1-only hosts).
     pub v1_writable: &'a [String],
+    /// This process's own (non-root) cgroups in the v1 hierarchies that
+    /// hold memory or pids, as (controller, directory): the enclosing
+    /// cgroup there (a container's on a hybrid host).
+    pub v1_enclosing: &'a [(String, PathBuf)],
 }
 
 fn rung(
@@ -128,6 +132,23 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
                 ),
                 v1_hint.or_else(|| up.clone()),
             )
+        } else if let Some((_, dir)) = inputs.v1_enclosing.iter().find(|(c, _)| c == resource) {
+            let bound = if resource == "memory" {
+                "memory.max_usage_in_bytes, never reset, as an upper bound beside the usage at the start"
+            } else {
+                "pids.current sampled (a lower bound) or pids.peak"
+            };
+            rung(
+                resource,
+                Some(Rung::EnclosingCgroup),
+                format!(
+                    "{}; this process's cgroup in the {resource} cgroup v1 hierarchy {} (it includes other \
+                     processes): {bound}",
+                    no_own(resource),
+                    dir.display()
+                ),
+                v1_hint.or_else(|| up.clone()),
+            )
         } else {
             let why = if on_v1(resource) {
                 format!(
@@ -167,7 +188,12 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
             if root { "the root cgroup: the whole machine" } else { "the enclosing cgroup, with its other processes" };
         rung("pressure", Some(Rung::EnclosingCgroup), whose, up.clone())
     } else {
-        rung("pressure", None, "no cgroup pressure files readable (the machine's are in sysUsage)", up.clone())
+        rung(
+            "pressure",
+            Some(Rung::Machine),
+            "no cgroup pressure files readable: the whole machine's (/proc/pressure), every task's stall",
+            up.clone(),
+        )
     });
     rungs.push(rung(
         "network",

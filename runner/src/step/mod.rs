@@ -70,4 +70,10 @@ impl Prepared {
     pub fn has_own_cgroup(&self) -> bool {
         self.cgroups.is_some()
     }
+
+    /// Whether a memory cgroup covers the step alone (v2 or v1).
+    fn memory_cgroup(&self) -> bool {
+        self.cgroups.as_ref().is_some_and(|c| c.get().enabled.contains(&"memory"))
+            || self.v1.as_ref().is_some_and(|v| v.get().has("memory"))
+    }
 }

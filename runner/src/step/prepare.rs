@@ -108,7 +108,10 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
             }
         }
         (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
-        (Err(e), _) => (None, Some(e.to_string())),
+        (Err(e), _) => match crate::host::container::detect() {
+            Some(container) if container.read_only_cgroupfs => (None, Some(container.no_cgroup())),
+            _ => (None, Some(e.to_string())),
+        },
     };
     if let (Some(c), Ok(loc)) = (&cgroups, &location)
         && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
@@ -135,7 +138,13 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
         no_cgroup.as_deref(),
     )?;
     let location = location.ok();
-    let enclosing = location.as_ref().and_then(|loc| enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)));
+    let enclosing = match &location {
+        _ if !options.enclosing => None,
+        Some(loc) => enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)),
+        // No cgroup v2 (a container on a hybrid or v1 host): its v1 cgroups.
+        None if !has_v1 => Enclosing::open_v1(&crate::cgroup::v1::hierarchies_in(Path::new("/proc/self"))),
+        None => None,
+    };
 
     let namespace =
         match &options.net {
@@ -168,7 +177,7 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
     let enclosing_recorder = match &enclosing {
         Some(e) => {
             let network = if step_recorder.is_some() { &NetworkSource::SharedNamespace } else { &network };
-            match monitor.record(&e.dir, network) {
+            match e.record(&monitor, network) {
                 Ok(recorder) => Some(recorder),
                 Err(error) => {
                     notices.push(Notice::EnclosingUnreadable { cgroup: e.dir.clone(), error: error.to_string() });
@@ -184,6 +193,15 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
         let v1_names: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter()).flat_map(|(h, _)| h.controllers.iter().cloned()).collect();
         notices.push(Notice::NoCgroupV2 { reason: reason.clone(), v1: v1_names });
+    } else if let Some(container) = no_cgroup
+        .as_ref()
+        .filter(|_| options.cgroup != CgroupMode::Never)
+        .and(crate::host::container::detect())
+        // The container is why: it allows no cgroup (not a missing privilege).
+        .filter(|c| c.read_only_cgroupfs || location.is_none())
+    {
+        let enclosing = enclosing.iter().flat_map(|e| e.dirs()).collect();
+        notices.push(Notice::InContainer { container, enclosing });
     } else if let Some(reason) = &no_cgroup {
         notices.push(Notice::NoCgroup {
             reason: reason.clone(),

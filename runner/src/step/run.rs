@@ -39,6 +39,11 @@ pub struct Step {
     kept: Kept,
     reaper: Reaper,
     processes: Option<Session>,
+    /// The tree's memory, sampled where no memory cgroup covers the step alone.
+    tree_memory: Option<crate::tree_memory::TreeMemorySampler>,
+    /// Its result, once the first process exited: the memory and the
+    /// sampling thread's CPU time.
+    tree_memory_done: Option<(stepmon_model::source::TreeMemory, f64)>,
     live: Option<std::thread::JoinHandle<()>>,
     messages: Vec<String>,
     cpu_at_start: f64,
@@ -85,6 +90,8 @@ impl Prepared {
         };
         // Listening before the spawn: the step's first fork is seen.
         let processes = Session::start(self.options.processes);
+        let tree_memory = (!self.memory_cgroup())
+            .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval));
         let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
         drop(v1_tasks);
@@ -93,6 +100,9 @@ impl Prepared {
         }
         let placement = self.placing + started.elapsed();
         processes.set_root(kept.pid.as_raw_nonzero().get(), kept.subreaper_pid().as_raw_nonzero().get());
+        if let Some(sampler) = &tree_memory {
+            sampler.set_root(kept.subreaper_pid().as_raw_nonzero().get());
+        }
         let live = self.options.live.take().and_then(|tx| match (&self.step_recorder, &self.enclosing_recorder) {
             (Some(recorder), _) => crate::live::forward(recorder, SampleOf::Step, tx),
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
@@ -103,6 +113,8 @@ impl Prepared {
             kept,
             reaper: Reaper::new(),
             processes: Some(processes),
+            tree_memory,
+            tree_memory_done: None,
             live,
             messages,
             cpu_at_start,
@@ -193,6 +205,7 @@ impl Step {
         if let Some(processes) = &mut self.processes {
             processes.query_running();
         }
+        self.tree_memory_done = self.tree_memory.take().and_then(crate::tree_memory::TreeMemorySampler::finish);
         self.kept.end(self.prepared.options.wait_all);
     }
 
@@ -332,7 +345,9 @@ impl Step {
             let _ = forwarding.join();
         }
         let start = self.start;
-        let tree = reaper.tree();
+        let mut tree = reaper.tree();
+        let tree_memory = self.tree_memory_done.take();
+        tree.memory = tree_memory.map(|(memory, _)| memory);
         let placement = self.placement;
         let exited = self.exited;
         let mut this = self.prepared;
@@ -365,6 +380,9 @@ impl Step {
             info.other_processes_at_start = e.others_at_start;
             info.stepmon_cpu_seconds = Some(stepmon_cpu);
             info.memory_peak_since_start = e.peak_since_start();
+            info.cgroup_v1 = e.v1_dirs();
+            info.memory_usage_at_start = e.memory_usage_at_start;
+            info.memory_peak_at_start = e.memory_peak_at_start;
             info.samples.clone_from(&usage.resource_usage.samples);
             info
         });
@@ -391,6 +409,7 @@ impl Step {
             tree: &tree,
             own_network: this.namespace.is_some(),
             scope: scope_unit.as_deref(),
+            machine_pressure: usage.sys_usage.iter().any(|s| s.cpu_pressure.is_some()),
         });
         let (cpu_seconds, max_rss_bytes) = crate::own::own_usage();
         let mut collector = Collector::default();
@@ -401,6 +420,7 @@ impl Step {
             _ => usage.resource_usage.samples.len(),
         };
         collector.sys_samples = usage.sys_usage.len();
+        collector.tree_memory_cpu_seconds = tree_memory.map(|(_, cpu)| cpu);
         let mut info = RunInfo::default();
         info.command = this.options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         info.name =

@@ -5,6 +5,7 @@
 //! | `/proc/stat` | [`KernelStat`] (+ [`CpuTimes`], [`PerCpu`], [`Softirqs`]) | <https://docs.kernel.org/filesystems/proc.html#miscellaneous-kernel-statistics-in-proc-stat> |
 //! | `/proc/meminfo` | [`MemInfo`], [`MemInfoEntries`] | <https://docs.kernel.org/filesystems/proc.html#meminfo> |
 //! | `/proc/PID/{stat,status,io}` | [`ProcStat`], [`ProcStatus`], [`ProcIo`] | <https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories> |
+//! | `/proc/PID/smaps_rollup` | [`SmapsRollup`] | <https://docs.kernel.org/filesystems/proc.html#proc-pid-smaps-rollup> |
 //! | `/proc/PID/cmdline` | [`CmdLine`] (+ [`Args`]) | <https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories>, proc_pid_cmdline(5) |
 //! | `/proc/loadavg` | [`LoadAvg`] | <https://docs.kernel.org/filesystems/proc.html#kernel-data> |
 //! | `/proc/pressure/{cpu,memory,io,irq}` | [`stepmon_psi::Pressure`] | <https://docs.kernel.org/accounting/psi.html#pressure-interface> |
@@ -27,7 +28,7 @@ pub use cmdline::{Args, CmdLine};
 pub use cpu::{CpuTimes, PerCpuTimes};
 pub use loadavg::LoadAvg;
 pub use meminfo::{MemInfo, MemInfoEntries, MemInfoEntry, MemUnit};
-pub use process::{ProcIo, ProcStat, ProcStatus};
+pub use process::{ProcIo, ProcStat, ProcStatus, SmapsRollup};
 pub use stat::{KernelStat, PerCpu, Softirqs, StatCounters};
 pub use stepmon_cgroupfs_parse::number::Hundredths;
 pub use stepmon_cgroupfs_parse::{ErrorKind, ParseError, Result};

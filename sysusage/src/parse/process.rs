@@ -115,12 +115,49 @@ pub struct ProcStatus {
     pub vm_hwm_kib: Option<u64>,
     /// `Threads`.
     pub threads: Option<u64>,
+    /// `RssAnon`: resident anonymous memory, kB (4.5+).
+    pub rss_anon_kib: Option<u64>,
+    /// `RssShmem`: resident shared memory (shmem, tmpfs), kB (4.5+).
+    pub rss_shmem_kib: Option<u64>,
 }
 
 impl ProcStatus {
     /// Parses the file. Never allocates.
     pub fn parse(input: &[u8]) -> Result<ProcStatus> {
-        Ok(ProcStatus { vm_hwm_kib: keyed(input, b"VmHWM")?, threads: keyed(input, b"Threads")? })
+        Ok(ProcStatus {
+            vm_hwm_kib: keyed(input, b"VmHWM")?,
+            threads: keyed(input, b"Threads")?,
+            rss_anon_kib: keyed(input, b"RssAnon")?,
+            rss_shmem_kib: keyed(input, b"RssShmem")?,
+        })
+    }
+}
+
+/// The proportional set sizes of `/proc/PID/smaps_rollup` (Linux 5.3+):
+/// each page shared by N processes counts 1/N in each, so a tree's sum
+/// counts a shared page once
+/// (<https://docs.kernel.org/filesystems/proc.html#proc-pid-smaps-rollup>).
+///
+/// ```
+/// use stepmon_sysusage::parse::SmapsRollup;
+/// let s = SmapsRollup::parse(b"55a0-7ffd ---p 00000000 00:00 0    [rollup]\nRss:    2048 kB\nPss:    1024 kB\nPss_Anon:    512 kB\nPss_File:    256 kB\nPss_Shmem:    256 kB\n")?;
+/// assert_eq!((s.pss_anon_kib, s.pss_shmem_kib), (Some(512), Some(256)));
+/// # Ok::<(), stepmon_sysusage::parse::ParseError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SmapsRollup {
+    /// `Pss_Anon`, kB.
+    pub pss_anon_kib: Option<u64>,
+    /// `Pss_Shmem`, kB.
+    pub pss_shmem_kib: Option<u64>,
+}
+
+impl SmapsRollup {
+    /// Parses the file (its first line, the mapping header, is skipped as
+    /// no key matches it). Never allocates.
+    pub fn parse(input: &[u8]) -> Result<SmapsRollup> {
+        Ok(SmapsRollup { pss_anon_kib: keyed(input, b"Pss_Anon")?, pss_shmem_kib: keyed(input, b"Pss_Shmem")? })
     }
 }
 

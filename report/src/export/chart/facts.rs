@@ -131,6 +131,9 @@ fn label_source(step: &Step, row: &mut Fact) {
     if source.bound == Bound::LowerBound && matches!(row.label, "Memory peak" | "Pids peak") {
         row.value.insert_str(0, "≥ ");
     }
+    if source.bound == Bound::UpperBound && matches!(row.label, "Memory peak" | "Pids peak") {
+        row.value.insert_str(0, "≤ ");
+    }
     if source.rung != Rung::CgroupV2 {
         row.value.push_str(&format!(" ({})", source.label()));
     }

@@ -41,6 +41,7 @@ fn sources(x: &Facts<'_>) -> Vec<Point> {
             let bound = match source.bound {
                 crate::source::Bound::Exact => "exact",
                 crate::source::Bound::LowerBound => "lowerBound",
+                crate::source::Bound::UpperBound => "upperBound",
             };
             let labels = vec![
                 ("group", group.as_str().to_owned()),
