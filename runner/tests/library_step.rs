@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 use stepmon_report::source::Rung;
 use stepmon_runner::{CgroupMode, StepOptions, prepare};
 
-/// Steps of one process share its children; these tests check exact
-/// per-step trees, so they run their steps one at a time.
+/// One step at a time: each test's numbers are read against a quiet machine.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run(mode: CgroupMode, script: &str) -> stepmon_runner::Finished {

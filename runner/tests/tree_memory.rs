@@ -17,7 +17,7 @@ use stepmon_runner::{CgroupMode, StepOptions, prepare};
 
 const MIB: u64 = 1 << 20;
 
-/// Steps of one process share its children: one at a time.
+/// One step at a time: each test's numbers are read against a quiet machine.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run(command: &[&str]) -> stepmon_runner::Finished {
