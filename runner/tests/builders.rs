@@ -38,7 +38,10 @@ fn tree_program(test: &str) -> Option<PathBuf> {
     if path.is_file() {
         Some(path)
     } else {
-        skip::skip(test, format!("no tree program at {} (cargo test builds the examples)", path.display()));
+        skip::skip(
+            test,
+            format!("no tree program at {} (`cargo build -p stepmon-runner --examples` builds it)", path.display()),
+        );
         None
     }
 }

@@ -3,7 +3,8 @@
 //! user without privilege in a cgroup without memory accounting gets), so
 //! the tree is the only memory source — the sum of its live processes'
 //! `Pss_Anon + Pss_Shmem` at a 20 ms interval, labelled a sampled lower
-//! bound, and a shared segment counted once. Works for any user.
+//! bound, and a shared segment counted once. Works for any user; as root the
+//! last test runs the two others again as `nobody`.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -84,4 +85,32 @@ fn a_shared_segment_in_four_processes_is_counted_once() {
     // interpreters' own memory.
     assert!((50 * MIB..=110 * MIB).contains(&peak), "peak {peak} B ({covers})");
     eprintln!("50 MiB shared by 4: sampled peak {:.1} MiB", peak as f64 / MIB as f64);
+}
+
+/// Set in the copy of this test binary that runs as `nobody`.
+const AS_NOBODY: &str = "STEPMON_TREE_MEMORY_AS_NOBODY";
+
+#[test]
+fn the_same_as_nobody() {
+    let name = "the_same_as_nobody";
+    if std::env::var_os(AS_NOBODY).is_some() {
+        return; // the copy itself: only the two tests above run there
+    }
+    if !rustix::process::geteuid().is_root() {
+        // Not root: the two tests above already ran unprivileged.
+        skip::skip(name, "not root: the tests above ran as this user already, and no other user can be taken");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--test-threads=1", "--nocapture", "a_100_mib_tree", "a_shared_segment"])
+        .env(AS_NOBODY, "1")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "as nobody: {}\n{stdout}\n{stderr}", output.status);
+    assert!(stdout.contains("2 passed"), "{stdout}");
+    assert!(!stderr.contains("SKIPPED"), "{stderr}");
 }
