@@ -138,7 +138,19 @@ unsafe fn start_command(setup: &SubreaperSetup<'_>) -> (i32, u64) {
             }
             None => None,
         };
-        let pid = libc::fork();
+        // The raw system call, not glibc's fork(): this process is a copy
+        // of a multi-threaded one made without glibc knowing, and fork()'s
+        // atfork handlers take locks (malloc's, stdio's) another thread of
+        // the caller may have held at the copy — they would never be freed.
+        let pid = i32::try_from(libc::syscall(
+            libc::SYS_clone,
+            libc::c_ulong::from(libc::SIGCHLD.unsigned_abs()),
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        ))
+        .unwrap_or(-1);
         if pid == 0 {
             if let Some(procs) = procs
                 && libc::write(procs, c"0".as_ptr().cast(), 1) != 1
