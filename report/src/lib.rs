@@ -40,6 +40,7 @@
 
 pub mod advice;
 pub mod compose;
+mod cpus;
 pub mod diff;
 mod escape;
 pub mod export;

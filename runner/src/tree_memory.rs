@@ -20,11 +20,6 @@ use stepmon_sysusage::parse::{ProcStatus, SmapsRollup};
 
 use crate::tree::children;
 
-/// The default interval between samples: the step sampler's during its first
-/// 2 s. One sample of a tree of 50 processes costs about 4.4 ms of CPU
-/// (debug build, docs/containers.md), so 1.8% of a core at this interval.
-pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
-
 /// The sampling thread of one step.
 #[derive(Debug)]
 pub(crate) struct TreeMemorySampler {

@@ -132,7 +132,7 @@ fn cores(step: &Step) -> Option<(f64, CoresSource)> {
     if let Some(e) = enclosing.and_then(|e| e.samples.iter().filter_map(quota).min_by(f64::total_cmp)) {
         return Some((e, CoresSource::EnclosingLimit));
     }
-    crate::verdict::online_cpus(step).map(|n| (n as f64, CoresSource::OnlineCpus))
+    crate::cpus::online_cpus(step).map(|n| (n as f64, CoresSource::OnlineCpus))
 }
 
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
