@@ -72,6 +72,7 @@ mod step;
 mod test_skip;
 #[cfg(target_os = "linux")]
 pub mod tree;
+#[cfg(target_os = "linux")]
 mod tree_memory;
 
 #[cfg(target_os = "linux")]

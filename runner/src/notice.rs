@@ -68,7 +68,9 @@ pub enum Notice {
     },
     /// No cgroup of the step's own because stepmon runs inside a container
     /// that allows none (a read-only cgroupfs); its process tree and the
-    /// container's own cgroup measure it.
+    /// container's own cgroup measure it. (Linux only: what a container is
+    /// is read from procfs.)
+    #[cfg(target_os = "linux")]
     InContainer {
         /// The container.
         container: crate::host::container::Container,
@@ -159,6 +161,7 @@ impl fmt::Display for Notice {
                      instead, each number labelled with its source (--require-cgroup refuses instead)"
                 )
             }
+            #[cfg(target_os = "linux")]
             Notice::InContainer { container, enclosing } => {
                 let around = match enclosing.as_slice() {
                     [] => String::new(),
