@@ -114,7 +114,9 @@ fn report(step: usize, result: Result<Finished, RunError>, started: Instant) -> 
     value["exitCode"] != json!(0)
 }
 
-fn run_blocking(args: &Args, runner: &Runner) -> usize {
+/// Runs `each(step)` for every step, `args.parallel` threads at a time;
+/// how many returned `true` (failed).
+fn on_threads(args: &Args, each: impl Fn(usize) -> bool + Sync) -> usize {
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -125,9 +127,7 @@ fn run_blocking(args: &Args, runner: &Runner) -> usize {
                     if step >= args.steps {
                         return;
                     }
-                    let started = Instant::now();
-                    let result = runner.start(options(args)).and_then(stepmon_runner::Step::wait);
-                    if report(step, result, started) {
+                    if each(step) {
                         failed.fetch_add(1, Ordering::SeqCst);
                     }
                 }
@@ -135,6 +135,14 @@ fn run_blocking(args: &Args, runner: &Runner) -> usize {
         }
     });
     failed.into_inner()
+}
+
+fn run_blocking(args: &Args, runner: &Runner) -> usize {
+    on_threads(args, |step| {
+        let started = Instant::now();
+        let result = runner.start(options(args)).and_then(stepmon_runner::Step::wait);
+        report(step, result, started)
+    })
 }
 
 /// One step as a future: started (placement is a few file writes, done
@@ -177,31 +185,13 @@ fn run_async(args: &Args, runner: &Runner) -> usize {
 
 /// `--plain`: the same steps with `std::process::Command`, unmeasured.
 fn run_plain(args: &Args) -> usize {
-    let next = AtomicUsize::new(0);
-    let failed = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..args.parallel {
-            scope.spawn(|| {
-                loop {
-                    let step = next.fetch_add(1, Ordering::SeqCst);
-                    if step >= args.steps {
-                        return;
-                    }
-                    let started = Instant::now();
-                    let status = std::process::Command::new(&args.command[0]).args(&args.command[1..]).status();
-                    let code = status.ok().and_then(|s| s.code());
-                    println!(
-                        "{}",
-                        json!({"step": step, "exitCode": code, "wallSeconds": started.elapsed().as_secs_f64()})
-                    );
-                    if code != Some(0) {
-                        failed.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-            });
-        }
-    });
-    failed.into_inner()
+    on_threads(args, |step| {
+        let started = Instant::now();
+        let status = std::process::Command::new(&args.command[0]).args(&args.command[1..]).status();
+        let code = status.ok().and_then(|s| s.code());
+        println!("{}", json!({"step": step, "exitCode": code, "wallSeconds": started.elapsed().as_secs_f64()}));
+        code != Some(0)
+    })
 }
 
 fn main() -> ExitCode {
