@@ -3,10 +3,14 @@
 //! starts each step under its own subreaper, so that steps never reap, kill
 //! or count each other's processes.
 
+use std::sync::Arc;
+
 use stepmon_sampler::{Monitor, MonitorOptions};
 
 use crate::error::RunError;
 use crate::options::StepOptions;
+use crate::processes::Hub;
+use crate::step::host_view::HostView;
 use crate::step::{Prepared, Step, prepare_with};
 
 /// Starts measured steps; one per process is enough (clones share it).
@@ -30,18 +34,24 @@ use crate::step::{Prepared, Step, prepare_with};
 #[derive(Debug, Clone)]
 pub struct Runner {
     monitor: Monitor,
+    /// The host as the runner found it, read once for all its steps.
+    host: Arc<HostView>,
+    /// The taskstats listener all steps share, or why there is none.
+    hub: Result<Hub, String>,
 }
 
 impl Runner {
-    /// Starts the shared sampler (one thread for every step's timers).
+    /// Reads the host once for all steps (its cgroup layout, container and
+    /// systemd signs) and starts the shared sampler (one thread for every
+    /// step's timers).
     pub fn new() -> Result<Runner, RunError> {
         let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
-        Ok(Runner { monitor })
+        Ok(Runner { monitor, host: Arc::new(HostView::read()), hub: Hub::start() })
     }
 
     /// Places a step (see [`crate::prepare`]) on this runner's sampler.
     pub fn prepare(&self, options: StepOptions) -> Result<Prepared, RunError> {
-        prepare_with(options, Some(self.monitor.clone()))
+        prepare_with(options, Some(self.monitor.clone()), Arc::clone(&self.host), Some(self.hub.clone()))
     }
 
     /// Places and starts a step; await the [`Step`] or [`Step::wait`] for it.

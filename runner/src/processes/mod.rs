@@ -16,26 +16,22 @@ mod args;
 mod convert;
 pub(crate) mod doctor;
 mod drops;
+mod hub;
 mod redact;
 mod sampled;
 mod socket;
 mod tracker;
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
-use std::sync::mpsc;
-use std::thread::JoinHandle;
+use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
-use rustix::net::RecvFlags;
 use stepmon_model::processes::{Keep, Processes};
-use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
 use stepmon_taskstats_parse::netlink::Messages;
 use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
 use convert::Task;
-use tracker::Tracker;
+pub(crate) use hub::Hub;
 
 /// The taskstats socket's receive buffer: an exit record takes about 1.3
 /// KiB of socket memory (596 bytes in a 1 KiB-rounded skb plus overhead);
@@ -45,8 +41,6 @@ const TASKSTATS_BUFFER: usize = 32 << 20;
 /// The connector's: a fork event per process (and exec and exit events on
 /// kernels before 6.6, which cannot filter), 76 bytes each.
 const CONNECTOR_BUFFER: usize = 16 << 20;
-/// How often the thread looks at the stop flag while no event comes.
-const POLL: Duration = Duration::from_millis(100);
 /// Records the sockets may queue while the thread pauses: half of what the
 /// taskstats buffer holds (above), the connector's holding as many fork events.
 const PAUSE_RECORDS: f64 = 12_500.0;
@@ -73,11 +67,6 @@ fn pause() -> Duration {
     let seconds = PAUSE_RECORDS / (STORM_PER_CPU * cpus.max(1) as f64);
     Duration::from_secs_f64(seconds).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
-/// The most datagrams read from one socket before the thread looks at the
-/// main thread's asks again: when the machine's exits come faster than
-/// they are read (a slow CPU, a debug build), the queue never empties, and
-/// the main thread must still get its answers.
-const READ_AT_MOST: usize = 256;
 /// How long the main thread waits for the list of the step's live processes.
 const LIVE_WAIT: Duration = Duration::from_secs(5);
 
@@ -91,45 +80,15 @@ pub(crate) enum Session {
     Sampled(sampled::Sampling),
 }
 
-/// The running listener.
+/// A step's part of the shared listener ([`Hub`]).
 #[derive(Debug)]
 pub(crate) struct Listener {
-    asks: mpsc::Sender<Ask>,
-    /// Write end of the pipe that wakes the thread for an ask.
-    wake: OwnedFd,
-    thread: JoinHandle<(Counters, Tracker)>,
-    family: u16,
-    delay_accounting: bool,
-    connector_reason: Option<String>,
+    hub: Hub,
+    step: u64,
+    /// The step's main process, once spawned (reaped when the live ones are asked for).
+    root: Option<u32>,
     running: Vec<Task>,
     keep: Keep,
-}
-
-/// What the main thread asks of the listener thread, which alone owns the
-/// [`Tracker`]: a lock shared with a thread that reads without pause would
-/// starve the main thread (seen in the VM tier: the step's root was set
-/// only after the step had exited, so SIGTERM reached nobody).
-#[derive(Debug)]
-enum Ask {
-    /// The step's main process was spawned (pid, its subreaper's pid, s since the epoch).
-    Root(u32, u32, u64),
-    /// The step's processes still alive.
-    Live(mpsc::Sender<Vec<u32>>),
-    /// The step's processes are reaped: read what is queued and end.
-    Stop,
-}
-
-/// What the thread counted.
-#[derive(Debug, Default)]
-struct Counters {
-    /// `ENOBUFS` from recv on the taskstats socket.
-    overruns: u64,
-    /// Same on the connector socket.
-    connector_overruns: u64,
-    /// `/proc/net/netlink` Drops of the taskstats socket.
-    drops: Option<u64>,
-    /// Of the connector socket.
-    connector_drops: Option<u64>,
 }
 
 /// Whether delay accounting is on (`kernel.task_delayacct`, Linux 5.14+;
@@ -167,21 +126,29 @@ fn registered() -> Result<(OwnedFd, u16, String), String> {
 }
 
 impl Session {
-    /// Starts listening (before the step is spawned).
-    pub(crate) fn start(keep: Keep) -> Session {
-        match Listener::start(keep) {
-            Ok(listener) => Session::Listening(listener),
+    /// Starts following the step on `hub` (before the step is spawned), or
+    /// sampling procfs when there is no listener (`Err`: why).
+    pub(crate) fn start(keep: Keep, hub: &Result<Hub, String>) -> Session {
+        let opened = match hub {
+            Ok(hub) => hub.open().map(|step| (hub, step)).ok_or_else(|| "the taskstats thread has ended".to_owned()),
+            Err(reason) => Err(reason.clone()),
+        };
+        match opened {
+            Ok((hub, step)) => {
+                Session::Listening(Listener { hub: hub.clone(), step, root: None, running: Vec::new(), keep })
+            }
             Err(reason) => Session::Sampled(sampled::Sampling::start(keep, reason)),
         }
     }
 
     /// The step's main process was spawned with this pid by its own
     /// subreaper `subreaper` (to which its orphans are reparented).
-    pub(crate) fn set_root(&self, pid: i32, subreaper: i32) {
+    pub(crate) fn set_root(&mut self, pid: i32, subreaper: i32) {
         match self {
             Session::Listening(l) => {
+                l.root = Some(pid.unsigned_abs());
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-                l.ask(Ask::Root(pid.unsigned_abs(), subreaper.unsigned_abs(), now.map_or(0, |d| d.as_secs())));
+                l.hub.set_root(l.step, pid.unsigned_abs(), subreaper.unsigned_abs(), now.map_or(0, |d| d.as_secs()));
             }
             Session::Sampled(s) => s.set_subreaper(subreaper),
         }
@@ -205,55 +172,21 @@ impl Session {
 }
 
 impl Listener {
-    fn start(keep: Keep) -> Result<Listener, String> {
-        let (taskstats, family, _) = registered()?;
-        let (connector, connector_reason) = match socket::connector() {
-            Ok(fd) => {
-                socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
-                (Some(fd), None)
-            }
-            Err(e) => (
-                None,
-                Some(format!(
-                    "no proc connector ({e}): processes are the step's by their parent at exit only, a process whose parent exited first is missed"
-                )),
-            ),
-        };
-        // The step's own subreaper comes with its root (`Ask::Root`).
-        let tracker = Tracker::new(std::process::id());
-        let (asks, asked) = mpsc::channel();
-        let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
-        let (woken, wake) =
-            rustix::pipe::pipe_with(flags).map_err(|e| format!("cannot make the taskstats thread's pipe: {e}"))?;
-        let delay_accounting = delay_accounting();
-        let thread = std::thread::Builder::new()
-            .name("stepmon-taskstats".to_owned())
-            .spawn(move || {
-                let sockets = Sockets { taskstats: &taskstats, connector: connector.as_ref(), woken: &woken, family };
-                listen(&sockets, tracker, &asked, delay_accounting)
-            })
-            .map_err(|e| format!("cannot start the taskstats thread: {e}"))?;
-        Ok(Listener { asks, wake, thread, family, delay_accounting, connector_reason, running: Vec::new(), keep })
-    }
-
-    /// Hands `ask` to the thread and wakes it.
-    fn ask(&self, ask: Ask) {
-        if self.asks.send(ask).is_ok() {
-            let _ = rustix::io::write(&self.wake, &[1]);
-        }
-    }
-
     fn query_running(&mut self) {
-        let (reply, live) = mpsc::channel();
-        self.ask(Ask::Live(reply));
-        let live = live.recv_timeout(LIVE_WAIT).unwrap_or_default();
+        let mut live = self.hub.live(self.step, LIVE_WAIT);
+        // The main process was reaped before this ask: its record tells.
+        live.retain(|pid| Some(*pid) != self.root);
+        if live.is_empty() {
+            return;
+        }
         let Ok(fd) = socket::generic() else { return };
+        let delay_accounting = self.hub.delay_accounting();
         for (seq, pid) in (100u32..).zip(live) {
             // ESRCH: it exited meanwhile, and its exit record tells.
-            let Ok(reply) = socket::query_pid(&fd, self.family, pid, seq) else { continue };
+            let Ok(reply) = socket::query_pid(&fd, self.hub.family(), pid, seq) else { continue };
             for m in Messages::new(&reply).flatten() {
                 if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
-                    let mut task = convert::task(&stats, false, self.delay_accounting);
+                    let mut task = convert::task(&stats, false, delay_accounting);
                     task.record.args = args::of(task.tgid).unwrap_or_default();
                     self.running.push(task);
                 }
@@ -262,20 +195,25 @@ impl Listener {
     }
 
     fn finish(self) -> Processes {
-        self.ask(Ask::Stop);
-        let (counters, tracker) = self.thread.join().unwrap_or_default();
+        let delay_accounting = self.hub.delay_accounting();
+        let Some(hub::Ended { counters, tracker }) = self.hub.stop(self.step) else {
+            let mut doc = Processes::build(Vec::new(), self.keep, 0, 0);
+            doc.partial = true;
+            doc.missing.push("the taskstats thread ended before the step: its processes are unknown".to_owned());
+            return doc;
+        };
         let (processes, records) = tracker.finish(Instant::now(), self.running);
         let lost = counters.drops.unwrap_or(0).max(counters.overruns);
         let mut doc = Processes::build(processes, self.keep, records, lost);
-        doc.delay_accounting = self.delay_accounting;
-        if !self.delay_accounting {
+        doc.delay_accounting = delay_accounting;
+        if !delay_accounting {
             doc.missing.push(
                 "block IO, swap-in and reclaim delays: delay accounting is off (kernel.task_delayacct=0); \
                  turn it on with `sysctl kernel.task_delayacct=1` or boot with `delayacct`"
                     .to_owned(),
             );
         }
-        doc.missing.extend(self.connector_reason);
+        doc.missing.extend(self.hub.connector_reason().map(str::to_owned));
         let fork_losses = counters.connector_drops.unwrap_or(0).max(counters.connector_overruns);
         if fork_losses > 0 {
             doc.partial = true;
@@ -284,219 +222,5 @@ impl Listener {
             ));
         }
         doc
-    }
-}
-
-/// The sequence number of the taskstats query that marks the end of the
-/// records to read once told to stop ([`socket::send_marker`]).
-const MARKER_SEQ: u32 = 0x5354_4d4e;
-/// Once told to stop, the thread reads what was queued then, but for this
-/// long at most (a marker that never comes, a machine that never stops
-/// forking): the machine's other processes keep exiting, and "read until
-/// nothing is queued" never ends on a busy machine (seen in the VM tier: a
-/// `sleep` step ended by SIGTERM took 81 s to report while a shell polled
-/// /proc).
-const FINAL_READ: Duration = Duration::from_secs(2);
-/// Of that, the connector's fork events: they are sent before the exits
-/// they explain, so what the thread has not read yet is a batch at most.
-const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
-
-/// The thread's file descriptors.
-struct Sockets<'a> {
-    taskstats: &'a OwnedFd,
-    connector: Option<&'a OwnedFd>,
-    /// Read end of the pipe the main thread wakes it through.
-    woken: &'a OwnedFd,
-    /// The `TASKSTATS` family id (for the end marker).
-    family: u16,
-}
-
-/// Waits until `fds` can be read or `wait` passed (an interruption is a
-/// normal return).
-fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) {
-    let timeout = Timespec::try_from(wait).ok();
-    let _ = rustix::event::poll(fds, timeout.as_ref());
-}
-
-/// The monotonic clock (`ktime_get_ns`, which stamps connector events,
-/// drivers/connector/cn_proc.c) read once beside an [`Instant`] (the same
-/// clock on Linux), so that an event's stamp becomes an [`Instant`] without a
-/// clock read per event: a fork read after a pause happened up to the pause
-/// earlier.
-struct EventClock {
-    at: Instant,
-    ns: u64,
-}
-
-impl EventClock {
-    fn now() -> EventClock {
-        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let ns = u64::try_from(clock.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000)
-            + u64::try_from(clock.tv_nsec).unwrap_or(0);
-        EventClock { at: Instant::now(), ns }
-    }
-
-    /// When the event stamped `timestamp_ns` happened, no later than `now`.
-    fn happened(&self, timestamp_ns: u64, now: Instant) -> Instant {
-        let at = if timestamp_ns >= self.ns {
-            self.at + Duration::from_nanos(timestamp_ns - self.ns)
-        } else {
-            self.at.checked_sub(Duration::from_nanos(self.ns - timestamp_ns)).unwrap_or(self.at)
-        };
-        at.min(now)
-    }
-}
-
-/// The thread: reads both sockets and answers the main thread's asks until
-/// told to stop, then what was queued up to then.
-fn listen(
-    sockets: &Sockets<'_>,
-    mut tracker: Tracker,
-    asks: &mpsc::Receiver<Ask>,
-    delay_accounting: bool,
-) -> (Counters, Tracker) {
-    let mut counters = Counters::default();
-    let mut buf = vec![0u8; socket::DATAGRAM];
-    // Once stopping: when the final read began, and whether the marker (the
-    // end of what was queued at the stop) was read or never sent.
-    let mut stopped_at: Option<Instant> = None;
-    let mut marker_read = false;
-    let mut wakes = [0u8; 64];
-    let pause = pause();
-    let clock = EventClock::now();
-    loop {
-        while matches!(rustix::io::read(sockets.woken, &mut wakes), Ok(n) if n > 0) {}
-        for ask in asks.try_iter() {
-            match ask {
-                Ask::Root(pid, subreaper, started) => tracker.set_root(pid, subreaper, started, Instant::now()),
-                Ask::Live(reply) => {
-                    let _ = reply.send(tracker.live());
-                }
-                Ask::Stop if stopped_at.is_none() => {
-                    // The step's processes are reaped: their records are queued.
-                    marker_read = socket::send_marker(sockets.taskstats, sockets.family, MARKER_SEQ).is_err();
-                    stopped_at = Some(Instant::now());
-                }
-                Ask::Stop => {}
-            }
-        }
-        let connector_until = stopped_at.map(|at| at + FINAL_CONNECTOR_READ);
-        let until = stopped_at.map(|at| at + FINAL_READ);
-        if stopped_at.is_none() {
-            let mut fds =
-                vec![PollFd::new(sockets.woken, PollFlags::IN), PollFd::new(sockets.taskstats, PollFlags::IN)];
-            if let Some(c) = sockets.connector {
-                fds.push(PollFd::new(c, PollFlags::IN));
-            }
-            wait_for(&mut fds, POLL);
-        }
-        // Records first, then fork events: a record is weighed once the
-        // connector was read to its end after it, so that every fork event
-        // sent before its exit is known (a reused pid is taken for the
-        // wrong process otherwise).
-        let records = drain(sockets.taskstats, &mut buf, &mut counters.overruns, until, &mut tracker, |bytes, _, t| {
-            for m in Messages::new(bytes).flatten() {
-                // Multicast records come from port 0; the marker's reply
-                // and acknowledgement to this socket's port.
-                if m.header.port != 0 {
-                    if m.header.seq == MARKER_SEQ && m.error().is_some() {
-                        marker_read = true;
-                        return false;
-                    }
-                    continue;
-                }
-                if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
-                    t.record(convert::task(&stats, true, delay_accounting));
-                }
-            }
-            true
-        });
-        let forks = sockets.connector.map_or(0, |c| {
-            drain(c, &mut buf, &mut counters.connector_overruns, connector_until, &mut tracker, |bytes, now, t| {
-                for m in Messages::new(bytes).flatten() {
-                    if let Ok(ProcEvent {
-                        kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. },
-                        timestamp_ns,
-                        ..
-                    }) = ProcEvent::parse(m.payload)
-                        && child_pid == child_tgid
-                    {
-                        t.fork(parent_tgid, child_tgid, clock.happened(timestamp_ns, now));
-                    }
-                }
-                true
-            })
-        });
-        let forks_to_the_end = forks < READ_AT_MOST;
-        if forks_to_the_end {
-            tracker.forks_read(Instant::now());
-        }
-        let full = records == READ_AT_MOST || !forks_to_the_end;
-        if stopped_at.is_none() && !full {
-            // The step's processes that lived until now: their arguments (a
-            // process shorter than a pause has none). Only once both queues
-            // were read to their end: before that, the members include
-            // processes whose records are still queued (in an exit storm,
-            // trying their gone /proc entries cost more than the rest).
-            for pid in tracker.wanting_args(Instant::now()) {
-                if let Some(args) = args::of(pid) {
-                    tracker.set_args(pid, args);
-                }
-            }
-        }
-        if let Some(until) = until {
-            let records_read = marker_read || records == 0 || Instant::now() >= until;
-            if records_read && forks_to_the_end {
-                break;
-            }
-        } else if records + forks > 0 && !full {
-            // Let events pile up, unless the main thread asks meanwhile.
-            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], pause);
-        }
-    }
-    counters.drops = drops::of(sockets.taskstats.as_fd());
-    counters.connector_drops = sockets.connector.and_then(|c| drops::of(c.as_fd()));
-    (counters, tracker)
-}
-
-/// Reads what is queued on `fd` without blocking, handing each datagram to
-/// `each`, until nothing is queued, [`READ_AT_MOST`] were read, `each` says
-/// stop, or `until` passed; counts `ENOBUFS`. Returns the datagrams read.
-fn drain(
-    fd: &OwnedFd,
-    buf: &mut [u8],
-    overruns: &mut u64,
-    until: Option<Instant>,
-    tracker: &mut Tracker,
-    mut each: impl FnMut(&[u8], Instant, &mut Tracker) -> bool,
-) -> usize {
-    let mut n = 0;
-    while n < READ_AT_MOST {
-        if until.is_some_and(|until| Instant::now() >= until) {
-            return n;
-        }
-        match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
-            Ok((len, _)) => {
-                n += 1;
-                if !each(&buf[..len], Instant::now(), tracker) {
-                    return n;
-                }
-            }
-            Err(e) if socket::is_overrun(&e.into()) => *overruns += 1,
-            Err(_) => return n,
-        }
-    }
-    n
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn an_events_stamp_becomes_the_instant_it_happened() {
-        let clock = super::EventClock::now();
-        let later = clock.at + std::time::Duration::from_millis(700);
-        assert_eq!(clock.happened(clock.ns + 200_000_000, later), clock.at + std::time::Duration::from_millis(200));
-        assert_eq!(clock.happened(clock.ns + 900_000_000, later), later, "never after it was read");
-        assert!(clock.happened(clock.ns.saturating_sub(1_000), later) <= clock.at);
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 use stepmon_model::Host;
 use stepmon_sampler::cgroup::discover;
 
-use crate::cgroup::v1::{self};
+use super::host_view::HostView;
 use crate::error::INTERNAL_ERROR;
 
 pub(super) fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
@@ -19,10 +19,10 @@ pub(super) fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
     }
 }
 
-pub(super) fn host(location: Option<&discover::Cgroup2>) -> Host {
+pub(super) fn host(location: Option<&discover::Cgroup2>, view: &HostView) -> Host {
     let mut host = Host::default();
     host.kernel = rustix::system::uname().release().to_string_lossy().into_owned();
-    let v1 = !v1::hierarchies_in(Path::new("/proc/self")).is_empty();
+    let v1 = !view.v1.is_empty();
     if let Some(location) = location {
         host.cgroup2_mount = location.mount_point.display().to_string();
         host.cgroup_layout = if v1 { "hybrid" } else { "unified" }.to_owned();

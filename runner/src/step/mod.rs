@@ -3,6 +3,7 @@
 //! samples, cleanup, and the run document.
 
 mod document;
+pub(crate) mod host_view;
 mod limits;
 mod notices;
 mod owned;
@@ -54,6 +55,11 @@ pub struct Prepared {
     placing: Duration,
     enclosing_recorder: Option<Recorder>,
     notices: Vec<Notice>,
+    /// The host as placement read it.
+    host: std::sync::Arc<host_view::HostView>,
+    /// The taskstats listener of the runner (or why there is none); `None`:
+    /// the step starts one of its own.
+    hub: Option<Result<crate::processes::Hub, String>>,
 }
 
 impl Prepared {

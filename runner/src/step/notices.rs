@@ -8,19 +8,24 @@ use stepmon_model::source::{EnclosingCgroup, Group, Rung, Sources};
 use stepmon_sampler::cgroup::discover;
 
 use crate::cgroup::placement::RunCgroups;
-use crate::host::shape::{self};
+use crate::host::shape::Shape;
 use crate::notice::Notice;
 
 /// The notice for a step cgroup that got no controller because this
 /// process's cgroup holds other processes (the no-internal-process rule):
 /// the shape, what measures the step instead, what would do better.
-pub(super) fn shape_notice(cgroups: &RunCgroups, location: &discover::Cgroup2, parent: bool) -> Option<Notice> {
+pub(super) fn shape_notice(
+    cgroups: &RunCgroups,
+    location: &discover::Cgroup2,
+    shape: Option<&Shape>,
+    euid: u32,
+    parent: bool,
+) -> Option<Notice> {
     let lacking = cgroups.not_enabled.iter().any(|n| !n.reason.contains("cgroup v1"));
     if parent || !lacking || !cgroups.enabled.is_empty() {
         return None;
     }
-    let euid = rustix::process::geteuid().as_raw();
-    let shape = shape::detect(location, euid);
+    let shape = shape?;
     let (io_rung, _) = shape.follows(euid, false);
     Some(Notice::NoControllers {
         shape: shape.words(),

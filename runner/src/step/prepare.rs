@@ -4,10 +4,13 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use stepmon_sampler::cgroup::{CgroupV1Dirs, discover};
 use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
 
 use super::Prepared;
+use super::host_view::HostView;
 use super::limits::apply_limits;
 use super::notices::{outside_notice, shape_notice};
 use super::owned::{Owned, OwnedCgroups, OwnedV1};
@@ -19,6 +22,7 @@ use crate::error::RunError;
 use crate::netns::HeldNamespace;
 use crate::notice::Notice;
 use crate::options::{CgroupMode, NetMode, StepOptions};
+use crate::processes::Hub;
 use crate::signals::Caught;
 use crate::spawn::{self};
 
@@ -38,11 +42,18 @@ pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
 /// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
 /// made, the network namespace cannot be set up, or `/proc` cannot be read.
 pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
-    prepare_with(options, None)
+    prepare_with(options, None, Arc::new(HostView::read()), None)
 }
 
-/// [`prepare`] with the sampler of a [`crate::Runner`] (`None`: one of the step's own).
-pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Result<Prepared, RunError> {
+/// [`prepare`] with the sampler of a [`crate::Runner`] (`None`: one of the
+/// step's own), its view of the host and its taskstats listener (`None`:
+/// one of the step's own).
+pub(crate) fn prepare_with(
+    options: StepOptions,
+    monitor: Option<Monitor>,
+    host: Arc<HostView>,
+    hub: Option<Result<Hub, String>>,
+) -> Result<Prepared, RunError> {
     let called = std::time::Instant::now();
     // Take over the signals before anything is created: from now on a signal
     // is forwarded to the step (or ends it right after it starts), and
@@ -70,7 +81,7 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
             "--no-cgroup cannot go with --cgroup-parent, --memory-max, --cpus or --pids-max (they need a cgroup of the step's own)",
         ));
     }
-    let location = discover::locate();
+    let location = host.location.as_ref();
     let mut notices = Vec::new();
     // One name for the step's directories in every hierarchy.
     let run_name = placement::run_name();
@@ -81,19 +92,14 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
     let scoped = location
         .as_ref()
         .ok()
-        .and_then(|loc| pending_scope(&options, loc, &run_name, &mut notices))
+        .and_then(|loc| pending_scope(&options, &host, loc, &run_name, &mut notices))
         .and_then(|pending| scope_cgroups(pending, &mut notices));
     let (cgroups, no_cgroup) = match (&location, scoped) {
         (Ok(_), _) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
         (Ok(_), Some(scoped)) => (Some(Owned(Some(scoped))), None),
         (Ok(location), None) => {
             let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
-            if let Err(e) = placement::collect_garbage(&base, false)
-                && e.kind() != std::io::ErrorKind::PermissionDenied
-                && e.raw_os_error() != Some(rustix::io::Errno::ROFS.raw_os_error())
-            {
-                notices.push(Notice::CleanupFailed { under: Some(base.clone()), error: e.to_string() });
-            }
+            host.sweep(&base, &mut notices);
             // Naming one's own cgroup as the parent means "it is delegated to me".
             let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
             if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
@@ -108,20 +114,20 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
             }
         }
         (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
-        (Err(e), _) => match crate::host::container::detect() {
+        (Err(e), _) => match host.container() {
             Some(container) if container.read_only_cgroupfs => (None, Some(container.no_cgroup())),
             _ => (None, Some(e.to_string())),
         },
     };
     if let (Some(c), Ok(loc)) = (&cgroups, &location)
-        && let Some(notice) = shape_notice(c.get(), loc, options.cgroup_parent.is_some())
+        && let Some(notice) = shape_notice(c.get(), loc, host.shape(), host.euid, options.cgroup_parent.is_some())
     {
         notices.push(notice);
     }
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
-        place_v1(cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
+        place_v1(&host, cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
     };
     let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
     if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
@@ -137,12 +143,12 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
         v1.as_ref().map(OwnedV1::get),
         no_cgroup.as_deref(),
     )?;
-    let location = location.ok();
+    let location = location.ok().cloned();
     let enclosing = match &location {
         _ if !options.enclosing => None,
         Some(loc) => enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)),
         // No cgroup v2 (a container on a hybrid or v1 host): its v1 cgroups.
-        None if !has_v1 => Enclosing::open_v1(&crate::cgroup::v1::hierarchies_in(Path::new("/proc/self"))),
+        None if !has_v1 => Enclosing::open_v1(&host.v1),
         None => None,
     };
 
@@ -196,7 +202,7 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
     } else if let Some(container) = no_cgroup
         .as_ref()
         .filter(|_| options.cgroup != CgroupMode::Never)
-        .and(crate::host::container::detect())
+        .and(host.container().cloned())
         // The container is why: it allows no cgroup (not a missing privilege).
         .filter(|c| c.read_only_cgroupfs || location.is_none())
     {
@@ -224,6 +230,8 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
         placing: called.elapsed(),
         enclosing_recorder,
         notices,
+        host,
+        hub,
     })
 }
 

@@ -25,7 +25,7 @@ use crate::error::RunError;
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
 use crate::options::SampleOf;
-use crate::processes::Session;
+use crate::processes::{Hub, Session};
 use crate::spawn::subreaper::{self, Kept};
 use crate::spawn::{self, Target};
 use crate::tree::{Progress, Reaper};
@@ -89,7 +89,8 @@ impl Prepared {
             netns_path: netns_path.as_deref(),
         };
         // Listening before the spawn: the step's first fork is seen.
-        let processes = Session::start(self.options.processes);
+        let hub = self.hub.take().unwrap_or_else(Hub::start);
+        let mut processes = Session::start(self.options.processes, &hub);
         let tree_memory = (!self.memory_cgroup())
             .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval));
         let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
@@ -441,7 +442,7 @@ impl Step {
             enclosing.as_ref(),
         );
         info.controllers_not_enabled = not_enabled;
-        info.host = host(this.location.as_ref());
+        info.host = host(this.location.as_ref(), &this.host);
         info.collector = collector;
         info.placement = match (&leaf, &this.no_cgroup) {
             (Some(leaf), _) if scope_unit.is_some() => format!(

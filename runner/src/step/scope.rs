@@ -1,14 +1,14 @@
 //! A transient systemd scope for the step, where systemd manages this
 //! process's cgroup.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use stepmon_sampler::cgroup::discover;
 
+use super::host_view::HostView;
 use crate::cgroup::placement::RunCgroups;
 use crate::cgroup::systemd::{self, Bus};
-use crate::cgroup::v1::{self};
-use crate::host::shape::{self, Shape};
+use crate::host::shape::Shape;
 use crate::notice::Notice;
 use crate::options::{CgroupMode, StepOptions};
 use crate::spawn::{self};
@@ -30,20 +30,20 @@ pub(super) struct PendingScope {
 /// reached.
 pub(super) fn pending_scope(
     options: &StepOptions,
+    host: &HostView,
     location: &discover::Cgroup2,
     run_name: &str,
     notices: &mut Vec<Notice>,
 ) -> Option<PendingScope> {
-    let euid = rustix::process::geteuid().as_raw();
-    if options.cgroup == CgroupMode::Never || options.cgroup_parent.is_some() || euid != 0 {
+    if options.cgroup == CgroupMode::Never || options.cgroup_parent.is_some() || host.euid != 0 {
         return None;
     }
-    let Shape::SystemdUnit { unit, slice } = shape::detect(location, euid) else { return None };
     // A hybrid host's systemd accounts on the v1 hierarchies; its scopes'
     // cgroup v2 directories get no controller.
-    if !v1::hierarchies_in(Path::new("/proc/self")).is_empty() {
+    if !host.v1.is_empty() {
         return None;
     }
+    let Some(Shape::SystemdUnit { unit, slice }) = host.shape().cloned() else { return None };
     match Bus::connect() {
         Ok(bus) => Some(PendingScope {
             bus,

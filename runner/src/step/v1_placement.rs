@@ -6,9 +6,10 @@ use std::path::Path;
 
 use stepmon_sampler::cgroup::CgroupV1Dirs;
 
+use super::host_view::HostView;
 use super::owned::{Owned, OwnedV1};
 use crate::cgroup::placement::RunCgroups;
-use crate::cgroup::v1::{self, V1Cgroups};
+use crate::cgroup::v1::V1Cgroups;
 use crate::options::Limits;
 
 /// The v1 controllers worth a cgroup of the step's own, given what its
@@ -39,23 +40,22 @@ pub(super) fn v1_wanted(v2: Option<&RunCgroups>, limits: &Limits) -> Vec<&'stati
 /// The step's cgroups in the v1 hierarchies that hold what its cgroup v2
 /// (if any) does not account.
 pub(super) fn place_v1(
+    host: &HostView,
     cgroups: Option<&RunCgroups>,
     limits: &Limits,
     name: &str,
     notices: &mut Vec<Notice>,
 ) -> Option<OwnedV1> {
-    let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
+    let hierarchies = &host.v1;
     if hierarchies.is_empty() {
         return None;
     }
-    if let Err(e) = v1::collect_garbage(&hierarchies, false) {
-        notices.push(Notice::CleanupFailed { under: None, error: e.to_string() });
-    }
+    host.sweep_v1(notices);
     let wanted = v1_wanted(cgroups, limits);
     if wanted.is_empty() {
         return None;
     }
-    let made = V1Cgroups::create(&hierarchies, &wanted, name);
+    let made = V1Cgroups::create(hierarchies, &wanted, name);
     (!made.dirs.is_empty() || !made.not_created.is_empty()).then_some(Owned(Some(made)))
 }
 

@@ -1,0 +1,513 @@
+//! One taskstats listener for every step of a process: the sockets, their
+//! registration and the thread that reads them are made once (by a
+//! [`crate::Runner`], or by a lone step for itself) and each step gets a
+//! [`Tracker`] of its own, fed every record and fork event the kernel sends.
+//! A listener per step cost each step two sockets, a family lookup and a
+//! cpumask registration (three round trips to the kernel), a thread, and a
+//! read of every exit on the machine once more per step running.
+//!
+//! Records reach every tracker (taskstats records carry no cgroup, so
+//! membership is decided per step from fork ancestry, as with one step).
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::net::RecvFlags;
+use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
+use stepmon_taskstats_parse::netlink::Messages;
+use stepmon_taskstats_parse::taskstats::TaskstatsReply;
+
+use super::convert::{self, Task};
+use super::tracker::Tracker;
+use super::{CONNECTOR_BUFFER, args, drops, pause, registered, socket};
+
+/// How often the thread looks for asks while no event comes (an ask wakes
+/// it at once through its pipe; this only bounds a lost wake-up).
+const POLL: Duration = Duration::from_millis(100);
+/// The most datagrams read from one socket before the thread looks at the
+/// steps' asks again: when the machine's exits come faster than they are
+/// read (a slow CPU, a debug build), the queue never empties, and the steps
+/// must still get their answers.
+const READ_AT_MOST: usize = 256;
+/// Once a step is told to stop, the thread reads what was queued then, but
+/// for this long at most (a marker that never comes, a machine that never
+/// stops forking): the machine's other processes keep exiting, and "read
+/// until nothing is queued" never ends on a busy machine (seen in the VM
+/// tier: a `sleep` step ended by SIGTERM took 81 s to report while a shell
+/// polled /proc).
+const FINAL_READ: Duration = Duration::from_secs(2);
+/// Of that, the connector's fork events: they are sent before the exits
+/// they explain, so what the thread has not read yet is a batch at most.
+const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
+/// The bit that marks a step's end marker among the sequence numbers of
+/// queries on the listening socket ([`socket::send_marker`]); the step's id
+/// is in the bits below it.
+const MARKER_BIT: u32 = 0x4000_0000;
+
+/// What a step asks of the thread, which alone owns the trackers: a lock
+/// shared with a thread that reads without pause would starve the steps
+/// (seen in the VM tier: the step's root was set only after the step had
+/// exited, so SIGTERM reached nobody).
+#[derive(Debug)]
+enum Ask {
+    /// A step is about to spawn: track it from now on (answered once the
+    /// thread will hand it every event read from here on).
+    Open(u64, mpsc::Sender<()>),
+    /// The step's main process was spawned (pid, its subreaper's pid, s since the epoch).
+    Root(u64, u32, u32, u64),
+    /// The step's processes still alive.
+    Live(u64, mpsc::Sender<Vec<u32>>),
+    /// The step's processes are reaped: read what is queued, then hand its tracker back.
+    Stop(u64, mpsc::Sender<Ended>),
+}
+
+/// What the kernel could not deliver while a step ran.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Counters {
+    /// `ENOBUFS` from recv on the taskstats socket.
+    pub(super) overruns: u64,
+    /// Same on the connector socket.
+    pub(super) connector_overruns: u64,
+    /// `/proc/net/netlink` Drops of the taskstats socket.
+    pub(super) drops: Option<u64>,
+    /// Of the connector socket.
+    pub(super) connector_drops: Option<u64>,
+}
+
+impl Counters {
+    /// What happened between `self` (at a step's start) and `now`.
+    fn since(self, now: Counters) -> Counters {
+        Counters {
+            overruns: now.overruns - self.overruns,
+            connector_overruns: now.connector_overruns - self.connector_overruns,
+            drops: now.drops.zip(self.drops).map(|(n, s)| n.saturating_sub(s)),
+            connector_drops: now.connector_drops.zip(self.connector_drops).map(|(n, s)| n.saturating_sub(s)),
+        }
+    }
+}
+
+/// A stopped step's tracker and what was lost meanwhile.
+#[derive(Debug)]
+pub(super) struct Ended {
+    pub(super) counters: Counters,
+    pub(super) tracker: Tracker,
+}
+
+/// The listener every step of a process shares; cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Hub {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    asks: Mutex<Option<mpsc::Sender<Ask>>>,
+    /// Write end of the pipe that wakes the thread for an ask.
+    wake: OwnedFd,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    next_step: AtomicU64,
+    pub(super) family: u16,
+    pub(super) delay_accounting: bool,
+    /// Why fork events are missing, if they are.
+    pub(super) connector_reason: Option<String>,
+}
+
+impl Hub {
+    /// Registers the listener and starts its thread; or why taskstats
+    /// cannot be had here (the steps then sample procfs).
+    pub(crate) fn start() -> Result<Hub, String> {
+        let (taskstats, family, _) = registered()?;
+        let (connector, connector_reason) = match socket::connector() {
+            Ok(fd) => {
+                socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
+                (Some(fd), None)
+            }
+            Err(e) => (
+                None,
+                Some(format!(
+                    "no proc connector ({e}): processes are the step's by their parent at exit only, a process whose parent exited first is missed"
+                )),
+            ),
+        };
+        let (asks, asked) = mpsc::channel();
+        let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
+        let (woken, wake) =
+            rustix::pipe::pipe_with(flags).map_err(|e| format!("cannot make the taskstats thread's pipe: {e}"))?;
+        let delay_accounting = super::delay_accounting();
+        let thread = std::thread::Builder::new()
+            .name("stepmon-taskstats".to_owned())
+            .spawn(move || {
+                let sockets = Sockets { taskstats: &taskstats, connector: connector.as_ref(), woken: &woken, family };
+                listen(&sockets, &asked, delay_accounting);
+            })
+            .map_err(|e| format!("cannot start the taskstats thread: {e}"))?;
+        Ok(Hub {
+            shared: Arc::new(Shared {
+                asks: Mutex::new(Some(asks)),
+                wake,
+                thread: Mutex::new(Some(thread)),
+                next_step: AtomicU64::new(1),
+                family,
+                delay_accounting,
+                connector_reason,
+            }),
+        })
+    }
+
+    pub(super) fn family(&self) -> u16 {
+        self.shared.family
+    }
+
+    pub(super) fn delay_accounting(&self) -> bool {
+        self.shared.delay_accounting
+    }
+
+    pub(super) fn connector_reason(&self) -> Option<&str> {
+        self.shared.connector_reason.as_deref()
+    }
+
+    /// Hands `ask` to the thread and wakes it; false when it has ended.
+    fn ask(&self, ask: Ask) -> bool {
+        let sent = self.shared.asks.lock().ok().and_then(|asks| asks.as_ref().map(|a| a.send(ask).is_ok()));
+        if sent == Some(true) {
+            let _ = rustix::io::write(&self.shared.wake, &[1]);
+            return true;
+        }
+        false
+    }
+
+    /// Starts tracking a new step; returns once every event read from now
+    /// on reaches it (before its spawn, so that its first fork is seen).
+    /// `None` when the thread has ended.
+    pub(super) fn open(&self) -> Option<u64> {
+        let step = self.shared.next_step.fetch_add(1, Ordering::Relaxed) & u64::from(MARKER_BIT - 1);
+        let (reply, opened) = mpsc::channel();
+        (self.ask(Ask::Open(step, reply)) && opened.recv().is_ok()).then_some(step)
+    }
+
+    pub(super) fn set_root(&self, step: u64, pid: u32, subreaper: u32, started: u64) {
+        self.ask(Ask::Root(step, pid, subreaper, started));
+    }
+
+    /// The step's processes alive as far as the records tell, waiting `wait` at most.
+    pub(super) fn live(&self, step: u64, wait: Duration) -> Vec<u32> {
+        let (reply, live) = mpsc::channel();
+        if !self.ask(Ask::Live(step, reply)) {
+            return Vec::new();
+        }
+        live.recv_timeout(wait).unwrap_or_default()
+    }
+
+    /// Stops tracking the step once what was queued is read: its tracker.
+    pub(super) fn stop(&self, step: u64) -> Option<Ended> {
+        let (reply, ended) = mpsc::channel();
+        if !self.ask(Ask::Stop(step, reply)) {
+            return None;
+        }
+        ended.recv().ok()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // The thread ends once its asks are disconnected and no step is tracked.
+        if let Ok(mut asks) = self.asks.lock() {
+            asks.take();
+        }
+        let _ = rustix::io::write(&self.wake, &[1]);
+        if let Some(thread) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The thread's file descriptors.
+struct Sockets<'a> {
+    taskstats: &'a OwnedFd,
+    connector: Option<&'a OwnedFd>,
+    /// Read end of the pipe the steps wake it through.
+    woken: &'a OwnedFd,
+    /// The `TASKSTATS` family id (for the end markers).
+    family: u16,
+}
+
+/// Waits until `fds` can be read or `wait` passed (an interruption is a
+/// normal return).
+fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) {
+    let timeout = Timespec::try_from(wait).ok();
+    let _ = rustix::event::poll(fds, timeout.as_ref());
+}
+
+/// The monotonic clock (`ktime_get_ns`, which stamps connector events,
+/// drivers/connector/cn_proc.c) read once beside an [`Instant`] (the same
+/// clock on Linux), so that an event's stamp becomes an [`Instant`] without a
+/// clock read per event: a fork read after a pause happened up to the pause
+/// earlier.
+pub(super) struct EventClock {
+    pub(super) at: Instant,
+    pub(super) ns: u64,
+}
+
+impl EventClock {
+    pub(super) fn now() -> EventClock {
+        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let ns = u64::try_from(clock.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000)
+            + u64::try_from(clock.tv_nsec).unwrap_or(0);
+        EventClock { at: Instant::now(), ns }
+    }
+
+    /// When the event stamped `timestamp_ns` happened, no later than `now`.
+    pub(super) fn happened(&self, timestamp_ns: u64, now: Instant) -> Instant {
+        let at = if timestamp_ns >= self.ns {
+            self.at + Duration::from_nanos(timestamp_ns - self.ns)
+        } else {
+            self.at.checked_sub(Duration::from_nanos(self.ns - timestamp_ns)).unwrap_or(self.at)
+        };
+        at.min(now)
+    }
+}
+
+/// A step being tracked.
+struct Watched {
+    tracker: Tracker,
+    /// The thread's counters when the step was opened.
+    at_open: Counters,
+    stopping: Option<Stopping>,
+}
+
+/// A step told to stop: its records are read to the end marker.
+struct Stopping {
+    since: Instant,
+    marker_read: bool,
+    reply: mpsc::Sender<Ended>,
+}
+
+/// Hands `each` a tracker at a time, the last one by value (a record is
+/// cloned for every step but one: most often there is one).
+fn to_every(watched: &mut HashMap<u64, Watched>, task: Task) {
+    let n = watched.len();
+    for (i, w) in watched.values_mut().enumerate() {
+        if i + 1 == n {
+            w.tracker.record(task);
+            return;
+        }
+        w.tracker.record(task.clone());
+    }
+}
+
+/// The thread: reads both sockets, hands every event to every tracked step
+/// and answers the steps' asks, until the hub is dropped and no step is left.
+fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: bool) {
+    let mut watched: HashMap<u64, Watched> = HashMap::new();
+    let mut totals = Counters::default();
+    // Drops are counted from /proc/net/netlink only once a socket has
+    // overrun (an `ENOBUFS`, which every dropping episode reports): a
+    // machine that never overruns never pays for the read.
+    let mut congested = false;
+    let mut buf = vec![0u8; socket::DATAGRAM];
+    let mut wakes = [0u8; 64];
+    let pause = pause();
+    let clock = EventClock::now();
+    let me = std::process::id();
+    let mut hub_dropped = false;
+    loop {
+        while matches!(rustix::io::read(sockets.woken, &mut wakes), Ok(n) if n > 0) {}
+        loop {
+            let ask = match asks.try_recv() {
+                Ok(ask) => ask,
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    hub_dropped = true;
+                    break;
+                }
+            };
+            match ask {
+                Ask::Open(step, opened) => {
+                    let tracker = Tracker::new(me);
+                    watched.insert(step, Watched { tracker, at_open: totals, stopping: None });
+                    let _ = opened.send(());
+                }
+                Ask::Root(step, pid, subreaper, started) => {
+                    if let Some(w) = watched.get_mut(&step) {
+                        w.tracker.set_root(pid, subreaper, started, Instant::now());
+                    }
+                }
+                Ask::Live(step, reply) => {
+                    let _ = reply.send(watched.get(&step).map(|w| w.tracker.live()).unwrap_or_default());
+                }
+                Ask::Stop(step, reply) => {
+                    if let Some(w) = watched.get_mut(&step)
+                        && w.stopping.is_none()
+                    {
+                        // The step's processes are reaped: their records are queued.
+                        let seq = MARKER_BIT | u32::try_from(step).unwrap_or(0);
+                        let marker_read = socket::send_marker(sockets.taskstats, sockets.family, seq).is_err();
+                        w.stopping = Some(Stopping { since: Instant::now(), marker_read, reply });
+                    }
+                }
+            }
+        }
+        if hub_dropped && watched.is_empty() {
+            return;
+        }
+        let first_stop = watched.values().filter_map(|w| w.stopping.as_ref().map(|s| s.since)).min();
+        if first_stop.is_none() {
+            let mut fds =
+                vec![PollFd::new(sockets.woken, PollFlags::IN), PollFd::new(sockets.taskstats, PollFlags::IN)];
+            if let Some(c) = sockets.connector {
+                fds.push(PollFd::new(c, PollFlags::IN));
+            }
+            wait_for(&mut fds, POLL);
+        }
+        let until = first_stop.map(|at| at + FINAL_READ);
+        let connector_until = first_stop.map(|at| at + FINAL_CONNECTOR_READ);
+        // Records first, then fork events: a record is weighed once the
+        // connector was read to its end after it, so that every fork event
+        // sent before its exit is known (a reused pid is taken for the
+        // wrong process otherwise).
+        let records = drain(sockets.taskstats, &mut buf, &mut totals.overruns, until, |bytes, _| {
+            for m in Messages::new(bytes).flatten() {
+                // Multicast records come from port 0; a marker's reply and
+                // acknowledgement to this socket's port.
+                if m.header.port != 0 {
+                    if m.header.seq & MARKER_BIT != 0
+                        && m.error().is_some()
+                        && let Some(Watched { stopping: Some(stop), .. }) =
+                            watched.get_mut(&u64::from(m.header.seq & !MARKER_BIT))
+                    {
+                        stop.marker_read = true;
+                    }
+                    continue;
+                }
+                if watched.is_empty() {
+                    continue;
+                }
+                if let Ok(TaskstatsReply { pid: Some((_, stats)), .. }) = TaskstatsReply::parse(m.payload) {
+                    to_every(&mut watched, convert::task(&stats, true, delay_accounting));
+                }
+            }
+        });
+        let forks = sockets.connector.map_or(0, |c| {
+            drain(c, &mut buf, &mut totals.connector_overruns, connector_until, |bytes, now| {
+                for m in Messages::new(bytes).flatten() {
+                    if let Ok(ProcEvent {
+                        kind: EventKind::Fork { parent_tgid, child_pid, child_tgid, .. },
+                        timestamp_ns,
+                        ..
+                    }) = ProcEvent::parse(m.payload)
+                        && child_pid == child_tgid
+                    {
+                        let at = clock.happened(timestamp_ns, now);
+                        for w in watched.values_mut() {
+                            w.tracker.fork(parent_tgid, child_tgid, at);
+                        }
+                    }
+                }
+            })
+        });
+        let forks_to_the_end = forks < READ_AT_MOST;
+        let now = Instant::now();
+        if forks_to_the_end {
+            for w in watched.values_mut() {
+                w.tracker.forks_read(now);
+            }
+        }
+        let full = records == READ_AT_MOST || !forks_to_the_end;
+        if !full {
+            // The processes that lived until now: their arguments (a process
+            // shorter than a pause has none). Only once both queues were read
+            // to their end: before that, the members include processes whose
+            // records are still queued (in an exit storm, trying their gone
+            // /proc entries cost more than the rest).
+            for w in watched.values_mut().filter(|w| w.stopping.is_none()) {
+                for pid in w.tracker.wanting_args(now) {
+                    if let Some(args) = args::of(pid) {
+                        w.tracker.set_args(pid, args);
+                    }
+                }
+            }
+        }
+        congested |= totals.overruns > 0 || totals.connector_overruns > 0;
+        let done: Vec<u64> = watched
+            .iter()
+            .filter(|(_, w)| {
+                w.stopping.as_ref().is_some_and(|s| {
+                    let records_read = s.marker_read || records == 0 || now >= s.since + FINAL_READ;
+                    records_read && forks_to_the_end
+                })
+            })
+            .map(|(step, _)| *step)
+            .collect();
+        if !done.is_empty() && congested {
+            totals.drops = drops::of(sockets.taskstats.as_fd());
+            totals.connector_drops = sockets.connector.and_then(|c| drops::of(c.as_fd()));
+        }
+        for step in done {
+            let Some(Watched { tracker, at_open, stopping: Some(stopping) }) = watched.remove(&step) else { continue };
+            let mut counters = at_open.since(totals);
+            if !congested {
+                (counters.drops, counters.connector_drops) = (Some(0), Some(0));
+            }
+            let _ = stopping.reply.send(Ended { counters, tracker });
+        }
+        if first_stop.is_none() && records + forks > 0 && !full {
+            // Let events pile up, unless a step asks meanwhile.
+            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], pause);
+        }
+    }
+}
+
+/// Reads what is queued on `fd` without blocking, handing each datagram to
+/// `each`, until nothing is queued, [`READ_AT_MOST`] were read, or `until`
+/// passed; counts `ENOBUFS`. Returns the datagrams read.
+fn drain(
+    fd: &OwnedFd,
+    buf: &mut [u8],
+    overruns: &mut u64,
+    until: Option<Instant>,
+    mut each: impl FnMut(&[u8], Instant),
+) -> usize {
+    let mut n = 0;
+    while n < READ_AT_MOST {
+        if until.is_some_and(|until| Instant::now() >= until) {
+            return n;
+        }
+        match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
+            Ok((len, _)) => {
+                n += 1;
+                each(&buf[..len], Instant::now());
+            }
+            Err(e) if socket::is_overrun(&e.into()) => *overruns += 1,
+            Err(_) => return n,
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_events_stamp_becomes_the_instant_it_happened() {
+        let clock = super::EventClock::now();
+        let later = clock.at + std::time::Duration::from_millis(700);
+        assert_eq!(clock.happened(clock.ns + 200_000_000, later), clock.at + std::time::Duration::from_millis(200));
+        assert_eq!(clock.happened(clock.ns + 900_000_000, later), later, "never after it was read");
+        assert!(clock.happened(clock.ns.saturating_sub(1_000), later) <= clock.at);
+    }
+
+    #[test]
+    fn counters_of_a_step_are_what_changed_while_it_ran() {
+        let at_open = super::Counters { overruns: 2, connector_overruns: 0, drops: Some(10), connector_drops: None };
+        let now = super::Counters { overruns: 5, connector_overruns: 1, drops: Some(17), connector_drops: Some(3) };
+        let since = at_open.since(now);
+        assert_eq!(
+            (since.overruns, since.connector_overruns, since.drops, since.connector_drops),
+            (3, 1, Some(7), None)
+        );
+    }
+}

@@ -1,0 +1,91 @@
+//! What placing a step reads of the host, read once: by a [`crate::Runner`]
+//! for all of its steps, by [`crate::prepare`] for its one step. A builder
+//! that runs thousands of steps paid for these files at every step (its
+//! `/proc/self/cgroup` and `mountinfo` three times, the container's signs,
+//! systemd's, a scan of each hierarchy for leftovers): a few hundred
+//! microseconds of the step's start.
+//!
+//! The snapshot is the host as it was when the runner started: a builder
+//! moved to another cgroup after that keeps placing its steps where it was.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use stepmon_sampler::cgroup::discover;
+
+use crate::cgroup::placement;
+use crate::cgroup::v1::{self, Hierarchy};
+use crate::host::container::{self, Container};
+use crate::host::shape::{self, Shape};
+use crate::notice::Notice;
+
+/// The host's cgroup layout and signs, as placement needs them.
+#[derive(Debug)]
+pub(crate) struct HostView {
+    /// This process's cgroup v2, or why none was found.
+    pub(crate) location: Result<discover::Cgroup2, String>,
+    /// The mounted v1 hierarchies and this process's cgroup in each.
+    pub(crate) v1: Vec<Hierarchy>,
+    /// The effective user id at the snapshot.
+    pub(crate) euid: u32,
+    /// The shape of this process's cgroup v2, read at first need: later
+    /// steps' subreapers sit in it and would make it look shared.
+    shape: OnceLock<Option<Shape>>,
+    /// The container this process runs in, read at first need.
+    container: OnceLock<Option<Container>>,
+    /// Bases already swept for leftovers of earlier runs (once each).
+    swept: Mutex<HashSet<PathBuf>>,
+    /// Whether the v1 hierarchies were swept.
+    v1_swept: OnceLock<()>,
+}
+
+impl HostView {
+    /// Reads the host now.
+    pub(crate) fn read() -> HostView {
+        HostView {
+            location: discover::locate().map_err(|e| e.to_string()),
+            v1: v1::hierarchies_in(Path::new("/proc/self")),
+            euid: rustix::process::geteuid().as_raw(),
+            shape: OnceLock::new(),
+            container: OnceLock::new(),
+            swept: Mutex::new(HashSet::new()),
+            v1_swept: OnceLock::new(),
+        }
+    }
+
+    /// The shape of this process's cgroup v2 ([`shape::detect`]).
+    pub(crate) fn shape(&self) -> Option<&Shape> {
+        self.shape.get_or_init(|| self.location.as_ref().ok().map(|loc| shape::detect(loc, self.euid))).as_ref()
+    }
+
+    /// The container this process runs in ([`container::detect`]).
+    pub(crate) fn container(&self) -> Option<&Container> {
+        self.container.get_or_init(container::detect).as_ref()
+    }
+
+    /// Removes what earlier runs left under `base` (once per base), saying
+    /// so in `notices` when that fails for another reason than a missing
+    /// privilege or a read-only cgroupfs.
+    pub(crate) fn sweep(&self, base: &Path, notices: &mut Vec<Notice>) {
+        let first = self.swept.lock().map_or(true, |mut swept| swept.insert(base.to_path_buf()));
+        if !first {
+            return;
+        }
+        if let Err(e) = placement::collect_garbage(base, false)
+            && e.kind() != std::io::ErrorKind::PermissionDenied
+            && e.raw_os_error() != Some(rustix::io::Errno::ROFS.raw_os_error())
+        {
+            notices.push(Notice::CleanupFailed { under: Some(base.to_path_buf()), error: e.to_string() });
+        }
+    }
+
+    /// Removes what earlier runs left in the v1 hierarchies (once).
+    pub(crate) fn sweep_v1(&self, notices: &mut Vec<Notice>) {
+        if self.v1_swept.set(()).is_ok()
+            && let Err(e) = v1::collect_garbage(&self.v1, false)
+        {
+            notices.push(Notice::CleanupFailed { under: None, error: e.to_string() });
+        }
+    }
+}
