@@ -58,6 +58,10 @@ pub struct CgroupProbe {
     missing_len: usize,
 }
 
+/// `ENOENT` (include/uapi/asm-generic/errno-base.h): what opening a file of
+/// a controller the cgroup lacks returns, given without the open.
+const ENOENT: i32 = 2;
+
 /// A file of the sample as found at open.
 #[derive(Debug)]
 enum Slot {
@@ -124,7 +128,7 @@ impl CgroupProbe {
             }
             match info.controller {
                 Some(controller) if !is_root && !enabled.iter().any(|c| c == controller.name()) => {
-                    Err(io::Error::from(io::ErrorKind::NotFound))
+                    Err(io::Error::from_raw_os_error(ENOENT))
                 }
                 _ => HeldFile::open_at(&dir, info.name),
             }
