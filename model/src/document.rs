@@ -24,7 +24,7 @@ pub struct Collector {
     pub samples: usize,
     /// Machine samples kept in the output.
     pub sys_samples: usize,
-    /// CPU time of the thread that sampled the process tree's memory
+    /// CPU time the samples of the process tree's memory took
     /// (`stepmon.processTree.memory`), s; part of `cpu_seconds`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree_memory_cpu_seconds: Option<f64>,

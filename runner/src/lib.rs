@@ -71,6 +71,8 @@ mod step;
 #[path = "../../testsupport/skip.rs"]
 mod test_skip;
 #[cfg(target_os = "linux")]
+mod ticker;
+#[cfg(target_os = "linux")]
 pub mod tree;
 #[cfg(target_os = "linux")]
 mod tree_memory;

@@ -12,6 +12,7 @@ use crate::options::StepOptions;
 use crate::processes::Hub;
 use crate::step::host_view::HostView;
 use crate::step::{Prepared, Step, prepare_with};
+use crate::ticker::Ticker;
 
 /// Starts measured steps; one per process is enough (clones share it).
 ///
@@ -38,6 +39,8 @@ pub struct Runner {
     host: Arc<HostView>,
     /// The taskstats listener all steps share, or why there is none.
     hub: Result<Hub, String>,
+    /// The thread of every step's periodic procfs readings (started with the first).
+    ticker: Ticker,
 }
 
 impl Runner {
@@ -46,12 +49,18 @@ impl Runner {
     /// step's timers).
     pub fn new() -> Result<Runner, RunError> {
         let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
-        Ok(Runner { monitor, host: Arc::new(HostView::read()), hub: Hub::start() })
+        Ok(Runner { monitor, host: Arc::new(HostView::read()), hub: Hub::start(), ticker: Ticker::default() })
     }
 
     /// Places a step (see [`crate::prepare`]) on this runner's sampler.
     pub fn prepare(&self, options: StepOptions) -> Result<Prepared, RunError> {
-        prepare_with(options, Some(self.monitor.clone()), Arc::clone(&self.host), Some(self.hub.clone()))
+        prepare_with(
+            options,
+            Some(self.monitor.clone()),
+            Arc::clone(&self.host),
+            Some(self.hub.clone()),
+            Some(self.ticker.clone()),
+        )
     }
 
     /// Places and starts a step; await the [`Step`] or [`Step::wait`] for it.

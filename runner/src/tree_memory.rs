@@ -5,30 +5,44 @@
 //! the processes that map it, so the tree counts it once,
 //! <https://docs.kernel.org/filesystems/proc.html#proc-pid-smaps-rollup>),
 //! or before 5.3 `RssAnon + RssShmem` from `status`. One sample when the
-//! step has started ([`TreeMemorySampler::set_root`]), one every interval,
+//! step has started ([`TreeMemorySampler::set_root`]), one every interval
+//! (on the thread every step shares, [`crate::ticker`]),
 //! one at [`TreeMemorySampler::finish`] (before leftovers are killed). Its
 //! largest sum is a lower bound of the tree's peak.
 
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use stepmon_model::source::{TreeMemory, TreeMemoryFrom};
 use stepmon_sysusage::parse::{ProcStatus, SmapsRollup};
 
+use crate::ticker::{Job, Ticker, Ticking};
 use crate::tree::children;
 
-/// The sampling thread of one step.
+/// The samples of one step.
 #[derive(Debug)]
 pub(crate) struct TreeMemorySampler {
     /// The step's subreaper (0 before the spawn).
     root: Arc<AtomicI32>,
     memory: Arc<Mutex<TreeMemory>>,
-    stop: Option<mpsc::Sender<()>>,
-    /// Returns its CPU time, s.
-    thread: Option<JoinHandle<f64>>,
+    /// Its samples on the shared thread.
+    ticking: Option<Ticking>,
+    /// CPU time its samples took, ns.
+    cpu_nanos: Arc<AtomicU64>,
+}
+
+/// The calling thread's CPU time, ns.
+fn thread_cpu_nanos() -> u64 {
+    let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(cpu.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000) + u64::try_from(cpu.tv_nsec).unwrap_or(0)
+}
+
+/// [`sample`], its CPU time added to `cpu_nanos`.
+fn timed_sample(root: &AtomicI32, memory: &Mutex<TreeMemory>, cpu_nanos: &AtomicU64) {
+    let before = thread_cpu_nanos();
+    sample(root, memory);
+    cpu_nanos.fetch_add(thread_cpu_nanos().saturating_sub(before), Ordering::Relaxed);
 }
 
 /// One process's proportional anonymous + shared memory, bytes, and where
@@ -74,59 +88,44 @@ fn sample(root: &AtomicI32, memory: &Mutex<TreeMemory>) {
 }
 
 impl TreeMemorySampler {
-    /// Starts the thread (before the step is spawned); it samples every
-    /// `interval` once [`TreeMemorySampler::set_root`] named the subreaper.
-    pub(crate) fn start(interval: Duration) -> TreeMemorySampler {
+    /// Samples every `interval` on `ticker`'s thread once
+    /// [`TreeMemorySampler::set_root`] named the subreaper (set up before
+    /// the step is spawned).
+    pub(crate) fn start(interval: Duration, ticker: &Ticker) -> TreeMemorySampler {
         let root = Arc::new(AtomicI32::new(0));
         let memory = Arc::new(Mutex::new(TreeMemory {
             interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
             ..TreeMemory::default()
         }));
-        let (stop, stopped) = mpsc::channel::<()>();
-        let (thread_root, thread_memory) = (Arc::clone(&root), Arc::clone(&memory));
-        let thread = std::thread::Builder::new()
-            .name("stepmon-treemem".to_owned())
-            .spawn(move || {
-                let mut next = Instant::now() + interval;
-                loop {
-                    let now = Instant::now();
-                    if now >= next {
-                        sample(&thread_root, &thread_memory);
-                        next += interval;
-                        continue;
-                    }
-                    // Asleep until the next sample is due, or woken at once
-                    // when `finish` drops the sender.
-                    match stopped.recv_timeout(next - now) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                    }
-                }
-                // The sample at the end.
-                sample(&thread_root, &thread_memory);
-                let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-                #[allow(clippy::cast_precision_loss)] // ns of one thread, far below 2^53
-                let seconds = cpu.tv_sec as f64 + cpu.tv_nsec as f64 / 1e9;
-                seconds
+        let cpu_nanos = Arc::new(AtomicU64::new(0));
+        let job: Job = {
+            let (root, memory, cpu_nanos) = (Arc::clone(&root), Arc::clone(&memory), Arc::clone(&cpu_nanos));
+            Arc::new(move || {
+                timed_sample(&root, &memory, &cpu_nanos);
+                interval
             })
-            .ok();
-        TreeMemorySampler { root, memory, stop: Some(stop), thread }
+        };
+        let ticking = ticker.add(interval, job);
+        TreeMemorySampler { root, memory, ticking, cpu_nanos }
     }
 
     /// The step has started under the subreaper `pid`: the sample at the
     /// start (on the caller's thread), then one every interval.
     pub(crate) fn set_root(&self, pid: i32) {
         self.root.store(pid, Ordering::Release);
-        sample(&self.root, &self.memory);
+        timed_sample(&self.root, &self.memory, &self.cpu_nanos);
     }
 
-    /// Takes the last sample and stops: the memory and the thread's CPU
-    /// time, s; `None` when the thread could not start.
+    /// Takes the last sample (on the caller's thread) and stops: the
+    /// memory and the CPU time its samples took, s; `None` when the
+    /// periodic samples could not start.
     pub(crate) fn finish(mut self) -> Option<(TreeMemory, f64)> {
-        drop(self.stop.take());
-        let cpu = self.thread.take()?.join().ok()?;
+        drop(self.ticking.take()?);
+        timed_sample(&self.root, &self.memory, &self.cpu_nanos);
         let memory = *self.memory.lock().unwrap_or_else(PoisonError::into_inner);
-        Some((memory, cpu))
+        #[allow(clippy::cast_precision_loss)] // ns of a step's samples, far below 2^52
+        let seconds = self.cpu_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        Some((memory, seconds))
     }
 }
 

@@ -128,7 +128,7 @@ fn registered() -> Result<(OwnedFd, u16, String), String> {
 impl Session {
     /// Starts following the step on `hub` (before the step is spawned), or
     /// sampling procfs when there is no listener (`Err`: why).
-    pub(crate) fn start(keep: Keep, hub: &Result<Hub, String>) -> Session {
+    pub(crate) fn start(keep: Keep, hub: &Result<Hub, String>, ticker: &crate::ticker::Ticker) -> Session {
         let opened = match hub {
             Ok(hub) => hub.open().map(|step| (hub, step)).ok_or_else(|| "the taskstats thread has ended".to_owned()),
             Err(reason) => Err(reason.clone()),
@@ -137,7 +137,7 @@ impl Session {
             Ok((hub, step)) => {
                 Session::Listening(Listener { hub: hub.clone(), step, root: None, running: Vec::new(), keep })
             }
-            Err(reason) => Session::Sampled(sampled::Sampling::start(keep, reason)),
+            Err(reason) => Session::Sampled(sampled::Sampling::start(keep, reason, ticker)),
         }
     }
 

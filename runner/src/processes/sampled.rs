@@ -2,34 +2,32 @@
 //! without `CONFIG_TASKSTATS`): the step's processes read from
 //! `/proc/PID/{stat,status,io}` (<https://docs.kernel.org/filesystems/proc.html#process-specific-subdirectories>)
 //! on the step sampler's schedule ([`Policy::step`]: fast at first, then
-//! every `min_interval`) and once more before the kill. Each process is kept
+//! every `min_interval`), on the thread every step shares
+//! ([`crate::ticker`]), and once more before the kill. Each process is kept
 //! by (pid, start time) with its last values, since pids are reused. A
 //! process that lived between two readings is missing: the document says so.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use stepmon_model::processes::{CpuTime, Keep, ProcessRecord, Processes};
 use stepmon_sampler::Policy;
 use stepmon_sysusage::parse::{ProcIo, ProcStat, ProcStatus};
 
+use crate::ticker::{Job, Ticker, Ticking};
 use crate::tree::children;
 
 /// Processes seen, by (pid, start in clock ticks after boot).
 type Seen = BTreeMap<(u32, u64), ProcessRecord>;
 
-/// The sampling thread of one step.
+/// The readings of one step.
 #[derive(Debug)]
 pub(crate) struct Sampling {
     seen: Arc<Mutex<Seen>>,
-    /// Dropped to stop the thread: it waits for the next reading on the
-    /// other end, so it wakes at once instead of at its next look.
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// Its readings on the shared thread (`None`: it could not start).
+    ticking: Option<Ticking>,
     /// The step's own subreaper, whose descendants are the step's (0 until
     /// it is spawned).
     subreaper: Arc<AtomicI32>,
@@ -130,38 +128,25 @@ fn sample(subreaper: i32, seen: &Mutex<Seen>, running_at_end: bool) {
 }
 
 impl Sampling {
-    /// Starts reading (before the step is spawned).
-    pub(crate) fn start(keep: Keep, why_not_taskstats: String) -> Sampling {
+    /// Starts reading on `ticker`'s thread (before the step is spawned).
+    pub(crate) fn start(keep: Keep, why_not_taskstats: String, ticker: &Ticker) -> Sampling {
         let subreaper = Arc::new(AtomicI32::new(0));
         let seen = Arc::new(Mutex::new(Seen::new()));
-        let (stop, stopped) = mpsc::channel::<()>();
-        let thread = {
-            let (subreaper, seen) = (Arc::clone(&subreaper), Arc::clone(&seen));
-            std::thread::Builder::new()
-                .name("stepmon-procs".to_owned())
-                .spawn(move || {
-                    let policy = Policy::step();
-                    let started = Instant::now();
-                    let mut next = started;
-                    loop {
-                        let now = Instant::now();
-                        if now >= next {
-                            sample(subreaper.load(Ordering::Acquire), &seen, false);
-                            let fast = policy.fast_start.filter(|f| started.elapsed() < f.duration);
-                            next += fast.map_or(policy.min_interval, |f| f.interval);
-                            continue;
-                        }
-                        // Asleep until the next reading is due, or woken at
-                        // once when the step's end drops the sender.
-                        match stopped.recv_timeout(next - now) {
-                            Err(RecvTimeoutError::Timeout) => {}
-                            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                        }
-                    }
-                })
-                .ok()
+        let policy = Policy::step();
+        let interval = move |started: Instant| {
+            let fast = policy.fast_start.filter(|f| started.elapsed() < f.duration);
+            fast.map_or(policy.min_interval, |f| f.interval)
         };
-        Sampling { seen, stop: Some(stop), thread, subreaper, why_not_taskstats, keep }
+        let started = Instant::now();
+        let job: Job = {
+            let (subreaper, seen) = (Arc::clone(&subreaper), Arc::clone(&seen));
+            Arc::new(move || {
+                sample(subreaper.load(Ordering::Acquire), &seen, false);
+                interval(started)
+            })
+        };
+        let ticking = ticker.add(interval(started), job);
+        Sampling { seen, ticking, subreaper, why_not_taskstats, keep }
     }
 
     /// The step's subreaper was spawned with this PID (as this process's
@@ -177,11 +162,7 @@ impl Sampling {
 
     /// Stops reading and builds the document.
     pub(crate) fn finish(mut self) -> Processes {
-        drop(self.stop.take());
-        let started = self.thread.is_some();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        let started = self.ticking.take().is_some();
         let seen = std::mem::take(&mut *self.seen.lock().unwrap_or_else(PoisonError::into_inner));
         let mut doc = Processes::sampled(seen.into_values().collect(), self.keep, self.why_not_taskstats);
         if !started && doc.processes == 0 {

@@ -60,6 +60,9 @@ pub struct Prepared {
     /// The taskstats listener of the runner (or why there is none); `None`:
     /// the step starts one of its own.
     hub: Option<Result<crate::processes::Hub, String>>,
+    /// The runner's thread for periodic procfs readings; `None`: the step
+    /// starts one of its own if it needs one.
+    ticker: Option<crate::ticker::Ticker>,
 }
 
 impl Prepared {

@@ -25,6 +25,7 @@ use crate::options::{CgroupMode, NetMode, StepOptions};
 use crate::processes::Hub;
 use crate::signals::Caught;
 use crate::spawn::{self};
+use crate::ticker::Ticker;
 
 /// Finds `program` like `execvp` would, to report "not found" before any
 /// cgroup is created: a path that exists, or a file of that name in `PATH`.
@@ -42,17 +43,18 @@ pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
 /// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
 /// made, the network namespace cannot be set up, or `/proc` cannot be read.
 pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
-    prepare_with(options, None, Arc::new(HostView::read()), None)
+    prepare_with(options, None, Arc::new(HostView::read()), None, None)
 }
 
 /// [`prepare`] with the sampler of a [`crate::Runner`] (`None`: one of the
-/// step's own), its view of the host and its taskstats listener (`None`:
-/// one of the step's own).
+/// step's own), its view of the host, its taskstats listener and its
+/// thread for procfs readings (`None`: the step's own).
 pub(crate) fn prepare_with(
     options: StepOptions,
     monitor: Option<Monitor>,
     host: Arc<HostView>,
     hub: Option<Result<Hub, String>>,
+    ticker: Option<Ticker>,
 ) -> Result<Prepared, RunError> {
     let called = std::time::Instant::now();
     // Take over the signals before anything is created: from now on a signal
@@ -232,6 +234,7 @@ pub(crate) fn prepare_with(
         notices,
         host,
         hub,
+        ticker,
     })
 }
 

@@ -90,9 +90,10 @@ impl Prepared {
         };
         // Listening before the spawn: the step's first fork is seen.
         let hub = self.hub.take().unwrap_or_else(Hub::start);
-        let mut processes = Session::start(self.options.processes, &hub);
+        let ticker = self.ticker.take().unwrap_or_default();
+        let mut processes = Session::start(self.options.processes, &hub, &ticker);
         let tree_memory = (!self.memory_cgroup())
-            .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval));
+            .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval, &ticker));
         let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
         drop(v1_tasks);
