@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! builder --steps N --parallel P [--runtime tokio|smol|futures|blocking]
-//!         [--no-cgroup] [--plain] -- CMD ARGS...
+//!         [--no-cgroup] [--plain] [--heap-mib M] -- CMD ARGS...
 //! ```
 //!
 //! One line per step from its typed result (`Finished::result`),
@@ -13,6 +13,8 @@
 //! then `{"steps", "failed", "wallSeconds"}`. `overheadSeconds` is the time
 //! from the start call to the result less the step's own wall time. `--plain` runs the
 //! steps with `std::process::Command`, unmeasured, for comparison.
+//! `--heap-mib M` first fills M MiB of heap and holds it, as a builder's
+//! own state would be (what forking from a large process costs a step).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -38,13 +40,22 @@ struct Args {
     runtime: Runtime,
     no_cgroup: bool,
     plain: bool,
+    heap_mib: usize,
     command: Vec<OsString>,
 }
 
 fn parse() -> Result<Args, String> {
     let mut args = std::env::args_os().skip(1);
     let mut parsed =
-        Args { steps: 1, parallel: 1, runtime: Runtime::Blocking, no_cgroup: false, plain: false, command: Vec::new() };
+        Args {
+            steps: 1,
+            parallel: 1,
+            runtime: Runtime::Blocking,
+            no_cgroup: false,
+            plain: false,
+            heap_mib: 0,
+            command: Vec::new(),
+        };
     let number = |value: Option<OsString>, name: &str| -> Result<usize, String> {
         value.and_then(|v| v.into_string().ok()).and_then(|v| v.parse().ok()).ok_or(format!("{name} needs a number"))
     };
@@ -63,6 +74,7 @@ fn parse() -> Result<Args, String> {
             }
             Some("--no-cgroup") => parsed.no_cgroup = true,
             Some("--plain") => parsed.plain = true,
+            Some("--heap-mib") => parsed.heap_mib = number(args.next(), "--heap-mib")?,
             Some("--") => {
                 parsed.command = args.collect();
                 break;
@@ -202,6 +214,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Touched, so that every page is mapped (as a builder's state is).
+    let heap = vec![1u8; args.heap_mib << 20];
     let started = Instant::now();
     let failed = if args.plain {
         run_plain(&args)
@@ -219,5 +233,6 @@ fn main() -> ExitCode {
         failed
     };
     println!("{}", json!({"steps": args.steps, "failed": failed, "wallSeconds": started.elapsed().as_secs_f64()}));
+    drop(std::hint::black_box(heap));
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

@@ -204,7 +204,14 @@ impl Step {
     /// Its first process has exited: the last reading of its processes,
     /// then the kill (or wait) of what is left.
     fn end_leftovers(&mut self) {
-        if let Some(processes) = &mut self.processes {
+        // An empty cgroup has nothing left to read (one file read instead of
+        // a round trip to the listener's thread for its list of live ones).
+        let emptied = self.prepared.cgroups.as_ref().is_some_and(|c| {
+            crate::cgroup::placement::populated(&c.get().leaf).is_ok_and(|populated| !populated)
+        });
+        if let Some(processes) = &mut self.processes
+            && !emptied
+        {
             processes.query_running();
         }
         self.tree_memory_done = self.tree_memory.take().and_then(crate::tree_memory::TreeMemorySampler::finish);
