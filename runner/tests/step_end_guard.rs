@@ -12,9 +12,14 @@
 //! on a busy machine, which a step's several thread wake-ups pay more often
 //! than GNU time's few: as root the test first raises its own priority
 //! (nice [`NICE`], inherited by the steps, GNU time and the child that
-//! runs as `nobody`). And a stall can land on either side: a bound missed
-//! is measured again, up to [`ROUNDS`] times, and the test fails only when
-//! every round missed it — a fixed sleep misses it every time.
+//! runs as `nobody`). And this machine is shared: a stall of tens of ms
+//! lands on a few runs of either side and moves a total by more than the
+//! margin. So a round also passes when the median of its 50 differences
+//! (step − the GNU time run beside it) is under 5 ms, which a few stalls do
+//! not move and a fixed sleep does (by its length); and a round that
+//! missed both is measured again, up to [`ROUNDS`] times. The test fails
+//! only when every round missed both — a fixed sleep misses them every
+//! time.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -99,9 +104,9 @@ fn time_step(runner: &Runner, mode: CgroupMode, source: ProcessSource) -> Durati
     took
 }
 
-/// Rounds of [`STEPS`] steps and GNU time runs in turn until the steps
-/// take less than `STEPS` × (GNU time's run + [`MARGIN`]); panics after
-/// [`ROUNDS`] rounds that did not.
+/// Rounds of [`STEPS`] steps and GNU time runs in turn until one meets
+/// the bound (see the module's doc); panics after [`ROUNDS`] rounds that
+/// did not.
 fn guard(what: &str, mode: CgroupMode, source: ProcessSource) {
     let runner = Runner::new().unwrap();
     for _ in 0..WARM_UP {
@@ -110,33 +115,48 @@ fn guard(what: &str, mode: CgroupMode, source: ProcessSource) {
     }
     let mut missed = Vec::new();
     for round in 1..=ROUNDS {
-        let (mut gnu, mut ours) = (Duration::ZERO, Duration::ZERO);
-        for _ in 0..STEPS {
-            gnu += time_gnu();
-            ours += time_step(&runner, mode, source);
-        }
-        let bound = gnu + MARGIN * STEPS;
-        let line = format!(
-            "{what}, round {round}: {STEPS} steps {:.1} ms ({:.2} ms each), {STEPS} GNU time runs {:.1} ms \
-             ({:.2} ms each), bound {:.1} ms",
-            ours.as_secs_f64() * 1e3,
-            ours.as_secs_f64() * 1e3 / f64::from(STEPS),
-            gnu.as_secs_f64() * 1e3,
-            gnu.as_secs_f64() * 1e3 / f64::from(STEPS),
-            bound.as_secs_f64() * 1e3,
-        );
-        eprintln!("{line}");
-        if ours < bound {
+        let pairs: Vec<(Duration, Duration)> =
+            (0..STEPS).map(|_| (time_gnu(), time_step(&runner, mode, source))).collect();
+        let (verdict, line) = judge(&pairs);
+        eprintln!("{what}, round {round}: {line}");
+        if verdict {
             runner.shutdown();
             return;
         }
-        missed.push(line);
+        missed.push(format!("round {round}: {line}"));
     }
     runner.shutdown();
     panic!(
-        "every round took longer than GNU time + {MARGIN:?} a step (a fixed sleep at a step's end?):\n{}",
+        "{what}: every round was slower than GNU time + {MARGIN:?} a step (a fixed sleep at a step's end?):\n{}",
         missed.join("\n")
     );
+}
+
+/// Whether the (GNU time, step) pairs of a round meet the bound: the
+/// steps' total under the GNU time runs' total + [`MARGIN`] each, or the
+/// median of the pairs' differences under [`MARGIN`]. And a line of the
+/// figures.
+fn judge(pairs: &[(Duration, Duration)]) -> (bool, String) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let gnu: Duration = pairs.iter().map(|p| p.0).sum();
+    let ours: Duration = pairs.iter().map(|p| p.1).sum();
+    let n = u32::try_from(pairs.len()).unwrap();
+    let bound = gnu + MARGIN * n;
+    let mut differences: Vec<f64> = pairs.iter().map(|&(g, o)| ms(o) - ms(g)).collect();
+    differences.sort_by(f64::total_cmp);
+    let median = differences[differences.len() / 2];
+    let verdict = ours < bound || median < ms(MARGIN);
+    let line = format!(
+        "{n} steps {:.1} ms ({:.2} ms each), {n} GNU time runs {:.1} ms ({:.2} ms each), bound {:.1} ms; \
+         median step − GNU time {median:.2} ms (bound {:.0} ms)",
+        ms(ours),
+        ms(ours) / f64::from(n),
+        ms(gnu),
+        ms(gnu) / f64::from(n),
+        ms(bound),
+        ms(MARGIN),
+    );
+    (verdict, line)
 }
 
 #[test]
