@@ -5,7 +5,7 @@
 //! worker is the runner's static example program (runner/examples/worker.rs),
 //! so that the VM tier's pure cgroup v2 guest runs this file too, with the
 //! program at `STEPMON_WORKER_PROGRAM` (set by ci/vm/guest/init). A real
-//! `cargo build`'s advice is advice_cargo_live.rs. Prints `SKIPPED <name>:
+//! `cargo build`'s advice is in processes_live.rs. Prints `SKIPPED <name>:
 //! <why>` without root or the worker program.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
