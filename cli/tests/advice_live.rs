@@ -1,29 +1,29 @@
 //! The parallelism advice (docs/parallelism.md) of real steps, as root:
-//! six Python workers holding ~120 MiB each under `--memory-max 400M`
-//! (some OOM-killed: at most 3 jobs, memory-bound), the same six burning
-//! CPU with no limit (CPU-bound: at most the online CPUs), and a real
-//! `cargo build -j2` of a four-crate workspace (its `rustc`s and the crate
-//! of the largest). Prints `SKIPPED <name>: <why>` without root or the tools.
+//! six workers holding 120 MiB each for a second under `--memory-max 400M`
+//! (some OOM-killed: at most 3 jobs, memory-bound), and the same six
+//! burning CPU with no limit (CPU-bound: at most the online CPUs). The
+//! worker is the runner's static example program (runner/examples/worker.rs),
+//! so that the VM tier's pure cgroup v2 guest runs this file too, with the
+//! program at `STEPMON_WORKER_PROGRAM` (set by ci/vm/guest/init). A real
+//! `cargo build`'s advice is in processes_live.rs. Prints `SKIPPED <name>:
+//! <why>` without root or the worker program.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use common::{json, python, scratch, stepmon, wait_for};
+use common::{json, scratch, stepmon, wait_for};
 use serde_json::Value;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// A worker holding ~120 MiB for a second: 112 MiB written (`bytes * n`
-/// touches every page) beside the interpreter's own 8 MiB.
-const HOLD: &str = "x = b'a' * (112 << 20); import time; time.sleep(1)";
-/// The same burning CPU for 0.5 s of its own CPU time.
-const BURN: &str =
-    "x = b'a' * (112 << 20); import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass";
+/// Each worker holds this many MiB, every page written.
+const WORKER_MIB: u32 = 120;
 
 fn root(name: &str) -> bool {
     let ok = rustix::process::geteuid().is_root();
@@ -31,6 +31,39 @@ fn root(name: &str) -> bool {
         common::skip::skip(name, "the taskstats listener and --memory-max need root");
     }
     ok
+}
+
+/// The worker program: `STEPMON_WORKER_PROGRAM`, else the runner's example
+/// cargo built in this target directory (target/<profile>/examples/worker).
+fn worker_program(name: &str) -> Option<PathBuf> {
+    let path = match std::env::var_os("STEPMON_WORKER_PROGRAM") {
+        Some(path) => PathBuf::from(path),
+        None => std::env::current_exe().ok()?.parent()?.parent()?.join("examples").join("worker"),
+    };
+    if path.is_file() {
+        Some(path)
+    } else {
+        common::skip::skip(
+            name,
+            format!("no worker program at {} (`cargo build -p stepmon-runner --examples` builds it)", path.display()),
+        );
+        None
+    }
+}
+
+/// The command name the advice gives the worker: its file name, as the
+/// kernel keeps it (`comm`, at most 15 bytes).
+fn command_name(worker: &Path) -> String {
+    let name = worker.file_name().unwrap().to_str().unwrap();
+    name[..name.len().min(15)].to_owned()
+}
+
+/// Six workers of 720 MiB in all: one test at a time, so that the other's
+/// memory is not the machine's "others" (a 2 GiB VM guest holds one six).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `stepmon run --output OUT ARGS...`: its document's advice, the
@@ -57,53 +90,60 @@ fn run(out: &Path, args: &[&str]) -> (Value, Value, String) {
     (doc["stepmon"]["advice"]["parallelism"].clone(), doc, stderr)
 }
 
-/// Six workers started together, each running `code`.
-fn six(python: &Path, code: &str) -> String {
-    format!("for i in 1 2 3 4 5 6; do {} -c \"{code}\" & done; wait", python.display())
+/// Six workers started together, each `worker 120 ARGS`.
+fn six(worker: &Path, args: &str) -> String {
+    format!("for i in 1 2 3 4 5 6; do {} {WORKER_MIB} {args} & done; wait", worker.display())
 }
 
 #[test]
 fn six_workers_over_a_400m_limit_are_advised_by_memory() {
     let name = "six_workers_over_a_400m_limit_are_advised_by_memory";
+    let _one = one_at_a_time();
     if !root(name) {
         return;
     }
-    let Some(python) = python(name) else { return };
+    let Some(worker) = worker_program(name) else { return };
+    let command = command_name(&worker);
     let dir = scratch(name);
-    let script = six(&python, HOLD);
+    // Each asleep for a second with its memory held.
+    let script = six(&worker, "1");
     let (a, doc, stderr) = run(&dir.join("run.json"), &["--memory-max", "400M", "--", "sh", "-c", &script]);
     eprintln!("{name}: {}", a["reason"]);
     assert_eq!(doc["stepmon"]["processes"]["source"], "taskstats", "{a:#}");
-    assert!(doc["stepmon"]["summary"]["memory"]["oomKills"].as_u64().unwrap() >= 1, "six of ~120 MiB in 400M");
-    assert_eq!(a["command"], "python3", "{a:#}");
+    assert!(doc["stepmon"]["summary"]["memory"]["oomKills"].as_u64().unwrap() >= 1, "six of 120 MiB in 400M");
+    assert_eq!(a["command"], command.as_str(), "{a:#}");
     assert_eq!(a["instances"], 6, "{a:#}");
     assert_eq!(a["observedConcurrency"], 6, "started together, each living a second: {a:#}");
     assert_eq!(a["lifetimes"], "forkEvent", "sub-second lifetimes: {a:#}");
     let p95 = a["peakBytes"]["p95"].as_f64().unwrap();
-    assert!((p95 - 120.0 * MIB).abs() <= 0.10 * 120.0 * MIB, "p95 {} MiB", p95 / MIB);
+    let held = f64::from(WORKER_MIB) * MIB;
+    assert!((p95 - held).abs() <= 0.10 * held, "p95 {} MiB", p95 / MIB);
     assert_eq!(a["peakBytes"]["bound"], "exact");
     assert_eq!((a["memoryAvailableBytes"].as_u64(), a["memorySource"].as_str()), (Some(400 << 20), Some("stepLimit")));
     let jobs = a["suggestedJobs"].as_u64().unwrap();
     assert!((1..=3).contains(&jobs), "{a:#}");
     assert_eq!(a["limitedBy"], "memory", "{a:#}");
     // The text summary's line, and the OOM verdict's fix.
-    assert!(stderr.contains("=> parallelism: up to 6 python3 ran at once (6 runs)"), "{stderr}");
-    assert!(stderr.contains(&format!("; fix: run at most {jobs} python3 at once (-j{jobs})")), "{stderr}");
+    assert!(stderr.contains(&format!("=> parallelism: up to 6 {command} ran at once (6 runs)")), "{stderr}");
+    assert!(stderr.contains(&format!("; fix: run at most {jobs} {command} at once (-j{jobs})")), "{stderr}");
 }
 
 #[test]
 fn six_cpu_burning_workers_are_advised_at_most_the_online_cpus() {
     let name = "six_cpu_burning_workers_are_advised_at_most_the_online_cpus";
+    let _one = one_at_a_time();
     if !root(name) {
         return;
     }
-    let Some(python) = python(name) else { return };
+    let Some(worker) = worker_program(name) else { return };
+    let command = command_name(&worker);
     let dir = scratch(name);
-    let script = six(&python, BURN);
+    // Each computing for half a second of its own CPU time.
+    let script = six(&worker, "0.5 burn");
     let (a, _, _) = run(&dir.join("run.json"), &["--", "sh", "-c", &script]);
     eprintln!("{name}: {}", a["reason"]);
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
-    assert_eq!((a["command"].as_str(), a["instances"].as_u64()), (Some("python3"), Some(6)), "{a:#}");
+    assert_eq!((a["command"].as_str(), a["instances"].as_u64()), (Some(command.as_str()), Some(6)), "{a:#}");
     assert!(a["observedConcurrency"].as_u64().unwrap() >= 2, "{a:#}");
     assert_eq!(a["cpuBound"], true, "six busy workers on {cpus} CPUs: {a:#}");
     assert_eq!(a["memorySource"], "machineLessOthers", "{a:#}");
@@ -113,69 +153,4 @@ fn six_cpu_burning_workers_are_advised_at_most_the_online_cpus() {
         assert_eq!(a["cores"].as_f64(), Some(cpus as f64));
     }
     assert!(jobs <= cpus, "{a:#}");
-}
-
-/// A crate that takes rustc some 0.4 s of CPU in a debug build: 200
-/// functions. A `rustc` must live past the listener's pause (up to 0.6 s)
-/// for its arguments, and so the crate's name, to be read.
-const LIB: &str = "macro_rules! f { ($($n:ident)*) => { $(pub fn $n(x: u64) -> u64 {
-    (0..x).map(|i| i.wrapping_mul(i) ^ (i >> 3)).filter(|v| v % 7 != 0).sum::<u64>() + format!(\"{x}\").len() as u64
-})* } }
-macro_rules! g { ($($p:ident)*) => { $(mod $p { f!(a0 a1 a2 a3 a4 a5 a6 a7 a8 a9 b0 b1 b2 b3 b4 b5 b6 b7 b8 b9); })* } }
-g!(m0 m1 m2 m3 m4 m5 m6 m7 m8 m9);
-";
-
-#[test]
-fn a_cargo_build_is_advised_by_its_rustc_and_names_the_largest_crate() {
-    let name = "a_cargo_build_is_advised_by_its_rustc_and_names_the_largest_crate";
-    if !root(name) {
-        return;
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    if Command::new(&cargo).arg("--version").stdout(Stdio::null()).status().is_err() {
-        common::skip::skip(name, "no cargo");
-        return;
-    }
-    let dir = scratch(name);
-    let crates = ["alpha", "beta", "gamma", "delta"];
-    let members: Vec<String> = crates.iter().map(|c| format!("\"{c}\"")).collect();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!("[workspace]\nresolver = \"2\"\nmembers = [{}]\n", members.join(", ")),
-    )
-    .unwrap();
-    for c in crates {
-        std::fs::create_dir_all(dir.join(c).join("src")).unwrap();
-        std::fs::write(
-            dir.join(c).join("Cargo.toml"),
-            format!("[package]\nname = \"{c}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
-        )
-        .unwrap();
-        std::fs::write(dir.join(c).join("src/lib.rs"), LIB).unwrap();
-    }
-    let manifest = dir.join("Cargo.toml");
-    let target = dir.join("target");
-    let args = [
-        "--",
-        &cargo,
-        "build",
-        "-j2",
-        "--offline",
-        "--quiet",
-        "--manifest-path",
-        manifest.to_str().unwrap(),
-        "--target-dir",
-        target.to_str().unwrap(),
-    ];
-    let (a, doc, _) = run(&dir.join("run.json"), &args);
-    eprintln!("{name}: {}", a["reason"]);
-    assert_eq!(doc["stepmon"]["exitCode"], 0, "{doc:#}");
-    assert_eq!(a["command"], "rustc", "{a:#}");
-    // Four crates, plus cargo's queries of the compiler (`rustc -vV`, `--print`).
-    assert!(a["instances"].as_u64().unwrap() >= 4, "{a:#}");
-    assert_eq!(a["observedConcurrency"], 2, "four independent crates under -j2: {a:#}");
-    let largest = a["largestInput"].as_str().unwrap();
-    assert!(crates.contains(&largest), "the crate of the largest rustc: {a:#}");
-    assert!(a["reason"].as_str().unwrap().contains(&format!("({largest})")), "{a:#}");
-    assert!(a["suggestedJobs"].as_u64().unwrap() >= 1, "{a:#}");
 }

@@ -16,7 +16,7 @@ VM_TESTS=(
     "stepmon-netns-stats lib netns_root"
     "stepmon-fdread lib"
     "stepmon-runner lib library_step builders"
-    "stepmon bin run_live gc_live offline spawn_live ladder_live"
+    "stepmon bin run_live gc_live offline spawn_live ladder_live advice_live"
 )
 
 # Sets VM_TARGET and VM_RUSTFLAGS: musl if rustup can add it, else glibc
@@ -36,7 +36,7 @@ vm_pick_target() {
 }
 
 # Builds everything; writes "<package> <target> <path>" lines to
-# $VM_WORK/tests.txt and sets VM_STEPMON_BIN and VM_TREE_BIN.
+# $VM_WORK/tests.txt and sets VM_STEPMON_BIN, VM_TREE_BIN and VM_WORKER_BIN.
 vm_build() {
     vm_pick_target
     local line pkg rest t words args=()
@@ -77,15 +77,20 @@ vm_build() {
         and (.target.kind | index("bin")) and (.profile.test | not) and .executable != null) | .executable' \
         "$VM_WORK/cargo-tests.json" | tail -n 1)
     [[ -x $VM_STEPMON_BIN ]] || vm_die "cargo did not report the stepmon binary"
-    # The tree of known memory the runner's builders test runs, as a plain
-    # executable (`cargo test` would build the example as a test harness).
-    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo build -p stepmon-runner --example tree --target "$VM_TARGET" \
+    # The tree of known memory the runner's builders test runs, and the
+    # worker of known memory and CPU the CLI's advice test runs, as plain
+    # executables (`cargo test` would build the examples as test harnesses).
+    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo build -p stepmon-runner --example tree --example worker --target "$VM_TARGET" \
         --target-dir "$VM_TARGET_DIR" --message-format=json-render-diagnostics >"$VM_WORK/cargo-tree.json" ||
-        vm_die "building the tree example failed"
+        vm_die "building the tree and worker examples failed"
     VM_TREE_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "tree"
         and (.target.kind | index("example")) and .executable != null) | .executable' \
         "$VM_WORK/cargo-tree.json" | tail -n 1)
     [[ -x $VM_TREE_BIN ]] || vm_die "cargo did not report the tree example"
+    VM_WORKER_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "worker"
+        and (.target.kind | index("example")) and .executable != null) | .executable' \
+        "$VM_WORK/cargo-tree.json" | tail -n 1)
+    [[ -x $VM_WORKER_BIN ]] || vm_die "cargo did not report the worker example"
     local expected=0
     for line in "${VM_TESTS[@]}"; do
         read -ra words <<<"$line"
@@ -98,4 +103,5 @@ vm_build() {
     done <"$VM_WORK/tests.txt"
     vm_is_static "$VM_STEPMON_BIN" || vm_die "$VM_STEPMON_BIN is not statically linked"
     vm_is_static "$VM_TREE_BIN" || vm_die "$VM_TREE_BIN is not statically linked"
+    vm_is_static "$VM_WORKER_BIN" || vm_die "$VM_WORKER_BIN is not statically linked"
 }
