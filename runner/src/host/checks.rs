@@ -129,7 +129,7 @@ pub(super) fn privileges(facts: &Facts, own: &Path, checks: &mut Vec<Check>) -> 
 pub(super) fn controller_check(facts: &Facts, own: &Path, controller: &'static str) -> Check {
     let c = &facts.controllers;
     let has = |list: &[String]| list.iter().any(|x| x == controller);
-    let is_root = facts.location.as_ref().is_ok_and(|l| l.mount_point == own);
+    let is_root = facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_root(own, &l.mount_point));
     let v1 = c.cgroup_v1.iter().find(|b| b.controller == v1_name(controller));
     let name = format!("{controller} controller");
     if has(&c.own_subtree_control) {
@@ -213,7 +213,7 @@ pub(super) fn psi_checks(own: &Path) -> Vec<Check> {
 /// enabled (not the root): look at one if there is one, else say unknown.
 pub(super) fn peak_check(facts: &Facts, own: &Path, controller: &str, file: &str, field: &str) -> Check {
     let c = &facts.controllers;
-    let is_root = facts.location.as_ref().is_ok_and(|l| l.mount_point == own);
+    let is_root = facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_root(own, &l.mount_point));
     let probe = match &facts.probe {
         Some(Ok(p)) if c.own_subtree_control.iter().any(|x| x == controller) => Some(p.dir.clone()),
         _ => None,

@@ -94,8 +94,12 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
             {
                 notices.push(Notice::CleanupFailed { under: Some(base.clone()), error: e.to_string() });
             }
-            // Naming one's own cgroup as the parent means "it is delegated to me".
-            let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+            // Naming one's own cgroup as the parent means "it is delegated
+            // to me"; so is the root of a container's cgroup namespace.
+            let delegated = options.cgroup_parent.as_deref().map_or_else(
+                || crate::cgroup::enclosing::is_namespace_root(&location.own_dir, &location.mount_point),
+                |p| p == location.own_dir,
+            );
             if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
                 notices.push(notice);
             }

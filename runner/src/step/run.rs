@@ -383,6 +383,7 @@ impl Step {
             info.cgroup_v1 = e.v1_dirs();
             info.memory_usage_at_start = e.memory_usage_at_start;
             info.memory_peak_at_start = e.memory_peak_at_start;
+            info.memory_v1 = e.memory_v1;
             info.samples.clone_from(&usage.resource_usage.samples);
             info
         });
