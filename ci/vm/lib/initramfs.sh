@@ -45,6 +45,7 @@ vm_pack_initramfs() {
     cp "$root/usr/local/bin/stepmon" "$root$VM_STEPMON_BIN"
     # The runner's builders test runs this tree (STEPMON_TREE_PROGRAM, set by /init).
     strip -o "$root/usr/local/bin/stepmon-tree" "$VM_TREE_BIN"
+    vm_pack_runc "$root"
     # Test binaries: /tests/<package>.<target>, listed in /tests/list.
     : >"$root/tests/list"
     local pkg target path

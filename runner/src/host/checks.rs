@@ -135,6 +135,33 @@ pub(super) fn controller_check(facts: &Facts, own: &Path, controller: &'static s
     if has(&c.own_subtree_control) {
         return Check::ok(name, format!("enabled in {}/cgroup.subtree_control: runs get it", own.display()));
     }
+    let namespace_root =
+        facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_namespace_root(own, &l.mount_point));
+    if has(&c.own) && namespace_root {
+        let where_ = format!("available in {}, a container's cgroup (the root of its cgroup namespace)", own.display());
+        return if matches!(facts.probe, Some(Ok(_))) {
+            // RunCgroups::create: the container's cgroup is delegated to it.
+            Check::ok(
+                name,
+                format!(
+                    "{where_}: runs move the container's processes into {}/stepmon-supervisor and enable it for \
+                     their steps",
+                    own.display()
+                ),
+            )
+        } else {
+            Check::not(
+                Status::Missing,
+                name,
+                format!("{where_}, but the cgroupfs is read-only"),
+                Some(
+                    "run the container with --cgroupns=private and a writable cgroupfs (Podman: --security-opt \
+                     unmask=/sys/fs/cgroup), or --privileged"
+                        .to_owned(),
+                ),
+            )
+        };
+    }
     if has(&c.own) {
         let hint = if is_root {
             format!("echo +{controller} > {}/cgroup.subtree_control", own.display())
