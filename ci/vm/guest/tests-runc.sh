@@ -22,8 +22,10 @@ runc_container() {
     timeout 300 runc run --no-pivot --bundle "/runc/$bundle" "stepmon-$bundle" >"/tmp/$name.log" 2>&1 </dev/null
     rc=$?
     cat "/tmp/$name.log"
-    echo "--- stepmon doctor in the $label container"
-    cat "$out/doctor.txt" 2>/dev/null
+    echo "--- stepmon doctor --json in the $label container (its checks and rungs)"
+    cat "$out/doctor.err" 2>/dev/null
+    jq -r '(.checks[] | "\(.status)\t\(.name): \(.detail // .reason)\(if .hint then " — hint: \(.hint)" else "" end)"),
+        (.rungs[] | "rung\t\(.resource) from \(.rung): \(.why)")' "$out/doctor.json" 2>&1
     echo "--- stepmon run in the $label container"
     cat "$out/run.log" 2>/dev/null
     fails_before_container=$FAILS
@@ -85,6 +87,7 @@ enclosing_checks() {
 }
 
 runc_checks() {
+    runc_start=$(date +%s)
     echo
     echo "==> stepmon in runc containers ($(runc --version | head -n 1))"
     if runc_container ro read-only; then
@@ -139,6 +142,7 @@ runc_checks() {
     verify $name
     left=$(find /sys/fs/cgroup -mindepth 1 -type d -name 'stepmon-*' | tr '\n' ' ')
     if [ -z "$left" ]; then pass "runc: no container's cgroup left"; else fail "runc: left $left"; fi
+    echo "guest: the runc containers took $(($(date +%s) - runc_start)) s"
 }
 
 runc_checks

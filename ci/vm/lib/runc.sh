@@ -17,7 +17,7 @@
 # The container's command: doctor, then the 100 MiB tree under `stepmon run`
 # (exit status 7 kept), beside another process of the container (the
 # no-internal-process rule in the writable one).
-VM_RUNC_COMMAND='stepmon doctor >/out/doctor.txt 2>&1; stepmon doctor --json >/out/doctor.json 2>/dev/null
+VM_RUNC_COMMAND='stepmon doctor --json >/out/doctor.json 2>/out/doctor.err
 sleep 600 & other=$!
 stepmon run -o /out/run.json -- sh -c "stepmon-tree; exit 7" >/out/run.log 2>&1; rc=$?
 kill $other; exit $rc'
@@ -29,6 +29,10 @@ vm_pack_runc() {
     vm_copy_dynamic "$(command -v runc)" "$root"
     vm_bundle ro --cgroupns --add "$root$bin/stepmon-tree:$bin/stepmon-tree" "$root/runc/ro" "$root$bin/stepmon" \
         -- sh -c "$VM_RUNC_COMMAND"
+    # One copy of each binary in the initramfs (cpio keeps hard links).
+    ln -f "$root$bin/stepmon" "$root/runc/ro/rootfs/bin/stepmon"
+    ln -f "$root$bin/stepmon-tree" "$root/runc/ro/rootfs$bin/stepmon-tree"
+    ln -f "$root/bin/busybox" "$root/runc/ro/rootfs/bin/busybox"
     vm_bundle rw --rootfs /runc/ro/rootfs --cgroupns --rw-cgroup "$root/runc/rw" - -- sh -c "$VM_RUNC_COMMAND"
     vm_bundle hostpid --rootfs /runc/ro/rootfs --cgroupns --host-pid --host-net --cap CAP_NET_ADMIN \
         "$root/runc/hostpid" - -- sh -c "$VM_RUNC_COMMAND"
