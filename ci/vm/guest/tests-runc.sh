@@ -110,6 +110,13 @@ runc_checks() {
         check "$name" '.stepmon.sources.pressure.rung' '== "cgroupV2"'
         check "$name" '.stepmon.enclosingCgroup == null' '== true'
         check "$name" '.stepmon.processes.source' '== "sampled"'
+        # A second step from the leaf the first moved the container's processes into.
+        cat /tmp/runc-rw/run2.log
+        cp /tmp/runc-rw/run2.json /tmp/$name-second.json
+        : >/tmp/$name-second.checks
+        check "$name-second" '.stepmon.cgroup' '| test("^/sys/fs/cgroup/stepmon-run\\.[0-9.]+/step$")'
+        check "$name-second" '.stepmon.controllers | sort' '== ["cpu", "io", "memory", "pids"]'
+        verify "$name-second"
         doctor_checks rw 'a cgroup namespace with a writable cgroupfs, so each step gets a cgroup of its own, a pid namespace of its own' ok
         check "$name-doctor" "$CONTAINER_HINT" '== "for exact per-process records, with --pid=host, --network=host and --cap-add NET_ADMIN"'
         check "$name-doctor" '.rungs[] | select(.resource == "memory") | .rung' '== "cgroupV2"'

@@ -22,6 +22,12 @@ sleep 600 & other=$!
 stepmon run -o /out/run.json -- sh -c "stepmon-tree; exit 7" >/out/run.log 2>&1; rc=$?
 kill $other; exit $rc'
 
+# The writable container runs a second step: the first moved the container's
+# processes (and the shell running this) into stepmon-supervisor, and the
+# second must again get a cgroup of its own with every controller.
+VM_RUNC_COMMAND_RW="${VM_RUNC_COMMAND%%kill *}"'stepmon run -o /out/run2.json -- true >/out/run2.log 2>&1
+kill $other; exit $rc'
+
 # Adds runc and the bundles (/runc/<name>, output bound from /tmp/runc-<name>)
 # to the initramfs root $1 (stepmon and the tree already in it).
 vm_pack_runc() {
@@ -33,7 +39,7 @@ vm_pack_runc() {
     ln -f "$root$bin/stepmon" "$root/runc/ro/rootfs/bin/stepmon"
     ln -f "$root$bin/stepmon-tree" "$root/runc/ro/rootfs$bin/stepmon-tree"
     ln -f "$root/bin/busybox" "$root/runc/ro/rootfs/bin/busybox"
-    vm_bundle rw --rootfs /runc/ro/rootfs --cgroupns --rw-cgroup "$root/runc/rw" - -- sh -c "$VM_RUNC_COMMAND"
+    vm_bundle rw --rootfs /runc/ro/rootfs --cgroupns --rw-cgroup "$root/runc/rw" - -- sh -c "$VM_RUNC_COMMAND_RW"
     vm_bundle hostpid --rootfs /runc/ro/rootfs --cgroupns --host-pid --host-net --cap CAP_NET_ADMIN \
         "$root/runc/hostpid" - -- sh -c "$VM_RUNC_COMMAND"
     vm_bundle hostpid-ownnet --rootfs /runc/ro/rootfs --cgroupns --host-pid --cap CAP_NET_ADMIN \

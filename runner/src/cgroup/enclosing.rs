@@ -188,6 +188,14 @@ pub(crate) fn is_namespace_root(dir: &Path, mount_point: &Path) -> bool {
     dir == mount_point && dir.join("cgroup.type").exists()
 }
 
+/// The root of this process's cgroup namespace (a container's cgroup) when
+/// `own` is it, or its `stepmon-supervisor` leaf that an earlier run moved
+/// the container's processes into ([`super::placement::RunCgroups::create`]).
+pub(crate) fn container_root(own: &Path, mount_point: &Path) -> Option<PathBuf> {
+    let root = if own.file_name().is_some_and(|n| n == super::placement::SUPERVISOR) { own.parent()? } else { own };
+    is_namespace_root(root, mount_point).then(|| root.to_path_buf())
+}
+
 fn read_u64(file: &Path) -> Option<u64> {
     let bytes = stepmon_fdread::read_path(file).ok()?;
     std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
@@ -255,9 +263,14 @@ mod tests {
         assert!(container.memory_peak_at_start.is_some());
         assert!(!container.memory_v1);
         assert!(is_namespace_root(mount, mount));
+        // After a run moved the container's processes into its leaf.
+        let leaf = mount.join("stepmon-supervisor");
+        assert_eq!(container_root(&leaf, mount).as_deref(), Some(mount));
+        assert_eq!(container_root(mount, mount).as_deref(), Some(mount));
         // A child cgroup below the mount is never the root.
         let child = mount.join("child");
         std::fs::create_dir(&child).unwrap();
         assert!(!is_root(&child, mount));
+        assert_eq!(container_root(&child, mount), None);
     }
 }

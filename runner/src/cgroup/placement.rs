@@ -19,6 +19,9 @@ pub const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
 /// Prefix of every run parent; `gc` only ever touches directories named so.
 pub const RUN_PREFIX: &str = "stepmon-run.";
 
+/// The leaf a delegated base's processes move into (no-internal-process rule).
+pub const SUPERVISOR: &str = "stepmon-supervisor";
+
 pub use stepmon_model::NotEnabled;
 
 /// The cgroups of one run.
@@ -99,7 +102,7 @@ impl RunCgroups {
     /// nothing outside the run's own subtree is written.
     pub fn create(base: &Path, name: &str, delegated: bool) -> io::Result<RunCgroups> {
         if delegated {
-            let supervisor = base.join("stepmon-supervisor");
+            let supervisor = base.join(SUPERVISOR);
             match fs::create_dir(&supervisor) {
                 Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
                 _ => {}

@@ -136,7 +136,7 @@ pub(super) fn controller_check(facts: &Facts, own: &Path, controller: &'static s
         return Check::ok(name, format!("enabled in {}/cgroup.subtree_control: runs get it", own.display()));
     }
     let namespace_root =
-        facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_namespace_root(own, &l.mount_point));
+        facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::container_root(own, &l.mount_point).is_some());
     if has(&c.own) && namespace_root {
         let where_ = format!("available in {}, a container's cgroup (the root of its cgroup namespace)", own.display());
         return if matches!(facts.probe, Some(Ok(_))) {

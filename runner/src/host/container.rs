@@ -79,8 +79,9 @@ pub fn detect_in(root: &Path, proc: &Path) -> Option<Container> {
     if read_only_cgroupfs {
         evidence.push(Evidence::ReadOnlyCgroupfs);
     }
-    let at_namespace_root =
-        std::fs::read_to_string(proc.join("self/cgroup")).is_ok_and(|c| c.lines().any(|l| l == "0::/"));
+    // (Or the leaf an earlier run moved the container's processes into.)
+    let at_namespace_root = std::fs::read_to_string(proc.join("self/cgroup"))
+        .is_ok_and(|c| c.lines().any(|l| l == "0::/" || l == "0::/stepmon-supervisor"));
     if at_namespace_root && root.join("sys/fs/cgroup/cgroup.type").exists() {
         evidence.push(Evidence::CgroupNamespace);
     }

@@ -92,8 +92,10 @@ pub fn examine() -> Report {
     let shape = facts.location.as_ref().ok().map(|loc| shape::detect(loc, facts.euid));
     // A container's writable cgroup namespace root is delegated to it: a run
     // enables there what it has (RunCgroups::create).
-    let namespace_root =
-        facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_namespace_root(&l.own_dir, &l.mount_point));
+    let namespace_root = facts
+        .location
+        .as_ref()
+        .is_ok_and(|l| crate::cgroup::enclosing::container_root(&l.own_dir, &l.mount_point).is_some());
     let subtree_control = if namespace_root { &facts.controllers.own } else { &facts.controllers.own_subtree_control };
     let mut rungs = rungs::predict(&rungs::Inputs {
         location: facts.location.as_ref().ok(),

@@ -93,7 +93,7 @@ pub fn detect(location: &discover::Cgroup2, euid: u32) -> Shape {
         use rustix::fs::{Access, AtFlags, CWD, accessat};
         accessat(CWD, own.join("cgroup.procs"), Access::WRITE_OK, AtFlags::EACCESS).is_ok()
     };
-    let namespace_root = crate::cgroup::enclosing::is_namespace_root(&own, &location.mount_point);
+    let namespace_root = crate::cgroup::enclosing::container_root(&own, &location.mount_point).is_some();
     classify(&Facts { path: &path, systemd: systemd::booted(), euid, writable, others, namespace_root })
 }
 

@@ -87,7 +87,11 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
         (Ok(_), _) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
         (Ok(_), Some(scoped)) => (Some(Owned(Some(scoped))), None),
         (Ok(location), None) => {
-            let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
+            // A container's writable cgroup namespace root is delegated to it
+            // (also when an earlier run moved this process into its leaf).
+            let container = crate::cgroup::enclosing::container_root(&location.own_dir, &location.mount_point);
+            let base =
+                options.cgroup_parent.clone().or_else(|| container.clone()).unwrap_or_else(|| location.own_dir.clone());
             if let Err(e) = placement::collect_garbage(&base, false)
                 && e.kind() != std::io::ErrorKind::PermissionDenied
                 && e.raw_os_error() != Some(rustix::io::Errno::ROFS.raw_os_error())
@@ -96,10 +100,7 @@ pub(crate) fn prepare_with(options: StepOptions, monitor: Option<Monitor>) -> Re
             }
             // Naming one's own cgroup as the parent means "it is delegated
             // to me"; so is the root of a container's cgroup namespace.
-            let delegated = options.cgroup_parent.as_deref().map_or_else(
-                || crate::cgroup::enclosing::is_namespace_root(&location.own_dir, &location.mount_point),
-                |p| p == location.own_dir,
-            );
+            let delegated = options.cgroup_parent.as_deref().map_or(container.is_some(), |p| p == location.own_dir);
             if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
                 notices.push(notice);
             }
