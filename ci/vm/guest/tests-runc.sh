@@ -46,8 +46,9 @@ runc_container() {
 # runc_verdict LABEL: verifies the queued checks (of run and doctor) and
 # prints the container's line.
 runc_verdict() {
-    verify "$name"
-    verify "$name-doctor"
+    run=$name
+    verify "$run"
+    verify "$run-doctor"
     if [ "$FAILS" -eq "$fails_before_container" ]; then
         echo "runc $1: PASS"
     else
@@ -117,6 +118,7 @@ runc_checks() {
         check "$name-second" '.stepmon.cgroup' '| test("^/sys/fs/cgroup/stepmon-run\\.[0-9.]+/step$")'
         check "$name-second" '.stepmon.controllers | sort' '== ["cpu", "io", "memory", "pids"]'
         verify "$name-second"
+        name=runc-rw # (verify sets it)
         doctor_checks rw 'a cgroup namespace with a writable cgroupfs, so each step gets a cgroup of its own, a pid namespace of its own' ok
         check "$name-doctor" "$CONTAINER_HINT" '== "for exact per-process records, with --pid=host, --network=host and --cap-add NET_ADMIN"'
         check "$name-doctor" '.rungs[] | select(.resource == "memory") | .rung' '== "cgroupV2"'
