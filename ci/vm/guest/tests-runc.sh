@@ -6,20 +6,22 @@
 # with exit status 7, beside another process. One line per container:
 # `runc <name>: PASS` or `runc <name>: FAIL: why`.
 
-# runc_container BUNDLE LABEL: runs the container, checks runc's status
-# (the step's 7) and queues the checks every container gets; returns 1
-# when runc did not run it (its output is then in the FAIL line).
+# runc_container BUNDLE LABEL [RUNTIME]: runs the container with runc (or
+# RUNTIME, crun), checks the runtime's status (the step's 7) and queues the
+# checks every container gets; returns 1 when the runtime did not run it
+# (its output is then in the FAIL line).
 runc_container() {
     bundle=$1
     label=$2
-    name=runc-$bundle
+    runtime=${3:-runc}
+    name=$runtime-$bundle
     out=/tmp/runc-$bundle
     echo
-    echo "==> runc $label: runc run --bundle /runc/$bundle ($(jq -c '[.linux.namespaces[].type]' "/runc/$bundle/config.json") namespaces)"
+    echo "==> $runtime $label: $runtime run --bundle /runc/$bundle ($(jq -c '[.linux.namespaces[].type]' "/runc/$bundle/config.json") namespaces)"
     rm -rf "$out"
     mkdir -p "$out"
     # --no-pivot: the guest's root is the initramfs, which pivot_root refuses.
-    timeout 300 runc run --no-pivot --bundle "/runc/$bundle" "stepmon-$bundle" >"/tmp/$name.log" 2>&1 </dev/null
+    timeout 300 "$runtime" run --no-pivot --bundle "/runc/$bundle" "stepmon-$bundle" >"/tmp/$name.log" 2>&1 </dev/null
     rc=$?
     cat "/tmp/$name.log"
     echo "--- stepmon doctor --json in the $label container (its checks and rungs)"
@@ -31,12 +33,12 @@ runc_container() {
     fails_before_container=$FAILS
     : >"/tmp/$name.checks"
     if [ ! -s "$out/run.json" ]; then
-        fail "$name: runc exited $rc without stepmon's document: $(tail -n 5 "/tmp/$name.log" | tr '\n' ' ')"
-        echo "runc $label: FAIL: runc exited $rc: $(tail -n 3 "/tmp/$name.log" | tr '\n' ' ')"
+        fail "$name: $runtime exited $rc without stepmon's document: $(tail -n 5 "/tmp/$name.log" | tr '\n' ' ')"
+        echo "$runtime $label: FAIL: $runtime exited $rc: $(tail -n 3 "/tmp/$name.log" | tr '\n' ' ')"
         return 1
     fi
     cp "$out/run.json" "/tmp/$name.json"
-    if [ "$rc" -eq 7 ]; then pass "$name: runc exited 7 (the step's status)"; else fail "$name: runc exited $rc, expected 7"; fi
+    if [ "$rc" -eq 7 ]; then pass "$name: $runtime exited 7 (the step's status)"; else fail "$name: $runtime exited $rc, expected 7"; fi
     check "$name" '.stepmon.exitCode' '== 7'
     check "$name" '.stepmon.summary.cpu.usageSeconds' '> 0'
     check "$name" '.stepmon.host.cgroupLayout' '== "unified"'
@@ -44,15 +46,15 @@ runc_container() {
 }
 
 # runc_verdict LABEL: verifies the queued checks (of run and doctor) and
-# prints the container's line.
+# prints the container's line (`runc read-only: PASS`).
 runc_verdict() {
     run=$name
     verify "$run"
     verify "$run-doctor"
     if [ "$FAILS" -eq "$fails_before_container" ]; then
-        echo "runc $1: PASS"
+        echo "$runtime $1: PASS"
     else
-        echo "runc $1: FAIL: $(tail -n "$((FAILS - fails_before_container))" "$FAIL_LIST" | grep -v '^DETAIL' | head -n 3 | tr '\n' ' ')"
+        echo "$runtime $1: FAIL: $(tail -n "$((FAILS - fails_before_container))" "$FAIL_LIST" | grep -v '^DETAIL' | head -n 3 | tr '\n' ' ')"
     fi
 }
 
@@ -90,7 +92,7 @@ enclosing_checks() {
 runc_checks() {
     runc_start=$(date +%s)
     echo
-    echo "==> stepmon in runc containers ($(runc --version | head -n 1))"
+    echo "==> stepmon in runc containers ($(runc --version | head -n 1); $(crun --version | head -n 1))"
     if runc_container ro read-only; then
         enclosing_checks
         check "$name" '.stepmon.processes.source' '== "sampled"'
@@ -136,6 +138,14 @@ runc_checks() {
         runc_verdict host-pid
     fi
 
+    # crun (Debian's 1.8) runs the read-only container the same way.
+    if runc_container ro read-only crun; then
+        enclosing_checks
+        check "$name" '.stepmon.processes.source' '== "sampled"'
+        doctor_checks ro 'a cgroup namespace with a read-only cgroupfs, a pid namespace of its own, no CAP_NET_ADMIN, so per-process records are sampled$' missing
+        runc_verdict read-only
+    fi
+
     # The kernel takes a taskstats listener in any network namespace but
     # sends records in the initial one only: doctor must not promise them.
     echo
@@ -151,7 +161,7 @@ runc_checks() {
     verify $name
     left=$(find /sys/fs/cgroup -mindepth 1 -type d -name 'stepmon-*' | tr '\n' ' ')
     if [ -z "$left" ]; then pass "runc: no container's cgroup left"; else fail "runc: left $left"; fi
-    echo "guest: the runc containers took $(($(date +%s) - runc_start)) s"
+    echo "guest: the runc and crun containers took $(($(date +%s) - runc_start)) s"
 }
 
 runc_checks

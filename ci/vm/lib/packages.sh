@@ -19,6 +19,7 @@ VM_HOST_TOOLS=(
     "x86_64-linux-musl-gcc musl-tools"
     # The pure v2 guest's containers (lib/runc.sh).
     "runc runc"
+    "crun crun"
 )
 
 # Fails unless every tool is there (installing what is missing).

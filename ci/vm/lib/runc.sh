@@ -33,6 +33,7 @@ kill $other; exit $rc'
 vm_pack_runc() {
     local root=$1 bin=/usr/local/bin
     vm_copy_dynamic "$(command -v runc)" "$root"
+    vm_copy_dynamic "$(command -v crun)" "$root"
     vm_bundle ro --cgroupns --add "$root$bin/stepmon-tree:$bin/stepmon-tree" "$root/runc/ro" "$root$bin/stepmon" \
         -- sh -c "$VM_RUNC_COMMAND"
     # One copy of each binary in the initramfs (cpio keeps hard links).
