@@ -343,9 +343,15 @@ pub struct EnclosingCgroup {
     pub memory_usage_at_start: Option<u64>,
     /// Its memory peak when the step started, bytes (cgroup v1
     /// `memory.max_usage_in_bytes`, which stepmon never resets: others may
-    /// rely on it).
+    /// rely on it; or `memory.peak` where it could not be reset for
+    /// stepmon's file handle: before Linux 6.12, a read-only cgroupfs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_peak_at_start: Option<u64>,
+    /// Whether its memory numbers come from a cgroup v1 memory cgroup
+    /// (`memory.usage_in_bytes`, `memory.max_usage_in_bytes`) rather than
+    /// its cgroup v2 (`memory.current`, `memory.peak`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub memory_v1: bool,
     /// Its samples, as a step's (`resourceUsage.samples` shape).
     pub samples: Vec<StepSample>,
 }

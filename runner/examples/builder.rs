@@ -46,16 +46,15 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut args = std::env::args_os().skip(1);
-    let mut parsed =
-        Args {
-            steps: 1,
-            parallel: 1,
-            runtime: Runtime::Blocking,
-            no_cgroup: false,
-            plain: false,
-            heap_mib: 0,
-            command: Vec::new(),
-        };
+    let mut parsed = Args {
+        steps: 1,
+        parallel: 1,
+        runtime: Runtime::Blocking,
+        no_cgroup: false,
+        plain: false,
+        heap_mib: 0,
+        command: Vec::new(),
+    };
     let number = |value: Option<OsString>, name: &str| -> Result<usize, String> {
         value.and_then(|v| v.into_string().ok()).and_then(|v| v.parse().ok()).ok_or(format!("{name} needs a number"))
     };

@@ -152,15 +152,21 @@ fn own_source(evidence: &Evidence<'_>, group: Group) -> Option<Source> {
 /// (the lower bound) in its words.
 fn v1_memory(e: &EnclosingCgroup) -> Source {
     let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20));
+    // cgroup v1's files, or v2's where memory.peak could not be reset.
+    let (peak_file, usage_file) = if e.memory_v1 {
+        ("memory.max_usage_in_bytes", "memory.usage_in_bytes")
+    } else {
+        ("memory.peak", "memory.current")
+    };
     let mut covers = format!(
-        "{}; memory.max_usage_in_bytes, never reset: it includes what the cgroup held before the step and stepmon",
+        "{}; {peak_file}, never reset: it includes what the cgroup held before the step and stepmon",
         e.covers()
     );
     if let Some(at_start) = e.memory_usage_at_start {
         covers.push_str(&format!("; usage at the start {}", mib(at_start)));
     }
     if let Some(low) = e.memory_sampled_max() {
-        covers.push_str(&format!("; at least {} (the largest sampled memory.usage_in_bytes)", mib(low)));
+        covers.push_str(&format!("; at least {} (the largest sampled {usage_file})", mib(low)));
     }
     let Some((peak, bound)) = e.memory_peak() else {
         return Source::lower_bound(Rung::EnclosingCgroup, covers);

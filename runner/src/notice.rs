@@ -170,13 +170,13 @@ impl fmt::Display for Notice {
                         dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
                     ),
                 };
+                let ways = container.ways_out().map_or_else(String::new, |w| format!("; {w}"));
                 write!(
                     f,
                     "notice: stepmon runs inside a container ({}: {}), so the step gets no cgroup of its own; \
-                     measuring its process tree{around} instead, each number labelled with its source; {}",
+                     measuring its process tree{around} instead, each number labelled with its source{ways}",
                     container.runtime(),
                     container.allows(),
-                    container.ways_out()
                 )
             }
             Notice::SystemdUnreachable { unit, error } => write!(

@@ -144,6 +144,7 @@ run_test_binaries
 run_rounds container_step
 . /guest/tests-processes.sh
 . /guest/tests-parent.sh
+. /guest/tests-runc.sh
 
 echo
 echo "==> leftovers"

@@ -47,6 +47,7 @@ vm_pack_initramfs() {
     strip -o "$root/usr/local/bin/stepmon-tree" "$VM_TREE_BIN"
     # The CLI's advice test runs this worker (STEPMON_WORKER_PROGRAM, set by /init).
     strip -o "$root/usr/local/bin/stepmon-worker" "$VM_WORKER_BIN"
+    vm_pack_runc "$root"
     # Test binaries: /tests/<package>.<target>, listed in /tests/list.
     : >"$root/tests/list"
     local pkg target path

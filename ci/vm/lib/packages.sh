@@ -17,6 +17,9 @@ VM_HOST_TOOLS=(
     # The static (musl) stepmon links rustls's ring (the OTLP client), whose
     # C and assembly build with the musl target's C compiler.
     "x86_64-linux-musl-gcc musl-tools"
+    # The pure v2 guest's containers (lib/runc.sh).
+    "runc runc"
+    "crun crun"
 )
 
 # Fails unless every tool is there (installing what is missing).

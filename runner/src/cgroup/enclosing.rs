@@ -10,6 +10,15 @@
 //! descriptor" (Linux 6.12+,
 //! <https://docs.kernel.org/admin-guide/cgroup-v2.html#memory-interface-files>);
 //! it needs the file to be writable, which a read-only cgroupfs is not.
+//! Where it cannot be reset (older kernels, a read-only cgroupfs) the peak
+//! at the start is recorded beside the usage then, and the peak over the
+//! step is an upper bound, as on cgroup v1 below.
+//!
+//! Inside a cgroup namespace (what Docker and Podman give a container on a
+//! pure cgroup v2 host) the container's cgroup is the root of the mount, yet
+//! not the machine's root cgroup: only a non-root cgroup has `cgroup.type`
+//! ("A read-write single value file which exists on non-root cgroups",
+//! <https://docs.kernel.org/admin-guide/cgroup-v2.html#core-interface-files>).
 //!
 //! On hosts with cgroup v1 hierarchies (hybrid and v1-only layouts) memory
 //! and task counts live there: this process's cgroup of the memory and
@@ -51,8 +60,11 @@ pub struct Enclosing {
     pub v1: CgroupV1Dirs,
     /// `memory.usage_in_bytes` (v1) or `memory.current` at the start.
     pub memory_usage_at_start: Option<u64>,
-    /// v1 `memory.max_usage_in_bytes` at the start.
+    /// v1 `memory.max_usage_in_bytes`, or `memory.peak` where it could
+    /// not be reset, at the start.
     pub memory_peak_at_start: Option<u64>,
+    /// Whether its memory numbers come from its cgroup v1 memory cgroup.
+    pub memory_v1: bool,
     /// `memory.peak` opened for reading and writing and reset.
     peak: Option<OwnedFd>,
 }
@@ -63,9 +75,11 @@ impl Enclosing {
     /// `dir` has no `memory.current` or `pids.current`.
     #[must_use]
     pub fn open(dir: &Path, mount_point: &Path) -> Enclosing {
-        let root = dir == mount_point;
+        let root = is_root(dir, mount_point);
         let others_at_start = if root { None } else { count_processes(dir).map(|n| n.saturating_sub(1)) };
         let peak = if root { None } else { reset_peak(&dir.join("memory.peak")) };
+        // Not reset: the peak so far, which the step's may not exceed.
+        let memory_peak_at_start = if root || peak.is_some() { None } else { read_u64(&dir.join("memory.peak")) };
         let mut enclosing = Enclosing {
             dir: dir.to_path_buf(),
             v2: true,
@@ -73,7 +87,8 @@ impl Enclosing {
             others_at_start,
             v1: CgroupV1Dirs::default(),
             memory_usage_at_start: read_u64(&dir.join("memory.current")),
-            memory_peak_at_start: None,
+            memory_peak_at_start,
+            memory_v1: false,
             peak,
         };
         let lacks = |file: &str| root || !dir.join(file).exists();
@@ -98,6 +113,7 @@ impl Enclosing {
             v1: CgroupV1Dirs::default(),
             memory_usage_at_start: None,
             memory_peak_at_start: None,
+            memory_v1: false,
             peak: None,
         };
         enclosing.add_v1(hierarchies, true, true);
@@ -118,6 +134,7 @@ impl Enclosing {
         if memory && let Some(dir) = own("memory", "memory.usage_in_bytes") {
             self.memory_usage_at_start = read_u64(&dir.join("memory.usage_in_bytes"));
             self.memory_peak_at_start = read_u64(&dir.join("memory.max_usage_in_bytes"));
+            self.memory_v1 = true;
             self.v1.memory = Some(dir);
         }
         if pids && let Some(dir) = own("pids", "pids.current") {
@@ -157,6 +174,28 @@ impl Enclosing {
     }
 }
 
+/// Whether `dir`, the cgroup2 mount's root when it is `mount_point`, is the
+/// machine's root cgroup: the root of a cgroup namespace (a container's
+/// cgroup) has `cgroup.type`, the real root does not.
+pub(crate) fn is_root(dir: &Path, mount_point: &Path) -> bool {
+    dir == mount_point && !dir.join("cgroup.type").exists()
+}
+
+/// Whether `dir` is the root of this process's cgroup namespace without
+/// being the machine's root: a container's cgroup, delegated to it
+/// (<https://docs.kernel.org/admin-guide/cgroup-v2.html#namespace>).
+pub(crate) fn is_namespace_root(dir: &Path, mount_point: &Path) -> bool {
+    dir == mount_point && dir.join("cgroup.type").exists()
+}
+
+/// The root of this process's cgroup namespace (a container's cgroup) when
+/// `own` is it, or its `stepmon-supervisor` leaf that an earlier run moved
+/// the container's processes into ([`super::placement::RunCgroups::create`]).
+pub(crate) fn container_root(own: &Path, mount_point: &Path) -> Option<PathBuf> {
+    let root = if own.file_name().is_some_and(|n| n == super::placement::SUPERVISOR) { own.parent()? } else { own };
+    is_namespace_root(root, mount_point).then(|| root.to_path_buf())
+}
+
 fn read_u64(file: &Path) -> Option<u64> {
     let bytes = stepmon_fdread::read_path(file).ok()?;
     std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
@@ -189,4 +228,49 @@ fn count_processes(dir: &Path) -> Option<u64> {
         }
     }
     Some(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cgroup_namespace_root_is_not_the_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let mount = dir.path();
+        // The machine's root cgroup: no cgroup.type.
+        std::fs::write(mount.join("cgroup.procs"), "1\n").unwrap();
+        std::fs::write(mount.join("memory.current"), "4096\n").unwrap();
+        assert!(is_root(mount, mount));
+        assert!(!is_namespace_root(mount, mount));
+        let machine = Enclosing::open(mount, mount);
+        assert!(machine.root);
+        assert_eq!(machine.others_at_start, None);
+        // A container's cgroup seen through its cgroup namespace: the mount's
+        // root, with cgroup.type; memory.peak read-only (no reset), so the
+        // peak at the start is kept for the upper bound.
+        std::fs::write(mount.join("cgroup.type"), "domain\n").unwrap();
+        std::fs::write(mount.join("cgroup.procs"), "1\n7\n").unwrap();
+        // A number in a file that refuses writes, even root's.
+        let read_only = Path::new("/proc/sys/kernel/ngroups_max");
+        std::os::unix::fs::symlink(read_only, mount.join("memory.peak")).unwrap();
+        let container = Enclosing::open(mount, mount);
+        assert!(!container.root);
+        assert_eq!(container.others_at_start, Some(1));
+        assert_eq!(container.memory_usage_at_start, Some(4096));
+        assert!(container.peak.is_none());
+        assert_eq!(container.memory_peak_at_start, read_u64(read_only));
+        assert!(container.memory_peak_at_start.is_some());
+        assert!(!container.memory_v1);
+        assert!(is_namespace_root(mount, mount));
+        // After a run moved the container's processes into its leaf.
+        let leaf = mount.join("stepmon-supervisor");
+        assert_eq!(container_root(&leaf, mount).as_deref(), Some(mount));
+        assert_eq!(container_root(mount, mount).as_deref(), Some(mount));
+        // A child cgroup below the mount is never the root.
+        let child = mount.join("child");
+        std::fs::create_dir(&child).unwrap();
+        assert!(!is_root(&child, mount));
+        assert_eq!(container_root(&child, mount), None);
+    }
 }

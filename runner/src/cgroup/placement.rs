@@ -19,6 +19,9 @@ pub const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
 /// Prefix of every run parent; `gc` only ever touches directories named so.
 pub const RUN_PREFIX: &str = "stepmon-run.";
 
+/// The leaf a delegated base's processes move into (no-internal-process rule).
+pub const SUPERVISOR: &str = "stepmon-supervisor";
+
 pub use stepmon_model::NotEnabled;
 
 /// The cgroups of one run.
@@ -90,14 +93,16 @@ impl RunCgroups {
     /// controller of [`CONTROLLERS`] that the run parent may enable.
     ///
     /// With `delegated` (the user named this process's own cgroup with
-    /// `--cgroup-parent`, e.g. inside `systemd-run --scope -p Delegate=yes`),
-    /// this process first moves into `<base>/stepmon-supervisor` so that
-    /// `base` holds no process and may enable controllers for its children —
-    /// the no-internal-process rule. Otherwise nothing outside the run's own
-    /// subtree is written.
+    /// `--cgroup-parent`, e.g. inside `systemd-run --scope -p Delegate=yes`;
+    /// or it is the root of a container's cgroup namespace, mounted
+    /// writable), this process first moves into `<base>/stepmon-supervisor`
+    /// so that `base` holds no process and may enable controllers for its
+    /// children — the no-internal-process rule; when the kernel still
+    /// refuses (other processes in `base`), they move there too. Otherwise
+    /// nothing outside the run's own subtree is written.
     pub fn create(base: &Path, name: &str, delegated: bool) -> io::Result<RunCgroups> {
         if delegated {
-            let supervisor = base.join("stepmon-supervisor");
+            let supervisor = base.join(SUPERVISOR);
             match fs::create_dir(&supervisor) {
                 Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
                 _ => {}
@@ -106,7 +111,18 @@ impl RunCgroups {
             // Enable in the delegated base what it may enable (it is ours now).
             let available = controllers(base)?;
             for c in CONTROLLERS.iter().filter(|c| available.iter().any(|a| a == *c)) {
-                let _ = fs::write(base.join("cgroup.subtree_control"), format!("+{c}"));
+                let enable = || fs::write(base.join("cgroup.subtree_control"), format!("+{c}"));
+                // Other processes still in the base (a container's init, a
+                // scope's shell) keep its controllers off: EBUSY, or
+                // EOPNOTSUPP for a threaded one. They move to the leaf too.
+                if let Err(e) = enable()
+                    && [rustix::io::Errno::BUSY, rustix::io::Errno::OPNOTSUPP]
+                        .iter()
+                        .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+                {
+                    move_processes(base, &supervisor);
+                    let _ = enable();
+                }
             }
         }
         let parent = base.join(name);
@@ -192,6 +208,20 @@ impl RunCgroups {
         match fs::remove_dir(&self.leaf).and_then(|()| fs::remove_dir(&self.parent)) {
             Ok(()) => Ok(()),
             Err(_) => remove_tree(&self.parent),
+        }
+    }
+}
+
+/// Moves every process of `from` into `to` (a few passes: one may fork
+/// meanwhile); one that exits on the way is gone already.
+fn move_processes(from: &Path, to: &Path) {
+    for _ in 0..3 {
+        let Ok(procs) = fs::read_to_string(from.join("cgroup.procs")) else { return };
+        if procs.trim().is_empty() {
+            return;
+        }
+        for pid in procs.lines().filter(|l| !l.trim().is_empty()) {
+            let _ = fs::write(to.join("cgroup.procs"), pid.trim());
         }
     }
 }

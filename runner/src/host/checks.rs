@@ -129,11 +129,38 @@ pub(super) fn privileges(facts: &Facts, own: &Path, checks: &mut Vec<Check>) -> 
 pub(super) fn controller_check(facts: &Facts, own: &Path, controller: &'static str) -> Check {
     let c = &facts.controllers;
     let has = |list: &[String]| list.iter().any(|x| x == controller);
-    let is_root = facts.location.as_ref().is_ok_and(|l| l.mount_point == own);
+    let is_root = facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_root(own, &l.mount_point));
     let v1 = c.cgroup_v1.iter().find(|b| b.controller == v1_name(controller));
     let name = format!("{controller} controller");
     if has(&c.own_subtree_control) {
         return Check::ok(name, format!("enabled in {}/cgroup.subtree_control: runs get it", own.display()));
+    }
+    let namespace_root =
+        facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::container_root(own, &l.mount_point).is_some());
+    if has(&c.own) && namespace_root {
+        let where_ = format!("available in {}, a container's cgroup (the root of its cgroup namespace)", own.display());
+        return if matches!(facts.probe, Some(Ok(_))) {
+            // RunCgroups::create: the container's cgroup is delegated to it.
+            Check::ok(
+                name,
+                format!(
+                    "{where_}: runs move the container's processes into {}/stepmon-supervisor and enable it for \
+                     their steps",
+                    own.display()
+                ),
+            )
+        } else {
+            Check::not(
+                Status::Missing,
+                name,
+                format!("{where_}, but the cgroupfs is read-only"),
+                Some(
+                    "run the container with --cgroupns=private and a writable cgroupfs (Podman: --security-opt \
+                     unmask=/sys/fs/cgroup), or --privileged"
+                        .to_owned(),
+                ),
+            )
+        };
     }
     if has(&c.own) {
         let hint = if is_root {
@@ -213,7 +240,7 @@ pub(super) fn psi_checks(own: &Path) -> Vec<Check> {
 /// enabled (not the root): look at one if there is one, else say unknown.
 pub(super) fn peak_check(facts: &Facts, own: &Path, controller: &str, file: &str, field: &str) -> Check {
     let c = &facts.controllers;
-    let is_root = facts.location.as_ref().is_ok_and(|l| l.mount_point == own);
+    let is_root = facts.location.as_ref().is_ok_and(|l| crate::cgroup::enclosing::is_root(own, &l.mount_point));
     let probe = match &facts.probe {
         Some(Ok(p)) if c.own_subtree_control.iter().any(|x| x == controller) => Some(p.dir.clone()),
         _ => None,

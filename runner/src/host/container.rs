@@ -2,10 +2,14 @@
 //! behind: `/.dockerenv` (Docker), `/run/.containerenv` (Podman),
 //! `container=` in PID 1's environment (Podman, systemd-nspawn, LXC; the
 //! convention of <https://systemd.io/CONTAINER_INTERFACE/>), a cgroup path
-//! naming a runtime, and a read-only cgroupfs (runc's default spec mounts
-//! `/sys/fs/cgroup` read-only, Docker's default too). The notice and
-//! `doctor` use it to say what the container allows and which flag gives
-//! the step more.
+//! naming a runtime, a read-only cgroupfs (runc's default spec mounts
+//! `/sys/fs/cgroup` read-only, Docker's default too), and a cgroup
+//! namespace: this process's cgroup is `/` (`/proc/self/cgroup`), yet has
+//! `cgroup.type`, which only a non-root cgroup has
+//! (<https://docs.kernel.org/admin-guide/cgroup-v2.html#core-interface-files>)
+//! — what Docker and Podman give a container on a cgroup v2 host. The
+//! notice and `doctor` use it to say what the container allows and which
+//! flag gives the step more.
 
 use std::path::Path;
 
@@ -27,6 +31,9 @@ pub enum Evidence {
     CgroupPath(String),
     /// The cgroupfs at `/sys/fs/cgroup` is mounted read-only.
     ReadOnlyCgroupfs,
+    /// This process's cgroup is the root of a cgroup namespace that is not
+    /// the machine's root cgroup.
+    CgroupNamespace,
 }
 
 /// A container this process runs in.
@@ -40,6 +47,9 @@ pub struct Container {
     /// Whether this process has `CAP_NET_ADMIN` (the taskstats listener
     /// needs it, and the initial pid namespace).
     pub net_admin: bool,
+    /// Whether it shares the host's pid namespace (PID 2 is the kernel's
+    /// `kthreadd`, as in the initial pid namespace only).
+    pub host_pid: bool,
 }
 
 const RUNTIME_WORDS: [&str; 6] = ["docker", "kubepods", "libpod", "containerd", "lxc", "crio"];
@@ -69,6 +79,13 @@ pub fn detect_in(root: &Path, proc: &Path) -> Option<Container> {
     if read_only_cgroupfs {
         evidence.push(Evidence::ReadOnlyCgroupfs);
     }
+    // (Or the leaf an earlier run moved the container's processes into.)
+    let at_namespace_root = std::fs::read_to_string(proc.join("self/cgroup"))
+        .is_ok_and(|c| c.lines().any(|l| l == "0::/" || l == "0::/stepmon-supervisor"));
+    if at_namespace_root && root.join("sys/fs/cgroup/cgroup.type").exists() {
+        evidence.push(Evidence::CgroupNamespace);
+    }
+    let host_pid = std::fs::read_to_string(proc.join("2/comm")).is_ok_and(|comm| comm.trim() == "kthreadd");
     let net_admin = std::fs::read_to_string(proc.join("self/status")).ok().is_some_and(|status| {
         status
             .lines()
@@ -76,7 +93,7 @@ pub fn detect_in(root: &Path, proc: &Path) -> Option<Container> {
             .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
             .is_some_and(|caps| caps & (1 << 12) != 0) // CAP_NET_ADMIN = 12
     });
-    (!evidence.is_empty()).then_some(Container { evidence, read_only_cgroupfs, net_admin })
+    (!evidence.is_empty()).then_some(Container { evidence, read_only_cgroupfs, net_admin, host_pid })
 }
 
 /// This process's container, if it runs in one.
@@ -124,10 +141,20 @@ impl Container {
     /// What the container allows a step, in words.
     #[must_use]
     pub fn allows(&self) -> String {
-        let cgroupfs = if self.read_only_cgroupfs { "a read-only cgroupfs" } else { "a writable cgroupfs" };
-        let records =
-            if self.net_admin { "CAP_NET_ADMIN" } else { "no CAP_NET_ADMIN, so per-process records are sampled" };
-        format!("{cgroupfs}, {records}")
+        let cgroupfs = match (self.read_only_cgroupfs, self.evidence.contains(&Evidence::CgroupNamespace)) {
+            (true, true) => "a cgroup namespace with a read-only cgroupfs",
+            (true, false) => "a read-only cgroupfs",
+            (false, true) => "a cgroup namespace with a writable cgroupfs, so each step gets a cgroup of its own",
+            (false, false) => "a writable cgroupfs",
+        };
+        let pid = if self.host_pid { "the host's pid namespace" } else { "a pid namespace of its own" };
+        let cap = if self.net_admin { "CAP_NET_ADMIN" } else { "no CAP_NET_ADMIN" };
+        let records = if self.net_admin && self.host_pid {
+            "so per-process records come from taskstats where it shares the host's network namespace too"
+        } else {
+            "so per-process records are sampled"
+        };
+        format!("{cgroupfs}, {pid}, {cap}, {records}")
     }
 
     /// Why the step gets no cgroup of its own here, in words.
@@ -137,12 +164,26 @@ impl Container {
         format!("inside a container ({}) with {cgroupfs} and no cgroup2 mount", self.runtime())
     }
 
-    /// The flags that give the step more, in words.
+    /// The flags that would give the step more, in words; `None` when it
+    /// has what a container can give.
     #[must_use]
-    pub fn ways_out(&self) -> &'static str {
-        "for a cgroup of the step's own, run the container with --cgroupns=private and a writable cgroupfs \
-         (Podman: --security-opt unmask=/sys/fs/cgroup), or --privileged, or give it a delegated subtree; for exact \
-         per-process records, with --cap-add NET_ADMIN and --pid=host"
+    pub fn ways_out(&self) -> Option<String> {
+        let mut ways = Vec::new();
+        if self.read_only_cgroupfs {
+            ways.push(
+                "for a cgroup of the step's own, run the container with --cgroupns=private and a writable cgroupfs \
+                 (Podman: --security-opt unmask=/sys/fs/cgroup), or --privileged, or give it a delegated subtree"
+                    .to_owned(),
+            );
+        }
+        // The taskstats listener needs all three (its records go to the
+        // host's network namespace; `doctor` tells whether they arrive).
+        if !(self.host_pid && self.net_admin) {
+            ways.push(
+                "for exact per-process records, with --pid=host, --network=host and --cap-add NET_ADMIN".to_owned(),
+            );
+        }
+        (!ways.is_empty()).then(|| ways.join("; "))
     }
 }
 
@@ -167,10 +208,16 @@ mod tests {
         .unwrap();
         let found = detect_in(dir.path(), &proc).unwrap();
         assert_eq!(found.evidence, [Evidence::ReadOnlyCgroupfs]);
-        // Docker's default capability set: no CAP_NET_ADMIN.
+        // Docker's default capability set: no CAP_NET_ADMIN; a pid namespace.
         assert!(!found.net_admin);
+        assert!(!found.host_pid);
         assert_eq!(found.runtime(), "a container runtime");
         assert!(found.allows().starts_with("a read-only cgroupfs"), "{}", found.allows());
+        let ways = found.ways_out().unwrap();
+        assert!(
+            ways.contains("--cgroupns=private") && ways.contains("--pid=host, --network=host and --cap-add NET_ADMIN"),
+            "{ways}"
+        );
         // Docker's marker and a writable cgroupfs.
         std::fs::write(dir.path().join(".dockerenv"), "").unwrap();
         std::fs::write(proc.join("self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n")
@@ -182,5 +229,20 @@ mod tests {
         // A host: nothing.
         std::fs::remove_file(dir.path().join(".dockerenv")).unwrap();
         assert_eq!(detect_in(dir.path(), &proc), None);
+        // A cgroup namespace on a cgroup v2 host (runc with a `cgroup`
+        // namespace, Docker, Podman), writable, in the host's pid namespace
+        // with CAP_NET_ADMIN: nothing more to ask for.
+        std::fs::write(proc.join("self/cgroup"), "0::/\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("sys/fs/cgroup")).unwrap();
+        assert_eq!(detect_in(dir.path(), &proc), None, "the machine's root cgroup has no cgroup.type");
+        std::fs::write(dir.path().join("sys/fs/cgroup/cgroup.type"), "domain\n").unwrap();
+        std::fs::create_dir_all(proc.join("2")).unwrap();
+        std::fs::write(proc.join("2/comm"), "kthreadd\n").unwrap();
+        std::fs::write(proc.join("self/status"), "Name:\tstepmon\nCapEff:\t00000000a80435fb\n").unwrap();
+        let private = detect_in(dir.path(), &proc).unwrap();
+        assert_eq!(private.evidence, [Evidence::CgroupNamespace]);
+        assert!(private.host_pid && private.net_admin);
+        assert!(private.allows().contains("taskstats"), "{}", private.allows());
+        assert_eq!(private.ways_out(), None);
     }
 }

@@ -43,7 +43,7 @@ pub fn examine() -> Report {
     if let Some(container) = container::detect() {
         let mut check =
             Check::ok("container", format!("inside a container ({}): {}", container.runtime(), container.allows()));
-        check.hint = Some(container.ways_out().to_owned());
+        check.hint = container.ways_out();
         checks.push(check);
     }
     match &facts.location {
@@ -90,10 +90,17 @@ pub fn examine() -> Report {
         checks.push(favordynmods_check(&facts, mount, &cgroup_features));
     }
     let shape = facts.location.as_ref().ok().map(|loc| shape::detect(loc, facts.euid));
+    // A container's writable cgroup namespace root is delegated to it: a run
+    // enables there what it has (RunCgroups::create).
+    let namespace_root = facts
+        .location
+        .as_ref()
+        .is_ok_and(|l| crate::cgroup::enclosing::container_root(&l.own_dir, &l.mount_point).is_some());
+    let subtree_control = if namespace_root { &facts.controllers.own } else { &facts.controllers.own_subtree_control };
     let mut rungs = rungs::predict(&rungs::Inputs {
         location: facts.location.as_ref().ok(),
         step_cgroup,
-        subtree_control: &facts.controllers.own_subtree_control,
+        subtree_control,
         v1: &facts.controllers.cgroup_v1,
         euid: facts.euid,
         v1_writable: &v1_writable(),

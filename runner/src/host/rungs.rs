@@ -62,7 +62,10 @@ fn rung(
 #[must_use]
 pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     let own: Option<PathBuf> = inputs.location.map(|l| l.own_dir.components().collect());
-    let root = inputs.location.is_some_and(|l| own.as_deref() == Some(l.mount_point.as_path()));
+    // A cgroup namespace's root (a container's cgroup) is not the machine's.
+    let root = inputs
+        .location
+        .is_some_and(|l| own.as_deref().is_some_and(|own| crate::cgroup::enclosing::is_root(own, &l.mount_point)));
     let around = |file: &str| own.as_deref().filter(|_| !root).is_some_and(|dir: &Path| dir.join(file).exists());
     let enabled = |controller: &str| inputs.step_cgroup && inputs.subtree_control.iter().any(|c| c == controller);
     let on_v1 = |controller: &str| {

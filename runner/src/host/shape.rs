@@ -18,6 +18,14 @@ use crate::cgroup::systemd::{self, properties};
 pub enum Shape {
     /// The cgroup2 root (exempt from the no-internal-process rule).
     RootCgroup,
+    /// The root of a container's cgroup namespace: the container's cgroup,
+    /// which looks like the root from inside but is not the machine's.
+    ContainerNamespace {
+        /// Whether its cgroupfs is writable (then it is delegated to the
+        /// container: `run` moves the container's processes into a leaf
+        /// and gives each step a cgroup of its own).
+        writable: bool,
+    },
     /// A service or scope systemd manages (a CI runner's service, a login
     /// session's scope).
     SystemdUnit {
@@ -47,11 +55,17 @@ pub struct Facts<'a> {
     pub writable: bool,
     /// Whether the cgroup holds processes besides this one.
     pub others: bool,
+    /// Whether the cgroup is the root of this process's cgroup namespace
+    /// without being the machine's root (it has `cgroup.type`).
+    pub namespace_root: bool,
 }
 
 /// The shape the facts describe.
 #[must_use]
 pub fn classify(facts: &Facts<'_>) -> Shape {
+    if facts.namespace_root {
+        return Shape::ContainerNamespace { writable: facts.writable };
+    }
     if facts.path.trim_matches('/').is_empty() {
         return Shape::RootCgroup;
     }
@@ -79,7 +93,8 @@ pub fn detect(location: &discover::Cgroup2, euid: u32) -> Shape {
         use rustix::fs::{Access, AtFlags, CWD, accessat};
         accessat(CWD, own.join("cgroup.procs"), Access::WRITE_OK, AtFlags::EACCESS).is_ok()
     };
-    classify(&Facts { path: &path, systemd: systemd::booted(), euid, writable, others })
+    let namespace_root = crate::cgroup::enclosing::container_root(&own, &location.mount_point).is_some();
+    classify(&Facts { path: &path, systemd: systemd::booted(), euid, writable, others, namespace_root })
 }
 
 impl Shape {
@@ -88,6 +103,12 @@ impl Shape {
     pub fn words(&self) -> String {
         match self {
             Shape::RootCgroup => "the root cgroup".to_owned(),
+            Shape::ContainerNamespace { writable: true } => {
+                "the root of a container's cgroup namespace (the container's cgroup), writable".to_owned()
+            }
+            Shape::ContainerNamespace { writable: false } => {
+                "the root of a container's cgroup namespace (the container's cgroup), read-only".to_owned()
+            }
             Shape::SystemdUnit { unit, .. } if unit.ends_with(".scope") => format!("the systemd scope {unit}"),
             Shape::SystemdUnit { unit, .. } => format!("the systemd service {unit}"),
             Shape::DelegatedSubtree => "a delegated subtree".to_owned(),
@@ -104,6 +125,15 @@ impl Shape {
         match self {
             _ if cgroup_parent => (Rung::CgroupV2, "a cgroup under --cgroup-parent"),
             Shape::RootCgroup => (Rung::CgroupV2, "a cgroup of the step's own below the root"),
+            Shape::ContainerNamespace { writable: true } => (
+                Rung::CgroupV2,
+                "a cgroup of the step's own below the container's, whose processes move to a leaf \
+                 (stepmon-supervisor) so that it may enable controllers",
+            ),
+            Shape::ContainerNamespace { writable: false } => (
+                Rung::ProcessTree,
+                "no cgroup of the step's own (read-only cgroupfs): the process tree and the container's cgroup",
+            ),
             Shape::SystemdUnit { .. } if euid == 0 => {
                 (Rung::SystemdScope, "a transient systemd scope per step, bound to the caller's unit")
             }
@@ -124,7 +154,7 @@ mod tests {
     use super::*;
 
     fn facts(path: &str) -> Facts<'_> {
-        Facts { path, systemd: true, euid: 0, writable: true, others: true }
+        Facts { path, systemd: true, euid: 0, writable: true, others: true, namespace_root: false }
     }
 
     #[test]
@@ -156,5 +186,9 @@ mod tests {
         assert_eq!(Shape::Neither.follows(0, false).0, Rung::ProcessTree);
         assert_eq!(Shape::RootCgroup.follows(0, false).0, Rung::CgroupV2);
         assert!(unit.words().contains("systemd service r.service"));
+        // A container's cgroup seen through its cgroup namespace is "/" too.
+        let container = |writable| classify(&Facts { namespace_root: true, writable, ..facts("/") });
+        assert_eq!(container(true).follows(0, false).0, Rung::CgroupV2);
+        assert_eq!(container(false).follows(0, false).0, Rung::ProcessTree);
     }
 }

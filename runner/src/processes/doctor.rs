@@ -16,8 +16,13 @@ pub(crate) fn taskstats() -> Result<String, (String, Option<String>)> {
                  descendants it waited for)",
                 stepmon_model::processes::SAMPLED
             );
-            let hint = (!rustix::process::geteuid().is_root())
-                .then(|| "run stepmon as root in the initial namespaces for per-process records".to_owned());
+            let hint = if !rustix::process::geteuid().is_root() {
+                Some("run stepmon as root in the initial namespaces for per-process records".to_owned())
+            } else if reason.contains("initial network namespace") {
+                Some("run it in the host's network namespace (docker run --network=host)".to_owned())
+            } else {
+                None
+            };
             Err((reason, hint))
         }
     }

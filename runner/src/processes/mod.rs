@@ -14,6 +14,7 @@
 
 mod args;
 mod convert;
+mod delivery;
 pub(crate) mod doctor;
 mod drops;
 mod hub;
@@ -122,6 +123,10 @@ fn registered() -> Result<(OwnedFd, u16, String), String> {
         .map_err(|e| format!("cannot read the possible CPUs: {e}"))?;
     let cpus = cpus.trim().to_owned();
     socket::register_cpumask(&taskstats, family, &cpus).map_err(|e| refused(&e))?;
+    if let Some(why) = delivery::silent(&taskstats, Duration::from_millis(500)) {
+        let _ = socket::deregister_cpumask(&taskstats, family, &cpus);
+        return Err(why);
+    }
     Ok((taskstats, family, cpus))
 }
 

@@ -29,6 +29,9 @@ pub(crate) struct HostView {
     pub(crate) v1: Vec<Hierarchy>,
     /// The effective user id at the snapshot.
     pub(crate) euid: u32,
+    /// The root of this process's cgroup namespace when it is a container's
+    /// ([`crate::cgroup::enclosing::container_root`]).
+    pub(crate) container_root: Option<PathBuf>,
     /// The shape of this process's cgroup v2, read at first need: later
     /// steps' subreapers sit in it and would make it look shared.
     shape: OnceLock<Option<Shape>>,
@@ -43,8 +46,14 @@ pub(crate) struct HostView {
 impl HostView {
     /// Reads the host now.
     pub(crate) fn read() -> HostView {
+        let location = discover::locate().map_err(|e| e.to_string());
+        let container_root = location
+            .as_ref()
+            .ok()
+            .and_then(|loc| crate::cgroup::enclosing::container_root(&loc.own_dir, &loc.mount_point));
         HostView {
-            location: discover::locate().map_err(|e| e.to_string()),
+            location,
+            container_root,
             v1: v1::hierarchies_in(Path::new("/proc/self")),
             euid: rustix::process::geteuid().as_raw(),
             shape: OnceLock::new(),

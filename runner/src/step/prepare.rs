@@ -100,10 +100,15 @@ pub(crate) fn prepare_with(
         (Ok(_), _) if options.cgroup == CgroupMode::Never => (None, Some("--no-cgroup".to_owned())),
         (Ok(_), Some(scoped)) => (Some(Owned(Some(scoped))), None),
         (Ok(location), None) => {
-            let base = options.cgroup_parent.clone().unwrap_or_else(|| location.own_dir.clone());
+            // A container's writable cgroup namespace root is delegated to it
+            // (also when an earlier run moved this process into its leaf).
+            let container = host.container_root.clone();
+            let base =
+                options.cgroup_parent.clone().or_else(|| container.clone()).unwrap_or_else(|| location.own_dir.clone());
             host.sweep(&base, &mut notices);
-            // Naming one's own cgroup as the parent means "it is delegated to me".
-            let delegated = options.cgroup_parent.as_deref().is_some_and(|p| p == location.own_dir);
+            // Naming one's own cgroup as the parent means "it is delegated
+            // to me"; so is the root of a container's cgroup namespace.
+            let delegated = options.cgroup_parent.as_deref().map_or(container.is_some(), |p| p == location.own_dir);
             if let Some(notice) = outside_notice(options.cgroup_parent.as_deref(), &location.own_dir) {
                 notices.push(notice);
             }

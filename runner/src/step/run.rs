@@ -206,9 +206,11 @@ impl Step {
     fn end_leftovers(&mut self) {
         // An empty cgroup has nothing left to read (one file read instead of
         // a round trip to the listener's thread for its list of live ones).
-        let emptied = self.prepared.cgroups.as_ref().is_some_and(|c| {
-            crate::cgroup::placement::populated(&c.get().leaf).is_ok_and(|populated| !populated)
-        });
+        let emptied = self
+            .prepared
+            .cgroups
+            .as_ref()
+            .is_some_and(|c| crate::cgroup::placement::populated(&c.get().leaf).is_ok_and(|populated| !populated));
         if let Some(processes) = &mut self.processes
             && !emptied
         {
@@ -392,6 +394,7 @@ impl Step {
             info.cgroup_v1 = e.v1_dirs();
             info.memory_usage_at_start = e.memory_usage_at_start;
             info.memory_peak_at_start = e.memory_peak_at_start;
+            info.memory_v1 = e.memory_v1;
             info.samples.clone_from(&usage.resource_usage.samples);
             info
         });
