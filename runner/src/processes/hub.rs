@@ -44,6 +44,12 @@ const FINAL_READ: Duration = Duration::from_secs(2);
 /// Of that, the connector's fork events: they are sent before the exits
 /// they explain, so what the thread has not read yet is a batch at most.
 const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
+/// A round that read this many datagrams or more is a storm's: the thread
+/// then lets events pile up for a [`pause`] before it reads again. After a
+/// smaller round it reads again as soon as something comes or a process is
+/// due for its arguments: a pause after every round missed the arguments
+/// of processes that lived less than a pause (a `cargo build`'s `rustc`s).
+const STORM_ROUND: usize = 64;
 /// The bit that marks a step's end marker among the sequence numbers of
 /// queries on the listening socket ([`socket::send_marker`]); the step's id
 /// is in the bits below it.
@@ -362,7 +368,9 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
             if let Some(c) = sockets.connector {
                 fds.push(PollFd::new(c, PollFlags::IN));
             }
-            wait_for(&mut fds, POLL);
+            let args_due = watched.values().filter_map(|w| w.tracker.args_due()).min();
+            let wait = args_due.map_or(POLL, |due| due.saturating_duration_since(Instant::now()).min(POLL));
+            wait_for(&mut fds, wait);
         }
         let until = first_stop.map(|at| at + FINAL_READ);
         let connector_until = first_stop.map(|at| at + FINAL_CONNECTOR_READ);
@@ -455,8 +463,8 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
             }
             let _ = stopping.reply.send(Ended { counters, tracker });
         }
-        if first_stop.is_none() && records + forks > 0 && !full {
-            // Let events pile up, unless a step asks meanwhile.
+        if first_stop.is_none() && records + forks >= STORM_ROUND && !full {
+            // A storm: let events pile up, unless a step asks meanwhile.
             wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], pause);
         }
     }

@@ -172,6 +172,11 @@ impl Tracker {
         wanting
     }
 
+    /// When the oldest member still waiting is due for its arguments.
+    pub(super) fn args_due(&self) -> Option<Instant> {
+        self.fresh.front().map(|&(at, _)| at + ARGS_AFTER)
+    }
+
     /// The arguments read of a live member.
     pub(super) fn set_args(&mut self, tgid: u32, args: Vec<String>) {
         if self.members.contains(&tgid) {
