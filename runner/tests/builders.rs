@@ -9,12 +9,12 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../testsupport/as_nobody.rs"]
+mod as_nobody;
 #[path = "../../testsupport/skip.rs"]
 mod skip;
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -23,8 +23,6 @@ use stepmon_model::source::{Bound, Rung};
 use stepmon_runner::{CgroupMode, Finished, RunError, Runner, StepOptions};
 
 const MIB: f64 = 1048576.0;
-/// `nobody` (Debian's, and the VM guest's).
-const NOBODY: u32 = 65534;
 /// Set in the child process that runs the unprivileged steps.
 const CHILD: &str = "STEPMON_BUILDERS_CHILD";
 
@@ -316,17 +314,7 @@ fn unprivileged_steps_without_cgroups_count_their_own_orphans() {
         return;
     }
     // This test binary again, as nobody, running only the test below.
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "as_nobody", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "as nobody: {}\n{stdout}\n{stderr}", output.status);
-    assert!(stdout.contains("1 passed"), "{stdout}");
+    as_nobody::rerun("as_nobody", CHILD);
 }
 
 /// The unprivileged half of the test above (run by it as `nobody`).

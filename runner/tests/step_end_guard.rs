@@ -23,10 +23,11 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../testsupport/as_nobody.rs"]
+mod as_nobody;
 #[path = "../../testsupport/skip.rs"]
 mod skip;
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,8 +45,6 @@ const ROUNDS: u32 = 3;
 /// programs' pages.
 const WARM_UP: u32 = 3;
 const GNU_TIME: &str = "/usr/bin/time";
-/// `nobody` (Debian's).
-const NOBODY: u32 = 65534;
 /// Set in the child process that runs the unprivileged round.
 const CHILD: &str = "STEPMON_END_GUARD_CHILD";
 /// The test thread's nice value as root (threads, children and their
@@ -173,16 +172,7 @@ fn unprivileged_steps_without_a_cgroup_end_within_gnu_time_and_5_ms() {
         return;
     }
     // This test binary again, as nobody, running only the test below.
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "as_nobody", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success() && stdout.contains("1 passed"), "as nobody: {}\n{stdout}\n{stderr}", output.status);
+    let (_, stderr) = as_nobody::rerun("as_nobody", CHILD);
     // Its rounds' figures (the child's output is not the harness's to show).
     eprint!("{}", stderr.lines().filter(|l| l.contains(", round ")).map(|l| format!("{l}\n")).collect::<String>());
 }
