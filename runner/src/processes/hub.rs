@@ -46,10 +46,15 @@ const FINAL_READ: Duration = Duration::from_secs(2);
 const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
 /// A round that read this many datagrams or more is a storm's: the thread
 /// then lets events pile up for a [`pause`] before it reads again. After a
-/// smaller round it reads again as soon as something comes or a process is
-/// due for its arguments: a pause after every round missed the arguments
-/// of processes that lived less than a pause (a `cargo build`'s `rustc`s).
+/// smaller round it waits [`BATCH`] only: a pause after every round missed
+/// the arguments of processes that lived less than a pause (a `cargo
+/// build`'s `rustc`s), and no wait at all woke the thread for every event
+/// (1.5-1.7 s of CPU instead of 0.08 s in an exit storm of 20,000 processes).
 const STORM_ROUND: usize = 64;
+/// The wait after a small round: a process's arguments are read within
+/// this much of when they are due (50 ms after its fork), and a storm that
+/// the rounds do not show yet wakes the thread ten times a second at most.
+const BATCH: Duration = Duration::from_millis(100);
 /// The bit that marks a step's end marker among the sequence numbers of
 /// queries on the listening socket ([`socket::send_marker`]); the step's id
 /// is in the bits below it.
@@ -463,9 +468,10 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
             }
             let _ = stopping.reply.send(Ended { counters, tracker });
         }
-        if first_stop.is_none() && records + forks >= STORM_ROUND && !full {
-            // A storm: let events pile up, unless a step asks meanwhile.
-            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], pause);
+        if first_stop.is_none() && records + forks > 0 && !full {
+            // Let events pile up, unless a step asks meanwhile.
+            let wait = if records + forks >= STORM_ROUND { pause } else { BATCH };
+            wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], wait);
         }
     }
 }
