@@ -340,3 +340,25 @@ fn as_nobody() {
     }
     runner.shutdown();
 }
+
+#[test]
+fn a_step_dropped_before_its_end_lets_its_runner_go() {
+    let name = "a_step_dropped_before_its_end_lets_its_runner_go";
+    let _one = one_at_a_time();
+    if !root(name) {
+        return;
+    }
+    // A builder that cancels an action drops its future (the step) unawaited;
+    // dropping the runner afterwards must not wait for that step's end.
+    let (done, dropped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runner = Runner::new().unwrap();
+        let step = runner.start(StepOptions::new(["sleep", "0.3"])).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(step);
+        drop(runner);
+        done.send(()).unwrap();
+    });
+    assert!(dropped.recv_timeout(Duration::from_secs(30)).is_ok(), "dropping the runner hung");
+    no_cgroup_left();
+}

@@ -75,6 +75,8 @@ enum Ask {
     Live(u64, mpsc::Sender<Vec<u32>>),
     /// The step's processes are reaped: read what is queued, then hand its tracker back.
     Stop(u64, mpsc::Sender<Ended>),
+    /// The step was dropped before its end: its tracker goes.
+    Forget(u64),
 }
 
 /// What the kernel could not deliver while a step ran.
@@ -214,6 +216,12 @@ impl Hub {
         live.recv_timeout(wait).unwrap_or_default()
     }
 
+    /// Stops tracking a step that will not end through [`Hub::stop`] (its
+    /// handle was dropped: a cancelled future).
+    pub(super) fn forget(&self, step: u64) {
+        self.ask(Ask::Forget(step));
+    }
+
     /// Stops tracking the step once what was queued is read: its tracker.
     pub(super) fn stop(&self, step: u64) -> Option<Ended> {
         let (reply, ended) = mpsc::channel();
@@ -351,6 +359,9 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
                 Ask::Live(step, reply) => {
                     let _ = reply.send(watched.get(&step).map(|w| w.tracker.live()).unwrap_or_default());
                 }
+                Ask::Forget(step) => {
+                    watched.remove(&step);
+                }
                 Ask::Stop(step, reply) => {
                     if let Some(w) = watched.get_mut(&step)
                         && w.stopping.is_none()
@@ -363,7 +374,9 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
                 }
             }
         }
-        if hub_dropped && watched.is_empty() {
+        // Every step holds the hub: once it is dropped, what is still
+        // tracked belongs to nobody.
+        if hub_dropped {
             return;
         }
         let first_stop = watched.values().filter_map(|w| w.stopping.as_ref().map(|s| s.since)).min();

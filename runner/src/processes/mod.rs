@@ -90,6 +90,16 @@ pub(crate) struct Listener {
     root: Option<u32>,
     running: Vec<Task>,
     keep: Keep,
+    /// Its tracker was handed back ([`Listener::finish`]).
+    stopped: bool,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if !self.stopped {
+            self.hub.forget(self.step);
+        }
+    }
 }
 
 /// Whether delay accounting is on (`kernel.task_delayacct`, Linux 5.14+;
@@ -139,9 +149,14 @@ impl Session {
             Err(reason) => Err(reason.clone()),
         };
         match opened {
-            Ok((hub, step)) => {
-                Session::Listening(Listener { hub: hub.clone(), step, root: None, running: Vec::new(), keep })
-            }
+            Ok((hub, step)) => Session::Listening(Listener {
+                hub: hub.clone(),
+                step,
+                root: None,
+                running: Vec::new(),
+                keep,
+                stopped: false,
+            }),
             Err(reason) => Session::Sampled(sampled::Sampling::start(keep, reason, ticker)),
         }
     }
@@ -199,15 +214,17 @@ impl Listener {
         }
     }
 
-    fn finish(self) -> Processes {
+    fn finish(mut self) -> Processes {
         let delay_accounting = self.hub.delay_accounting();
-        let Some(hub::Ended { counters, tracker }) = self.hub.stop(self.step) else {
+        let ended = self.hub.stop(self.step);
+        self.stopped = true;
+        let Some(hub::Ended { counters, tracker }) = ended else {
             let mut doc = Processes::build(Vec::new(), self.keep, 0, 0);
             doc.partial = true;
             doc.missing.push("the taskstats thread ended before the step: its processes are unknown".to_owned());
             return doc;
         };
-        let (processes, records) = tracker.finish(Instant::now(), self.running);
+        let (processes, records) = tracker.finish(Instant::now(), std::mem::take(&mut self.running));
         let lost = counters.drops.unwrap_or(0).max(counters.overruns);
         let mut doc = Processes::build(processes, self.keep, records, lost);
         doc.delay_accounting = delay_accounting;
