@@ -35,6 +35,11 @@ const STARTED_BEFORE_THE_STEP: u64 = 2;
 /// A process's arguments are read this long after its fork at the
 /// earliest: a forked child runs its parent's program until it execs.
 const ARGS_AFTER: Duration = Duration::from_millis(50);
+/// And read once more this long after the first read, if the process is
+/// still alive: on a loaded machine a child may not have exec'd 50 ms after
+/// its fork, and the first read got its parent's arguments (`cargo`'s for a
+/// `rustc`: seen in CI, where the advice then had no largest input).
+const ARGS_AGAIN_AFTER: Duration = Duration::from_millis(250);
 
 /// The step's processes as the events came.
 #[derive(Debug, Default)]
@@ -78,6 +83,9 @@ pub(super) struct Tracker {
     /// Members whose arguments were not asked for yet, with when they were
     /// forked (oldest first).
     fresh: VecDeque<(Instant, u32)>,
+    /// Members whose arguments were read once, with when to read them again
+    /// (oldest first).
+    again: VecDeque<(Instant, u32)>,
     /// Arguments read of live members, by tgid.
     args: HashMap<u32, Vec<String>>,
     /// Records of the step's tasks that arrived.
@@ -167,6 +175,16 @@ impl Tracker {
             self.fresh.pop_front();
             if self.members.contains(&pid) && !self.args.contains_key(&pid) {
                 wanting.push(pid);
+                self.again.push_back((now + ARGS_AGAIN_AFTER, pid));
+            }
+        }
+        while let Some(&(due, pid)) = self.again.front() {
+            if now < due {
+                break;
+            }
+            self.again.pop_front();
+            if self.members.contains(&pid) && !wanting.contains(&pid) {
+                wanting.push(pid);
             }
         }
         wanting
@@ -174,7 +192,9 @@ impl Tracker {
 
     /// When the oldest member still waiting is due for its arguments.
     pub(super) fn args_due(&self) -> Option<Instant> {
-        self.fresh.front().map(|&(at, _)| at + ARGS_AFTER)
+        let first = self.fresh.front().map(|&(at, _)| at + ARGS_AFTER);
+        let again = self.again.front().map(|&(due, _)| due);
+        first.into_iter().chain(again).min()
     }
 
     /// The arguments read of a live member.
@@ -430,6 +450,23 @@ mod tests {
         assert_eq!(of(101).len(), 3);
         assert!(of(102).is_empty(), "not the args of the program that exited");
         assert!(ran(&args(&["/bin/bash", "./build-all.sh"]), "build-all.sh"), "a script");
+    }
+
+    #[test]
+    fn args_are_read_again_once_in_case_the_first_read_came_before_the_exec() {
+        let now = Instant::now();
+        let mut t = Tracker::new(1);
+        t.set_root(100, 1, 0, now);
+        t.fork(100, 101, now);
+        let first = now + ARGS_AFTER;
+        assert_eq!(t.wanting_args(first), [100, 101]);
+        // The parent's arguments, read before the child's exec.
+        t.set_args(101, vec!["cargo".to_owned()]);
+        assert_eq!(t.args_due(), Some(first + ARGS_AGAIN_AFTER));
+        assert!(t.wanting_args(first + ARGS_AGAIN_AFTER / 2).is_empty());
+        assert_eq!(t.wanting_args(first + ARGS_AGAIN_AFTER), [100, 101], "read once more");
+        assert!(t.wanting_args(first + ARGS_AGAIN_AFTER * 4).is_empty(), "and no more");
+        assert_eq!(t.args_due(), None);
     }
 
     #[test]
