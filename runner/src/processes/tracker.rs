@@ -33,13 +33,34 @@ const UNDECIDED_FOR: Duration = Duration::from_secs(3);
 /// process of the step may read up to a second early.
 const STARTED_BEFORE_THE_STEP: u64 = 2;
 /// A process's arguments are read this long after its fork at the
-/// earliest: a forked child runs its parent's program until it execs.
+/// earliest: a process shorter than this is not worth a read of `/proc` (an
+/// exit storm's).
 const ARGS_AFTER: Duration = Duration::from_millis(50);
-/// And read once more this long after the first read, if the process is
-/// still alive: on a loaded machine a child may not have exec'd 50 ms after
-/// its fork, and the first read got its parent's arguments (`cargo`'s for a
-/// `rustc`: seen in CI, where the advice then had no largest input).
-const ARGS_AGAIN_AFTER: Duration = Duration::from_millis(250);
+/// How often arguments equal to the parent's are read again, each
+/// [`ARGS_AFTER`] after the last, before they are taken as the child's: a
+/// forked child runs its parent's program until it execs, and on a loaded
+/// machine a `rustc` had not exec'd 50 ms after its fork (the read got
+/// `cargo`'s arguments, the exit record's command then rejected them, and
+/// the advice had no largest input). A child that never execs (a subshell,
+/// a forked worker) has its parent's arguments after these reads.
+const ARGS_TRIES: u8 = 4;
+/// A step with more live processes than this is in an exit storm of its
+/// own: in a round that could not read the queues to their end its members
+/// include many whose records are still queued, and reading their gone
+/// `/proc` entries would cost more than the rest of the round.
+const FEW_MEMBERS: usize = 64;
+
+/// A member whose arguments are to be read.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    /// From when (its fork, or the last read, plus [`ARGS_AFTER`]).
+    at: Instant,
+    pid: u32,
+    /// Its parent (tgid) at its fork.
+    parent: u32,
+    /// Reads that got its parent's arguments.
+    tries: u8,
+}
 
 /// The step's processes as the events came.
 #[derive(Debug, Default)]
@@ -80,12 +101,11 @@ pub(super) struct Tracker {
     closed: HashMap<u32, usize>,
     /// Finished processes.
     done: Vec<ProcessRecord>,
-    /// Members whose arguments were not asked for yet, with when they were
-    /// forked (oldest first).
-    fresh: VecDeque<(Instant, u32)>,
-    /// Members whose arguments were read once, with when to read them again
-    /// (oldest first).
-    again: VecDeque<(Instant, u32)>,
+    /// Members whose arguments are to be read, from when (oldest first).
+    fresh: VecDeque<Due>,
+    /// Of them, those the last [`Tracker::wanting_args`] asked for and not
+    /// set yet.
+    asked: HashMap<u32, Due>,
     /// Arguments read of live members, by tgid.
     args: HashMap<u32, Vec<String>>,
     /// Records of the step's tasks that arrived.
@@ -126,7 +146,7 @@ impl Tracker {
         self.subreaper = subreaper;
         self.root_started = started;
         self.members.insert(root);
-        self.fresh.push_back((now, root));
+        self.fresh.push_back(Due { at: now + ARGS_AFTER, pid: root, parent: subreaper, tries: 0 });
         for (parent, child, at) in std::mem::take(&mut self.early_forks) {
             self.fork(parent, child, at);
         }
@@ -151,7 +171,7 @@ impl Tracker {
         if self.members.contains(&parent) {
             self.members.insert(child);
             self.forked.insert(child, now);
-            self.fresh.push_back((now, child));
+            self.fresh.push_back(Due { at: now + ARGS_AFTER, pid: child, parent, tries: 0 });
             self.superseded.remove(&child);
             if self.undecided_ids.contains_key(&child) {
                 self.retry(now, false);
@@ -164,44 +184,60 @@ impl Tracker {
         }
     }
 
-    /// Members forked [`ARGS_AFTER`] ago or more and still alive, whose
-    /// arguments are worth reading now (once each).
+    /// Members due for their arguments by `now` and still alive, whose
+    /// arguments are worth reading now.
     pub(super) fn wanting_args(&mut self, now: Instant) -> Vec<u32> {
+        // Those asked for before and not set are gone.
+        self.asked.clear();
         let mut wanting = Vec::new();
-        while let Some(&(at, pid)) = self.fresh.front() {
-            if now.duration_since(at) < ARGS_AFTER {
+        while let Some(&due) = self.fresh.front() {
+            if now < due.at {
                 break;
             }
             self.fresh.pop_front();
-            if self.members.contains(&pid) && !self.args.contains_key(&pid) {
-                wanting.push(pid);
-                self.again.push_back((now + ARGS_AGAIN_AFTER, pid));
-            }
-        }
-        while let Some(&(due, pid)) = self.again.front() {
-            if now < due {
-                break;
-            }
-            self.again.pop_front();
-            if self.members.contains(&pid) && !wanting.contains(&pid) {
-                wanting.push(pid);
+            if self.members.contains(&due.pid) && !self.args.contains_key(&due.pid) {
+                wanting.push(due.pid);
+                self.asked.insert(due.pid, due);
             }
         }
         wanting
     }
 
-    /// When the oldest member still waiting is due for its arguments.
-    pub(super) fn args_due(&self) -> Option<Instant> {
-        let first = self.fresh.front().map(|&(at, _)| at + ARGS_AFTER);
-        let again = self.again.front().map(|&(due, _)| due);
-        first.into_iter().chain(again).min()
+    /// When the oldest member still waiting is due for its arguments (those
+    /// that exited meanwhile are forgotten: in a storm they are most).
+    pub(super) fn args_due(&mut self) -> Option<Instant> {
+        while let Some(due) = self.fresh.front() {
+            if self.members.contains(&due.pid) && !self.args.contains_key(&due.pid) {
+                break;
+            }
+            self.fresh.pop_front();
+        }
+        self.fresh.front().map(|due| due.at)
     }
 
-    /// The arguments read of a live member.
-    pub(super) fn set_args(&mut self, tgid: u32, args: Vec<String>) {
-        if self.members.contains(&tgid) {
-            self.args.insert(tgid, args);
+    /// Whether the step has few enough live processes that reading their
+    /// arguments is cheap even while the queues are not read to their end
+    /// (an exit storm of other processes must not keep a `rustc`'s
+    /// arguments from being read, see [`FEW_MEMBERS`]).
+    pub(super) fn few_members(&self) -> bool {
+        self.members.len() <= FEW_MEMBERS
+    }
+
+    /// The arguments read of a live member at `now`; when they are its
+    /// parent's, it may not have exec'd yet: read again later
+    /// ([`ARGS_TRIES`]).
+    pub(super) fn set_args(&mut self, tgid: u32, args: Vec<String>, now: Instant) {
+        if !self.members.contains(&tgid) {
+            return;
         }
+        if let Some(due) = self.asked.remove(&tgid)
+            && due.tries < ARGS_TRIES
+            && self.args.get(&due.parent) == Some(&args)
+        {
+            self.fresh.push_back(Due { at: now + ARGS_AFTER, tries: due.tries + 1, ..due });
+            return;
+        }
+        self.args.insert(tgid, args);
     }
 
     /// Processes of the step still alive, as far as the records tell.

@@ -73,9 +73,9 @@ fn args_read_while_it_ran_are_kept_when_they_are_of_the_program_that_exited() {
     assert_eq!(t.wanting_args(later), [100, 101, 102], "the exited one is not asked for");
     assert!(t.wanting_args(later).is_empty(), "asked once");
     let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-    t.set_args(101, args(&["/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "-quiet", "foo.cpp"]));
+    t.set_args(101, args(&["/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "-quiet", "foo.cpp"]), later);
     // Read before its exec: the shell's arguments.
-    t.set_args(102, args(&["sh", "-c", "ld -o x"]));
+    t.set_args(102, args(&["sh", "-c", "ld -o x"]), later);
     let mut cc = task(101, 101, 100, 1.0);
     cc.record.command = "cc1plus".to_owned();
     let mut ld = task(102, 102, 100, 1.0);
@@ -90,20 +90,55 @@ fn args_read_while_it_ran_are_kept_when_they_are_of_the_program_that_exited() {
 }
 
 #[test]
-fn args_are_read_again_once_in_case_the_first_read_came_before_the_exec() {
+fn args_equal_to_the_parents_are_read_again_in_case_the_child_had_not_exec_d() {
     let now = Instant::now();
     let mut t = Tracker::new(1);
     t.set_root(100, 1, 0, now);
     t.fork(100, 101, now);
+    t.fork(100, 102, now);
     let first = now + ARGS_AFTER;
-    assert_eq!(t.wanting_args(first), [100, 101]);
-    // The parent's arguments, read before the child's exec.
-    t.set_args(101, vec!["cargo".to_owned()]);
-    assert_eq!(t.args_due(), Some(first + ARGS_AGAIN_AFTER));
-    assert!(t.wanting_args(first + ARGS_AGAIN_AFTER / 2).is_empty());
-    assert_eq!(t.wanting_args(first + ARGS_AGAIN_AFTER), [100, 101], "read once more");
-    assert!(t.wanting_args(first + ARGS_AGAIN_AFTER * 4).is_empty(), "and no more");
-    assert_eq!(t.args_due(), None);
+    assert_eq!(t.wanting_args(first), [100, 101, 102]);
+    let cargo = vec!["cargo".to_owned(), "build".to_owned()];
+    t.set_args(100, cargo.clone(), first);
+    // Read before its exec: the parent's arguments.
+    t.set_args(101, cargo.clone(), first);
+    assert_eq!(t.args_due(), Some(first + ARGS_AFTER), "102 was gone: only 101 is read again");
+    assert!(t.wanting_args(first + ARGS_AFTER / 2).is_empty());
+    assert_eq!(t.wanting_args(first + ARGS_AFTER), [101]);
+    t.set_args(101, vec!["rustc".to_owned()], first + ARGS_AFTER);
+    let mut rustc = task(101, 101, 100, 1.0);
+    rustc.record.command = "rustc".to_owned();
+    exit(&mut t, rustc, first + ARGS_AFTER);
+    // A child that never execs keeps its parent's arguments after the tries.
+    t.fork(100, 103, first);
+    let mut at = first + ARGS_AFTER;
+    for _ in 0..ARGS_TRIES {
+        assert_eq!(t.wanting_args(at), [103]);
+        t.set_args(103, cargo.clone(), at);
+        at += ARGS_AFTER;
+    }
+    assert_eq!(t.wanting_args(at), [103]);
+    t.set_args(103, cargo.clone(), at);
+    assert_eq!(t.args_due(), None, "taken as its own");
+    let mut worker = task(103, 103, 100, 1.0);
+    worker.record.command = "cargo".to_owned();
+    exit(&mut t, worker, at);
+    let (done, _) = t.finish(at, Vec::new());
+    let of = |pid: u32| done.iter().find(|p| p.pid == pid).map(|p| p.args.clone()).unwrap();
+    assert_eq!(of(101), ["rustc"]);
+    assert_eq!(of(103), cargo);
+}
+
+#[test]
+fn a_member_gone_before_it_was_due_is_not_waited_for() {
+    let now = Instant::now();
+    let mut t = Tracker::new(1);
+    t.set_root(100, 1, 0, now);
+    assert_eq!(t.wanting_args(now + ARGS_AFTER), [100]);
+    t.fork(100, 103, now + ARGS_AFTER);
+    exit(&mut t, task(103, 103, 100, 1.0), now + ARGS_AFTER);
+    assert_eq!(t.args_due(), None, "103 exited: no wake-up for it");
+    assert!(t.few_members());
 }
 
 #[test]
