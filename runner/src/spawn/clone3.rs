@@ -10,12 +10,15 @@
 //! only (<https://man7.org/linux/man-pages/man2/clone3.2.html>,
 //! <https://docs.kernel.org/admin-guide/cgroup-v2.html#organizing-processes-and-threads>).
 //!
-//! Like `fork`, without `CLONE_VM`: the child gets a copy of this (multi-
-//! threaded) process with only the calling thread, so until `execvp` it may
-//! only make async-signal-safe calls on memory prepared before the clone —
-//! no allocation, no locks, no panics. Everything it needs ([`Exec`], the
-//! fds) is built beforehand. The same pattern as std's own `clone3` spawn
-//! (`library/std/src/sys/process/unix/unix.rs`, `do_fork`).
+//! [`spawn`] clones like `fork`, without `CLONE_VM`: the child gets a copy
+//! of this (multi-threaded) process with only the calling thread. The step's
+//! subreaper clones with [`clone3_vm`] instead (shared memory, as
+//! `posix_spawn`). Either way, until its exec the child makes only raw
+//! system calls ([`super::sys`]) on memory prepared before the clone — no
+//! allocation, no locks, no panics, no `errno`. Everything it needs
+//! ([`Exec`]: the arguments, the files to try, the environment; the fds) is
+//! built beforehand, as std's own spawn does
+//! (`library/std/src/sys/process/unix/unix.rs`).
 //!
 //! The child reports a failure (joining the network namespace, or `execvp`)
 //! through a close-on-exec pipe as `[stage: u32][errno: i32]` and exits
@@ -25,14 +28,15 @@
 // Every unsafe block says why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-use std::ffi::{CString, OsString, c_char};
+use std::ffi::{CString, OsString, c_char, c_void};
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use rustix::process::Pid;
 
-use super::script::{SHELL, ShellFallback};
+use super::script::SHELL;
+use super::sys;
 use super::{NOT_EXECUTABLE, NOT_FOUND};
 
 /// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7),
@@ -65,52 +69,56 @@ pub(super) const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 pub(super) const CLONE_VM: u64 = 0x100;
 pub(super) const CLONE_VFORK: u64 = 0x4000;
 
-/// `clone3` with `args` (which must have `CLONE_VM | CLONE_VFORK` and no
-/// stack) on this thread's stack, as vfork(2) does, running `child(setup)`
-/// in the child; the raw return value in the caller (the child's PID, or
-/// minus the errno), which resumes once the child has exec'd or exited.
+/// `clone3` with `args` and `CLONE_VM`, running `entry(arg)` in the child;
+/// the raw return value in the caller (the child's PID, or minus the
+/// errno). With no stack in `args` and `CLONE_VFORK`, the child runs on
+/// this thread's stack as vfork(2) does and the caller resumes once it has
+/// exec'd or exited; with a stack of its own, the child runs beside the
+/// caller (the step's subreaper).
 ///
 /// The point: no copy of this process's page tables and no copy-on-write
 /// faults afterwards, so a step starts as fast from a builder of many GiB
 /// as from a small one (glibc's `posix_spawn` uses `CLONE_VM | CLONE_VFORK`
-/// for the same reason). It must be assembly: the child runs on the part of
-/// the stack below the caller's, so it may never return from the function
-/// that made the system call (its return would pop the caller's frame,
-/// which the caller still needs); here it calls `child`, which never
-/// returns, from inside the `asm!` block. Rust keeps nothing below the stack
-/// pointer across an `asm!` block that may use the stack (no red zone).
+/// for the same reason). It must be assembly: a child on the caller's
+/// stack may never return from the function that made the system call (its
+/// return would pop the caller's frame, which the caller still needs), and
+/// a child on a new stack has no frame to return to; here it calls `entry`,
+/// which never returns, from inside the `asm!` block. Rust keeps nothing
+/// below the stack pointer across an `asm!` block that may use the stack
+/// (no red zone).
 ///
 /// # Safety
-/// `args` must be valid as described; `child` must never return and may
-/// only make async-signal-safe calls that write nothing but its own stack
-/// and the pipe it reports through (the memory is this process's), with
-/// every signal blocked in the calling thread.
+/// `args` must be valid as described, a stack in it mapped for as long as
+/// the child runs; `entry` must never return and may only make raw system
+/// calls ([`super::sys`]) on memory that stays valid meanwhile, writing
+/// nothing but its own stack and what its docs name; every signal must be
+/// blocked in the calling thread (no handler of the caller's may run in the
+/// child).
 #[cfg(target_arch = "x86_64")]
-pub(super) unsafe fn vfork_clone3(
+pub(super) unsafe fn clone3_vm(
     args: &CloneArgs,
-    child: unsafe extern "C" fn(*const ChildSetup<'_>) -> !,
-    setup: *const ChildSetup<'_>,
+    entry: unsafe extern "C" fn(*const c_void) -> !,
+    arg: *const c_void,
 ) -> isize {
     let ret: isize;
     // SAFETY: the system call reads `args` (valid, of the size passed); the
-    // child's path calls `child` with 16-byte alignment and never comes back
+    // child's path calls `entry` with 16-byte alignment and never comes back
     // (`ud2` traps if it did); rcx and r11 are clobbered by `syscall`.
     unsafe {
         std::arch::asm!(
             "syscall",
             "test rax, rax",
             "jnz 2f",
-            // The child, on the stack below the suspended caller's: keep
-            // clear of anything the caller left just below its pointer,
-            // align for the call.
+            // The child: keep clear of anything the caller left just below
+            // its stack pointer, align for the call.
             "sub rsp, 256",
             "and rsp, -16",
-            "mov rdi, {setup}",
-            "call {child}",
+            "mov rdi, {arg}",
+            "call {entry}",
             "ud2",
             "2:",
-            child = in(reg) child,
-            setup = in(reg) setup,
+            entry = in(reg) entry,
+            arg = in(reg) arg,
             inlateout("rax") libc::SYS_clone3 as isize => ret,
             in("rdi") std::ptr::from_ref(args),
             in("rsi") size_of::<CloneArgs>(),
@@ -121,27 +129,27 @@ pub(super) unsafe fn vfork_clone3(
     ret
 }
 
-/// Elsewhere: `ENOSYS`, and the caller clones without `CLONE_VM`.
+/// Elsewhere: `ENOSYS`, and the caller clones a copy (fork).
 ///
 /// # Safety
 /// None needed; as the x86-64 one for the signature's sake.
 #[cfg(not(target_arch = "x86_64"))]
-pub(super) unsafe fn vfork_clone3(
+pub(super) unsafe fn clone3_vm(
     _args: &CloneArgs,
-    _child: unsafe extern "C" fn(*const ChildSetup<'_>) -> !,
-    _setup: *const ChildSetup<'_>,
+    _entry: unsafe extern "C" fn(*const c_void) -> !,
+    _arg: *const c_void,
 ) -> isize {
     -(libc::ENOSYS as isize)
 }
 
-/// [`child`] for [`vfork_clone3`].
+/// [`child`] as an entry of [`clone3_vm`].
 ///
 /// # Safety
-/// As [`child`], with `setup` valid.
-pub(super) unsafe extern "C" fn vfork_child(setup: *const ChildSetup<'_>) -> ! {
+/// As [`child`], with `setup` a valid `ChildSetup`.
+pub(super) unsafe extern "C" fn child_entry(setup: *const c_void) -> ! {
     // SAFETY: the caller passes the setup it prepared, alive in the
     // suspended parent's frame.
-    unsafe { child(&*setup) }
+    unsafe { child(&*setup.cast::<ChildSetup<'_>>()) }
 }
 
 /// A NULL-terminated `argv` of C strings, built before the clone because
@@ -167,45 +175,75 @@ impl Argv {
     }
 }
 
-/// The command, and the shell command line for it should `execvp` fail with
-/// `ENOEXEC` ([`super::script`]), as C strings.
+/// The command as the child execs it without allocating: its arguments,
+/// the files to try in turn (its program looked up in `PATH` as `execvp`
+/// does), this process's environment, and the shell's command line for a
+/// file without a `#!` line ([`super::script`]), all as C strings.
+///
+/// The lookup is done here, before the clone, rather than by `execvp` in the
+/// child: the child may share this process's memory ([`vfork_clone3`]) and
+/// must not touch glibc's `errno` nor read an environment another thread
+/// may be changing.
 #[derive(Debug)]
 pub(super) struct Exec {
-    /// `argv[0]` is also the program `execvp` looks up in `PATH`.
     argv: Argv,
-    /// `/bin/sh PATH-OF-PROGRAM ARGS...`, if the program was found (not
-    /// prepared with glibc, whose execvp does the same itself).
-    shell: Option<Argv>,
+    /// `PATH-DIR/program` for each directory of `PATH`, or the program
+    /// itself when it has a `/`.
+    candidates: Argv,
+    /// `NAME=VALUE` of each variable.
+    envp: Argv,
+    /// `/bin/sh`, a slot for the file, then `argv[1..]`, NULL: the child
+    /// writes the file that failed with `ENOEXEC` into the slot.
+    shell_argv: Vec<*const c_char>,
 }
 
 impl Exec {
     /// Prepares `command` (program first); `InvalidInput` if it is empty or
     /// an argument contains a NUL byte.
     pub(super) fn new(command: &[OsString]) -> io::Result<Exec> {
-        if command.is_empty() {
+        let Some(program) = command.first() else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
-        }
-        // glibc's execvp runs the shell itself: no PATH search on every
-        // step start for a fallback it would never reach.
-        let shell = if cfg!(target_env = "gnu") {
-            None
-        } else {
-            ShellFallback::for_command(command, std::env::var_os("PATH").as_deref())
         };
-        Ok(Exec { argv: Argv::new(command)?, shell: shell.map(|s| Argv::new(&s.argv)).transpose()? })
+        let argv = Argv::new(command)?;
+        let candidates: Vec<OsString> = if program.is_empty() {
+            Vec::new()
+        } else if program.as_bytes().contains(&b'/') {
+            vec![program.clone()]
+        } else {
+            let path = std::env::var_os("PATH");
+            let path = path.as_deref().unwrap_or(std::ffi::OsStr::new(super::lookup::DEFAULT_PATH));
+            std::env::split_paths(path).map(|dir| dir.join(program).into_os_string()).collect()
+        };
+        let envp: Vec<OsString> = std::env::vars_os()
+            .map(|(name, value)| {
+                let mut pair = name;
+                pair.push("=");
+                pair.push(value);
+                pair
+            })
+            .collect();
+        let mut shell_argv = Vec::with_capacity(command.len() + 2);
+        shell_argv.push(SHELL.as_ptr());
+        shell_argv.push(std::ptr::null());
+        shell_argv.extend(argv.pointers.iter().skip(1));
+        Ok(Exec { argv, candidates: Argv::new(&candidates)?, envp: Argv::new(&envp)?, shell_argv })
     }
-}
 
-impl Exec {
-    /// The child's view of this command: `argv`, the shell fallback's, the shell.
-    pub(super) fn setup<'a>(&'a self, report: RawFd, netns: Option<RawFd>, v1_tasks: &'a [RawFd]) -> ChildSetup<'a> {
+    /// The child's view of this command (`&mut`: the child writes the shell's file slot).
+    pub(super) fn setup<'a>(
+        &'a mut self,
+        report: RawFd,
+        netns: Option<RawFd>,
+        v1_tasks: &'a [RawFd],
+    ) -> ChildSetup<'a> {
         ChildSetup {
             report,
             netns,
             v1_tasks,
             argv: self.argv.pointers.as_ptr(),
-            shell_argv: self.shell.as_ref().map_or(std::ptr::null(), |shell| shell.pointers.as_ptr()),
-            shell: SHELL.as_ptr(),
+            candidates: self.candidates.pointers.as_ptr(),
+            envp: self.envp.pointers.as_ptr(),
+            shell_argv: self.shell_argv.as_mut_ptr(),
         }
     }
 }
@@ -259,10 +297,11 @@ pub(super) struct ChildSetup<'a> {
     /// `tasks` files of the step's cgroup v1 hierarchies, to write `0` to.
     pub(super) v1_tasks: &'a [RawFd],
     pub(super) argv: *const *const c_char,
-    /// The shell's `argv` for `ENOEXEC`, or null.
-    pub(super) shell_argv: *const *const c_char,
-    /// [`SHELL`].
-    pub(super) shell: *const c_char,
+    /// The files to exec in turn, NULL-terminated.
+    pub(super) candidates: *const *const c_char,
+    pub(super) envp: *const *const c_char,
+    /// The shell's `argv`, slot 1 to be filled.
+    pub(super) shell_argv: *mut *const c_char,
 }
 
 /// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
@@ -277,17 +316,10 @@ pub(super) fn spawn(
     cgroup: Option<BorrowedFd<'_>>,
     v1_tasks: &[RawFd],
     netns: Option<BorrowedFd<'_>>,
-    exec: &Exec,
+    exec: &mut Exec,
 ) -> io::Result<Spawned> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let setup = ChildSetup {
-        report: write_end.as_raw_fd(),
-        netns: netns.map(|fd| fd.as_raw_fd()),
-        v1_tasks,
-        argv: exec.argv.pointers.as_ptr(),
-        shell_argv: exec.shell.as_ref().map_or(std::ptr::null(), |shell| shell.pointers.as_ptr()),
-        shell: SHELL.as_ptr(),
-    };
+    let setup = exec.setup(write_end.as_raw_fd(), netns.map(|fd| fd.as_raw_fd()), v1_tasks);
     let args = CloneArgs {
         flags: if cgroup.is_some() { CLONE_INTO_CGROUP } else { 0 },
         exit_signal: libc::SIGCHLD.unsigned_abs().into(),
@@ -367,69 +399,101 @@ pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 }
 
 /// The child between clone3 and exec: resets the signal state a new program
-/// expects, joins the network namespace, execs. Never returns.
+/// expects, joins the network namespace and the cgroup v1 hierarchies,
+/// execs. Never returns.
 ///
-/// Only async-signal-safe functions (signal-safety(7): `signal`,
-/// `sigprocmask`, `execvp` as glibc and std use it after fork, `execv`,
-/// `write`, `_exit`; `setns` is a plain system call), on values prepared
-/// before the clone: no allocation, no locks, no panics, no unwinding.
+/// Raw system calls only ([`super::sys`]: no `errno`, no locks), on values
+/// prepared before the clone: no allocation, no panics, no unwinding. The
+/// one write outside its stack is the shell's file slot of `setup`, which
+/// nobody reads before the child has exec'd or exited.
 ///
 /// # Safety
-/// Must only be called in the child of `clone3` (without `CLONE_VM`), with
-/// `setup`'s fds open and `argv` a NULL-terminated array of C strings.
+/// Must only be called in the child of a clone, with `setup`'s fds open and
+/// its pointers valid (see [`ChildSetup`]).
 pub(super) unsafe fn child(setup: &ChildSetup<'_>) -> ! {
-    // SAFETY: plain libc calls with valid arguments; see the function docs
-    // for why each is allowed here.
+    // stepmon catches SIGINT/SIGTERM/SIGHUP (signal-hook) and ignores
+    // SIGPIPE (Rust's runtime); exec would reset the caught ones to the
+    // default but keep SIGPIPE ignored. Reset all four, as std's spawn
+    // does for SIGPIPE, before signals are unblocked.
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+        sys::default_action(signal);
+    }
+    sys::unblock_all();
+    if let Some(netns) = setup.netns {
+        let ret = sys::setns(netns, libc::CLONE_NEWNET);
+        if ret < 0 {
+            fail(setup.report, Stage::NetNs, errno(ret));
+        }
+    }
+    // Into each cgroup v1 hierarchy: "0" moves the writing thread, this
+    // process's only one.
+    for &tasks in setup.v1_tasks {
+        // SAFETY: one byte of a static string.
+        let ret = unsafe { sys::write(tasks, c"0".as_ptr().cast(), 1) };
+        if ret != 1 {
+            fail(setup.report, Stage::JoinV1, if ret < 0 { errno(ret) } else { libc::EIO });
+        }
+    }
+    // SAFETY: the arrays are NULL-terminated arrays of C strings (see
+    // `Exec`), alive in the suspended parent or in this copy of it.
+    unsafe { exec_first(setup) }
+}
+
+/// `execvp`'s walk over the candidates (glibc's `__execvpe`): past
+/// `ENOENT`, `ENOTDIR`, `ESTALE`, `ENODEV`, `ETIMEDOUT` and `EACCES` to the
+/// next one, the shell on `ENOEXEC`, any other error at once; `EACCES` if it
+/// was seen, else the last error.
+///
+/// # Safety
+/// As [`child`].
+unsafe fn exec_first(setup: &ChildSetup<'_>) -> ! {
+    let mut denied = false;
+    let mut last = libc::ENOENT;
+    let mut at = 0;
+    // SAFETY: every pointer read is of the NULL-terminated arrays of
+    // `setup`, which stay valid until the exec (see `child`).
     unsafe {
-        // stepmon catches SIGINT/SIGTERM/SIGHUP (signal-hook) and ignores
-        // SIGPIPE (Rust's runtime); exec would reset the caught ones to the
-        // default but keep SIGPIPE ignored. Reset all four, as std's spawn
-        // does for SIGPIPE, before signals are unblocked.
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-            libc::signal(signal, libc::SIG_DFL);
-        }
-        let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-        libc::sigemptyset(empty.as_mut_ptr());
-        libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
-        if let Some(netns) = setup.netns
-            && libc::setns(netns, libc::CLONE_NEWNET) != 0
-        {
-            fail(setup.report, Stage::NetNs, *libc::__errno_location());
-        }
-        // Into each cgroup v1 hierarchy: "0" moves the writing thread, this
-        // process's only one.
-        for &tasks in setup.v1_tasks {
-            if libc::write(tasks, c"0".as_ptr().cast(), 1) != 1 {
-                fail(setup.report, Stage::JoinV1, *libc::__errno_location());
+        loop {
+            let file = *setup.candidates.add(at);
+            if file.is_null() {
+                break;
+            }
+            at += 1;
+            let ret = sys::execve(file.cast(), setup.argv.cast(), setup.envp.cast());
+            last = errno(ret);
+            match last {
+                libc::EACCES => denied = true,
+                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+                libc::ENOEXEC => {
+                    // What glibc's execvp does (super::script). Should the
+                    // shell fail too, the command's ENOEXEC is what the user
+                    // needs to hear about.
+                    *setup.shell_argv.add(1) = file;
+                    sys::execve(SHELL.as_ptr().cast(), setup.shell_argv.cast_const().cast(), setup.envp.cast());
+                    break;
+                }
+                _ => break,
             }
         }
-        libc::execvp(*setup.argv, setup.argv);
-        let errno = *libc::__errno_location();
-        if errno == libc::ENOEXEC && !setup.shell_argv.is_null() {
-            // What glibc's execvp does itself (super::script); reached with
-            // musl. Should the shell fail too, the command's ENOEXEC is
-            // what the user needs to hear about.
-            libc::execv(setup.shell, setup.shell_argv);
-        }
-        fail(setup.report, Stage::Exec, errno)
     }
+    fail(setup.report, Stage::Exec, if denied && last != libc::ENOEXEC { libc::EACCES } else { last })
+}
+
+/// The errno of a failed raw system call's return value.
+fn errno(ret: isize) -> i32 {
+    i32::try_from(-ret).unwrap_or(libc::EINVAL)
 }
 
 /// Reports `errno` and the stage to the parent and exits (126, or 127 when
 /// exec found no such file, as shells do).
-///
-/// # Safety
-/// Only in the child (see [`child`]).
-pub(super) unsafe fn fail(report: RawFd, stage: Stage, errno: i32) -> ! {
+pub(super) fn fail(report: RawFd, stage: Stage, errno: i32) -> ! {
     let [s0, s1, s2, s3] = (stage as u32).to_ne_bytes();
     let [e0, e1, e2, e3] = errno.to_ne_bytes();
     let message = [s0, s1, s2, s3, e0, e1, e2, e3];
     let status = if stage == Stage::Exec && errno == libc::ENOENT { NOT_FOUND } else { NOT_EXECUTABLE };
-    // SAFETY: `write` of a stack buffer (8 bytes < PIPE_BUF: atomic) to the
-    // report pipe, then `_exit`, which runs no atexit handlers and flushes
+    // SAFETY: a stack buffer (8 bytes < PIPE_BUF: atomic) to the report
+    // pipe; then `exit_group`, which runs no atexit handlers and flushes
     // nothing (the parent's stdio buffers must not be written twice).
-    unsafe {
-        libc::write(report, message.as_ptr().cast(), message.len());
-        libc::_exit(status)
-    }
+    unsafe { sys::write(report, message.as_ptr(), message.len()) };
+    sys::exit(status)
 }

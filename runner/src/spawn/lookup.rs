@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// `PATH` when the variable is unset: musl's `execvp` default (glibc's,
 /// `/bin:/usr/bin`, is a subset).
-const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
 /// `program` itself if it contains a `/` (whether or not it exists), else
 /// the first `DIR/program` that `accept`s, `DIR` going through `path` (the

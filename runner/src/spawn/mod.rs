@@ -24,6 +24,7 @@ pub mod lookup;
 mod reap;
 pub mod script;
 pub mod subreaper;
+mod sys;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -173,7 +174,7 @@ pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Spa
 
 /// clone3, into the cgroup if the step has one.
 fn direct(target: Target<'_>, command: &[OsString]) -> io::Result<clone3::Spawned> {
-    let exec = clone3::Exec::new(command)?;
+    let mut exec = clone3::Exec::new(command)?;
     let cgroup = match target.cgroup {
         Some(dir) => {
             Some(rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, FileMode::empty())?)
@@ -181,5 +182,5 @@ fn direct(target: Target<'_>, command: &[OsString]) -> io::Result<clone3::Spawne
         None => None,
     };
     let v1: Vec<RawFd> = target.v1_tasks.iter().map(AsRawFd::as_raw_fd).collect();
-    clone3::spawn(cgroup.as_ref().map(AsFd::as_fd), &v1, target.netns, &exec)
+    clone3::spawn(cgroup.as_ref().map(AsFd::as_fd), &v1, target.netns, &mut exec)
 }
