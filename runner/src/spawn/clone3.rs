@@ -181,7 +181,7 @@ impl Argv {
 /// file without a `#!` line ([`super::script`]), all as C strings.
 ///
 /// The lookup is done here, before the clone, rather than by `execvp` in the
-/// child: the child may share this process's memory ([`vfork_clone3`]) and
+/// child: the child may share this process's memory ([`clone3_vm`]) and
 /// must not touch glibc's `errno` nor read an environment another thread
 /// may be changing.
 #[derive(Debug)]

@@ -23,7 +23,7 @@
 //! from a builder holding 1 GiB, against 3–5 ms without the copies. Where
 //! that clone is refused (another architecture, a seccomp filter) it is a
 //! copy, as before. Either way it makes only raw system calls
-//! ([`super::sys`]: glibc's `errno` would be the calling thread's) on memory
+//! (`spawn::sys`: glibc's `errno` would be the calling thread's) on memory
 //! prepared before the clone — no allocation, no locks, no panics — and
 //! never returns into Rust. It closes the close-on-exec fds it inherited
 //! (other steps' pipes would otherwise never see end-of-file) and keeps the
