@@ -72,7 +72,8 @@ fn loopback_up() -> io::Result<()> {
     const NLMSG_ERROR: u16 = 2;
     const IFF_UP: u32 = 1;
     // NETLINK_ROUTE is protocol 0, i.e. `None`.
-    let socket = rustix::net::socket(AddressFamily::NETLINK, SocketType::RAW, None)?;
+    let socket =
+        rustix::net::socket_with(AddressFamily::NETLINK, SocketType::RAW, rustix::net::SocketFlags::CLOEXEC, None)?;
     let mut message = Vec::with_capacity(32);
     message.extend_from_slice(&32u32.to_ne_bytes()); // nlmsg_len
     message.extend_from_slice(&RTM_NEWLINK.to_ne_bytes());

@@ -134,3 +134,42 @@ fn live_samples_arrive_as_taken_baseline_first() {
     assert_eq!(live[0].sample.timestamp, recorded[0].timestamp, "the baseline first");
     assert!(live.windows(2).all(|w| w[0].sample.timestamp < w[1].sample.timestamp), "each sample once, in order");
 }
+
+/// The fds a child would inherit from this process (those without
+/// `O_CLOEXEC`, from the octal `flags` of /proc/self/fdinfo/N), by number.
+fn inheritable() -> Vec<u32> {
+    const O_CLOEXEC: u32 = 0o2_000_000;
+    let mut fds: Vec<u32> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|fd: &u32| {
+            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+            info.lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+                .is_some_and(|flags| flags & O_CLOEXEC == 0)
+        })
+        .collect();
+    fds.sort_unstable();
+    fds
+}
+
+#[test]
+fn the_command_inherits_the_callers_fds_and_none_of_stepmons() {
+    // With a cgroup where this host allows one (root: the taskstats sockets,
+    // the cgroup files, the subreaper's pipes are all open meanwhile).
+    let before = inheritable();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("ls /proc/self/fd > {}", out.path().display());
+    let finished = run(CgroupMode::Auto, &script);
+    assert_eq!(finished.exit_code, 0);
+    let listed: Vec<u32> =
+        std::fs::read_to_string(out.path()).unwrap().lines().filter_map(|l| l.trim().parse().ok()).collect();
+    // `ls` itself has its output and the directory it reads open.
+    let extra: Vec<u32> = listed.iter().copied().filter(|fd| *fd > 2 && !before.contains(fd)).collect();
+    assert!(
+        extra.len() <= 1,
+        "fds the command got that this process does not hand down: {extra:?} (listed {listed:?}, inheritable before {before:?})"
+    );
+}

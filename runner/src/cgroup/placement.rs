@@ -55,8 +55,15 @@ pub fn start_time(pid: u32) -> Option<u64> {
 #[must_use]
 pub fn run_name() -> String {
     static STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    // This process's start time, read once (a builder named every step's
+    // directories with a read of /proc/PID/stat); a forked child has a
+    // PID of its own, and reads its own.
+    static OWN: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
     let pid = std::process::id();
-    let start = start_time(pid).unwrap_or(0);
+    let start = match OWN.get_or_init(|| (pid, start_time(pid).unwrap_or(0))) {
+        &(own, start) if own == pid => start,
+        _ => start_time(pid).unwrap_or(0),
+    };
     match STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
         0 => format!("{RUN_PREFIX}{pid}.{start}"),
         n => format!("{RUN_PREFIX}{pid}.{start}.{n}"),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::net::netlink::{self, SocketAddrNetlink};
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType, sockopt};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType, sockopt};
 use stepmon_taskstats_parse::cn_proc::{CN_IDX_PROC, CN_VAL_PROC, PROC_CN_MCAST_LISTEN};
 use stepmon_taskstats_parse::ctrl::{CTRL_ATTR_FAMILY_NAME, CTRL_CMD_GETFAMILY, Family, GENL_ID_CTRL};
 use stepmon_taskstats_parse::netlink::{Messages, NLMSG_DONE};
@@ -58,7 +58,12 @@ fn genl_request(family: u16, cmd: u8, seq: u32, attrs: &[(u16, &[u8])]) -> Vec<u
 
 /// A bound generic netlink socket with a receive timeout.
 pub(super) fn generic() -> io::Result<OwnedFd> {
-    let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::RAW, Some(netlink::GENERIC))?;
+    let fd = rustix::net::socket_with(
+        AddressFamily::NETLINK,
+        SocketType::RAW,
+        SocketFlags::CLOEXEC,
+        Some(netlink::GENERIC),
+    )?;
     rustix::net::bind(&fd, &SocketAddrNetlink::new(0, 0))?;
     sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(Duration::from_secs(2)))?;
     Ok(fd)
@@ -193,7 +198,12 @@ fn filters_events() -> bool {
 /// come. Before 6.6 the kernel ignores the longer, filtered request
 /// (`cn_proc_mcast_ctl` returns early), and the socket gets every event.
 pub(super) fn connector() -> io::Result<OwnedFd> {
-    let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(netlink::CONNECTOR))?;
+    let fd = rustix::net::socket_with(
+        AddressFamily::NETLINK,
+        SocketType::DGRAM,
+        SocketFlags::CLOEXEC,
+        Some(netlink::CONNECTOR),
+    )?;
     rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))?;
     rustix::net::send(&fd, &listen_request(None), SendFlags::empty())?;
     if filters_events() {

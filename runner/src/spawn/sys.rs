@@ -81,6 +81,12 @@ pub(super) fn close(fd: i32) -> isize {
     unsafe { call(libc::SYS_close, fd as usize, 0, 0, 0, 0, 0) }
 }
 
+/// `close_range(first, last, 0)` (Linux 5.9).
+pub(super) fn close_range(first: u32, last: u32) -> isize {
+    // SAFETY: no pointers.
+    unsafe { call(libc::SYS_close_range, first as usize, last as usize, 0, 0, 0, 0) }
+}
+
 /// `openat(AT_FDCWD, path, flags)`.
 ///
 /// # Safety

@@ -163,7 +163,11 @@ impl CgroupV1Probe {
             ));
             return None;
         };
-        match file.read(buf) {
+        // Every file read here is one `seq_show` per read (cgroup v1's
+        // files go through `cgroup_seqfile_show`, kernel/cgroup/cgroup.c;
+        // only `tasks` and `cgroup.procs` iterate), so a short read is the
+        // end: one `pread` each instead of two.
+        match file.read_single(buf) {
             Ok(bytes) => match parse(bytes) {
                 Ok(value) => Some(value),
                 Err(e) => {
