@@ -146,7 +146,10 @@ fn wait_for_step(base: &Path, stepmon_pid: u32, comm: &str) -> Vec<u32> {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(10) {
         for parent in leftovers(base, stepmon_pid) {
-            let procs = std::fs::read_to_string(parent.join("step/cgroup.procs")).unwrap_or_default();
+            // The leaf: `step` below the run directory, or the run
+            // directory itself (no controller to enable for a leaf).
+            let leaf = if parent.join("step").is_dir() { parent.join("step") } else { parent.clone() };
+            let procs = std::fs::read_to_string(leaf.join("cgroup.procs")).unwrap_or_default();
             let pids: Vec<u32> = procs.lines().filter_map(|l| l.parse().ok()).collect();
             let named = |p: &u32| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == comm);
             if pids.iter().any(named) {

@@ -29,7 +29,8 @@ pub use stepmon_model::NotEnabled;
 pub struct RunCgroups {
     /// `<base>/stepmon-run.<pid>.<start>`.
     pub parent: PathBuf,
-    /// `<parent>/step` — where the step's processes run.
+    /// `<parent>/step` — where the step's processes run; `parent` itself
+    /// where the parent could enable no controller for it.
     pub leaf: PathBuf,
     /// Controllers enabled for the leaf.
     pub enabled: Vec<&'static str>,
@@ -97,7 +98,8 @@ fn controllers(dir: &Path) -> io::Result<Vec<String>> {
 
 impl RunCgroups {
     /// Creates `<base>/<name>/step` (`name` from [`run_name`]) and enables every
-    /// controller of [`CONTROLLERS`] that the run parent may enable.
+    /// controller of [`CONTROLLERS`] that the run parent may enable; where
+    /// `base` enables none for its children, `<base>/<name>` alone.
     ///
     /// With `delegated` (the user named this process's own cgroup with
     /// `--cgroup-parent`, e.g. inside `systemd-run --scope -p Delegate=yes`;
@@ -133,10 +135,18 @@ impl RunCgroups {
             }
         }
         let parent = base.join(name);
+        // Nothing the parent could enable for a leaf (a hybrid host's
+        // cgroup2, which has no controllers): one directory is the leaf, no
+        // parent in between (a mkdir and an rmdir less a step, some 50 µs).
+        let none_to_enable = !delegated
+            && stepmon_fdread::read_path(base.join("cgroup.subtree_control"))
+                .ok()
+                .and_then(|bytes| ControllerList::parse(&bytes).ok().map(|list| list.iter().next().is_none()))
+                .unwrap_or(false);
         fs::create_dir(&parent)?;
-        let mut run =
-            RunCgroups { leaf: parent.join("step"), parent, enabled: Vec::new(), not_enabled: Vec::new(), scope: None };
-        let available = controllers(&run.parent)?;
+        let leaf = if none_to_enable { parent.clone() } else { parent.join("step") };
+        let mut run = RunCgroups { leaf, parent, enabled: Vec::new(), not_enabled: Vec::new(), scope: None };
+        let available = if none_to_enable { Vec::new() } else { controllers(&run.parent)? };
         let on_v1 = stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc"));
         for controller in CONTROLLERS {
             if !available.iter().any(|a| a == controller) {
@@ -156,7 +166,9 @@ impl RunCgroups {
                 Err(e) => run.not_enabled.push(NotEnabled::new(controller, format!("enabling it failed: {e}"))),
             }
         }
-        if let Err(e) = fs::create_dir(&run.leaf) {
+        if run.leaf != run.parent
+            && let Err(e) = fs::create_dir(&run.leaf)
+        {
             let _ = fs::remove_dir(&run.parent);
             return Err(e);
         }
@@ -212,7 +224,12 @@ impl RunCgroups {
             // Short: `Owned::release` retries removal.
             return scope.stop(Duration::from_millis(100));
         }
-        match fs::remove_dir(&self.leaf).and_then(|()| fs::remove_dir(&self.parent)) {
+        let removed = if self.leaf == self.parent {
+            fs::remove_dir(&self.leaf)
+        } else {
+            fs::remove_dir(&self.leaf).and_then(|()| fs::remove_dir(&self.parent))
+        };
+        match removed {
             Ok(()) => Ok(()),
             Err(_) => remove_tree(&self.parent),
         }
@@ -322,7 +339,8 @@ pub fn remove_tree(dir: &Path) -> io::Result<()> {
     fs::remove_dir(dir)
 }
 
-/// Kills what is left in a dead run's cgroups and removes them.
+/// Kills what is left in a dead run's cgroups and removes them. The run
+/// directory itself may be the leaf ([`RunCgroups::create`]).
 fn collect(dir: &Path) -> io::Result<()> {
     for child in fs::read_dir(dir)? {
         let child = child?;
@@ -330,6 +348,7 @@ fn collect(dir: &Path) -> io::Result<()> {
             kill_and_wait(&child.path(), Duration::from_secs(5))?;
         }
     }
+    kill_and_wait(dir, Duration::from_secs(5))?;
     remove_tree(dir)
 }
 
