@@ -60,8 +60,14 @@ pub fn hierarchies_in(proc_self: &Path) -> Vec<Hierarchy> {
     else {
         return Vec::new();
     };
+    hierarchies_from(&cgroup, &mountinfo)
+}
+
+/// [`hierarchies_in`] from the bytes of `cgroup` and `mountinfo` read already.
+#[must_use]
+pub fn hierarchies_from(cgroup: &[u8], mountinfo: &[u8]) -> Vec<Hierarchy> {
     let mut found = Vec::new();
-    for entry in ProcCgroup::new(&cgroup).flatten().filter(|e| !e.is_unified()) {
+    for entry in ProcCgroup::new(cgroup).flatten().filter(|e| !e.is_unified()) {
         let controllers: Vec<String> =
             entry.controller_names().filter(|n| V1_CONTROLLERS.contains(n)).map(str::to_owned).collect();
         if controllers.is_empty() {
@@ -71,7 +77,7 @@ pub fn hierarchies_in(proc_self: &Path) -> Vec<Hierarchy> {
         // options name each of its controllers, with a root that contains
         // this process's path.
         let path = String::from_utf8_lossy(entry.path).into_owned();
-        let mount = MountInfo::new(&mountinfo).flatten().find(|m| {
+        let mount = MountInfo::new(mountinfo).flatten().find(|m| {
             let root: Vec<u8> = m.root.bytes().collect();
             let serves = root == b"/"
                 || entry.path == root.as_slice()

@@ -57,6 +57,16 @@ const RUNTIME_WORDS: [&str; 6] = ["docker", "kubepods", "libpod", "containerd", 
 /// Looks at `root` (`/`) and `proc` (`/proc`).
 #[must_use]
 pub fn detect_in(root: &Path, proc: &Path) -> Option<Container> {
+    let cgroup = std::fs::read(proc.join("self/cgroup")).unwrap_or_default();
+    let mountinfo = stepmon_fdread::read_path(proc.join("self/mountinfo")).unwrap_or_default();
+    detect_with(root, proc, &cgroup, &mountinfo)
+}
+
+/// [`detect_in`] with this process's `cgroup` and `mountinfo` read already
+/// (empty: unreadable).
+#[must_use]
+pub fn detect_with(root: &Path, proc: &Path, cgroup: &[u8], mountinfo: &[u8]) -> Option<Container> {
+    let cgroup = String::from_utf8_lossy(cgroup);
     let mut evidence = Vec::new();
     if root.join(".dockerenv").exists() {
         evidence.push(Evidence::DockerEnv);
@@ -69,19 +79,17 @@ pub fn detect_in(root: &Path, proc: &Path) -> Option<Container> {
     {
         evidence.push(Evidence::ContainerVariable(String::from_utf8_lossy(value).into_owned()));
     }
-    if let Ok(cgroup) = std::fs::read_to_string(proc.join("self/cgroup"))
-        && let Some(path) =
-            cgroup.lines().filter_map(|l| l.splitn(3, ':').nth(2)).find(|p| RUNTIME_WORDS.iter().any(|w| p.contains(w)))
+    if let Some(path) =
+        cgroup.lines().filter_map(|l| l.splitn(3, ':').nth(2)).find(|p| RUNTIME_WORDS.iter().any(|w| p.contains(w)))
     {
         evidence.push(Evidence::CgroupPath(path.to_owned()));
     }
-    let read_only_cgroupfs = read_only_cgroupfs(proc);
+    let read_only_cgroupfs = read_only_cgroupfs(mountinfo);
     if read_only_cgroupfs {
         evidence.push(Evidence::ReadOnlyCgroupfs);
     }
     // (Or the leaf an earlier run moved the container's processes into.)
-    let at_namespace_root = std::fs::read_to_string(proc.join("self/cgroup"))
-        .is_ok_and(|c| c.lines().any(|l| l == "0::/" || l == "0::/stepmon-supervisor"));
+    let at_namespace_root = cgroup.lines().any(|l| l == "0::/" || l == "0::/stepmon-supervisor");
     if at_namespace_root && root.join("sys/fs/cgroup/cgroup.type").exists() {
         evidence.push(Evidence::CgroupNamespace);
     }
@@ -104,10 +112,9 @@ pub fn detect() -> Option<Container> {
 
 /// Whether every cgroup mount at or below `/sys/fs/cgroup` is read-only
 /// (and there is one).
-fn read_only_cgroupfs(proc: &Path) -> bool {
-    let Ok(bytes) = stepmon_fdread::read_path(proc.join("self/mountinfo")) else { return false };
+fn read_only_cgroupfs(mountinfo: &[u8]) -> bool {
     let mut any = false;
-    for mount in MountInfo::new(&bytes).flatten() {
+    for mount in MountInfo::new(mountinfo).flatten() {
         if !matches!(mount.fs_type, "cgroup" | "cgroup2") {
             continue;
         }

@@ -37,6 +37,10 @@ pub(crate) struct HostView {
     shape: OnceLock<Option<Shape>>,
     /// The container this process runs in, read at first need.
     container: OnceLock<Option<Container>>,
+    /// `/proc/self/cgroup` and `/proc/self/mountinfo` as read at the
+    /// snapshot, for what is read at first need (each file once: the
+    /// location, the v1 hierarchies and the container's signs read both).
+    proc_self: (Vec<u8>, Vec<u8>),
     /// Bases already swept for leftovers of earlier runs (once each).
     swept: Mutex<HashSet<PathBuf>>,
     /// Whether the v1 hierarchies were swept.
@@ -46,7 +50,14 @@ pub(crate) struct HostView {
 impl HostView {
     /// Reads the host now.
     pub(crate) fn read() -> HostView {
-        let location = discover::locate().map_err(|e| e.to_string());
+        let cgroup = stepmon_fdread::read_path("/proc/self/cgroup");
+        let mountinfo = stepmon_fdread::read_path("/proc/self/mountinfo");
+        let location = match (&cgroup, &mountinfo) {
+            (Ok(cgroup), Ok(mountinfo)) => discover::locate_from(cgroup, mountinfo).map_err(|e| e.to_string()),
+            // The same errors, said the same way.
+            _ => discover::locate().map_err(|e| e.to_string()),
+        };
+        let proc_self = (cgroup.unwrap_or_default(), mountinfo.unwrap_or_default());
         let container_root = location
             .as_ref()
             .ok()
@@ -54,7 +65,8 @@ impl HostView {
         HostView {
             location,
             container_root,
-            v1: v1::hierarchies_in(Path::new("/proc/self")),
+            v1: v1::hierarchies_from(&proc_self.0, &proc_self.1),
+            proc_self,
             euid: rustix::process::geteuid().as_raw(),
             shape: OnceLock::new(),
             container: OnceLock::new(),
@@ -70,7 +82,11 @@ impl HostView {
 
     /// The container this process runs in ([`container::detect`]).
     pub(crate) fn container(&self) -> Option<&Container> {
-        self.container.get_or_init(container::detect).as_ref()
+        self.container
+            .get_or_init(|| {
+                container::detect_with(Path::new("/"), Path::new("/proc"), &self.proc_self.0, &self.proc_self.1)
+            })
+            .as_ref()
     }
 
     /// Removes what earlier runs left under `base` (once per base), saying

@@ -62,12 +62,20 @@ pub fn locate() -> Result<Cgroup2, DiscoverError> {
 pub fn locate_in(proc_self: &Path) -> Result<Cgroup2, DiscoverError> {
     let cgroup = stepmon_fdread::read_path(proc_self.join("cgroup"))
         .map_err(|source| DiscoverError::Read { path: "/proc/self/cgroup", source })?;
-    let entry = unified_entry(&cgroup)
-        .map_err(|source| DiscoverError::Parse { path: "/proc/self/cgroup", source })?
-        .ok_or(DiscoverError::NoUnifiedHierarchy)?;
     let mountinfo = stepmon_fdread::read_path(proc_self.join("mountinfo"))
         .map_err(|source| DiscoverError::Read { path: "/proc/self/mountinfo", source })?;
-    let mount = find_cgroup2_mount(&mountinfo, entry.path)
+    locate_from(&cgroup, &mountinfo)
+}
+
+/// [`locate`] from the bytes of `/proc/self/cgroup` and
+/// `/proc/self/mountinfo` read already (a caller that needs them for more
+/// than this reads each once: `mountinfo` costs the kernel a path walk per
+/// mount).
+pub fn locate_from(cgroup: &[u8], mountinfo: &[u8]) -> Result<Cgroup2, DiscoverError> {
+    let entry = unified_entry(cgroup)
+        .map_err(|source| DiscoverError::Parse { path: "/proc/self/cgroup", source })?
+        .ok_or(DiscoverError::NoUnifiedHierarchy)?;
+    let mount = find_cgroup2_mount(mountinfo, entry.path)
         .map_err(|source| DiscoverError::Parse { path: "/proc/self/mountinfo", source })?
         .ok_or_else(|| DiscoverError::NoMount(String::from_utf8_lossy(entry.path).into_owned()))?;
     let mount_point = mount.mount_point.to_path_buf();
