@@ -14,6 +14,11 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 /// Why no record will arrive, when none did for a thread of this process
 /// that started and ended (every exiting task makes one) within `wait`.
 pub(super) fn silent(socket: &OwnedFd, wait: Duration) -> Option<String> {
+    if in_initial_netns() {
+        // Where the records are sent: no thread and no wait (a thread
+        // started and joined, and a record read back, at every start).
+        return None;
+    }
     let _ = std::thread::spawn(|| {}).join();
     let timeout = Timespec::try_from(wait).ok();
     let mut fds = [PollFd::new(socket, PollFlags::IN)];
@@ -27,5 +32,40 @@ pub(super) fn silent(socket: &OwnedFd, wait: Duration) -> Option<String> {
         )),
         // Cannot tell: as before, trust the registration.
         Err(_) => None,
+    }
+}
+
+/// Whether the calling thread (which makes the listener's sockets) is in
+/// the initial network namespace: the one of `kthreadd` (PID 2 of the
+/// initial pid namespace, a kernel thread, which never leaves it). `false`
+/// when that cannot be told (another pid namespace, no access to PID 2's
+/// namespace links).
+fn in_initial_netns() -> bool {
+    let kthreadd = std::fs::read("/proc/2/comm").is_ok_and(|comm| comm == b"kthreadd\n");
+    let (Ok(own), Ok(initial)) = (std::fs::read_link("/proc/thread-self/ns/net"), std::fs::read_link("/proc/2/ns/net"))
+    else {
+        return false;
+    };
+    kthreadd && own == initial
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_thread_in_a_network_namespace_of_its_own_is_not_in_the_initial_one() {
+        let host = std::fs::read("/proc/2/comm").is_ok_and(|c| c == b"kthreadd\n");
+        if !host || !rustix::process::geteuid().is_root() {
+            // Not the host's pid namespace, or no right to a namespace:
+            // "cannot tell" is the answer there.
+            return;
+        }
+        assert!(super::in_initial_netns(), "this test runs on the host, in its network namespace");
+        let elsewhere = std::thread::spawn(|| {
+            // A network namespace for this thread alone (`unshare_unsafe`'s
+            // hazards are about shared fd tables and fs state, not this).
+            #[allow(deprecated)]
+            rustix::thread::unshare(rustix::thread::UnshareFlags::NEWNET).map(|()| super::in_initial_netns())
+        });
+        assert_eq!(elsewhere.join().unwrap().ok(), Some(false));
     }
 }
