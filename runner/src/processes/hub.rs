@@ -124,6 +124,8 @@ struct Shared {
     wake: OwnedFd,
     thread: Mutex<Option<JoinHandle<()>>>,
     next_step: AtomicU64,
+    /// The step [`Hub::start_for_one_step`] opened, until taken.
+    preopened: Mutex<Option<u64>>,
     pub(super) family: u16,
     pub(super) delay_accounting: bool,
     /// Why fork events are missing, if they are.
@@ -134,6 +136,19 @@ impl Hub {
     /// Registers the listener and starts its thread; or why taskstats
     /// cannot be had here (the steps then sample procfs).
     pub(crate) fn start() -> Result<Hub, String> {
+        Hub::start_with(false)
+    }
+
+    /// [`Hub::start`] for a lone step that spawns right after: its step is
+    /// opened before the thread starts, so that [`Hub::open`] does not wait
+    /// for the thread to come up and answer (the thread's first look at its
+    /// asks comes before its first read). Not for a `Runner`: a step opened
+    /// long before its spawn would keep every fork of the machine meanwhile.
+    pub(crate) fn start_for_one_step() -> Result<Hub, String> {
+        Hub::start_with(true)
+    }
+
+    fn start_with(preopen: bool) -> Result<Hub, String> {
         let (taskstats, family, _) = registered()?;
         let (connector, connector_reason) = match socket::connector() {
             Ok(fd) => {
@@ -152,6 +167,14 @@ impl Hub {
         let (woken, wake) =
             rustix::pipe::pipe_with(flags).map_err(|e| format!("cannot make the taskstats thread's pipe: {e}"))?;
         let delay_accounting = super::delay_accounting();
+        let next_step = AtomicU64::new(1);
+        let preopened = preopen.then(|| {
+            let step = next_step.fetch_add(1, Ordering::Relaxed);
+            // Nobody waits for its answer: the thread takes it before it reads.
+            let (reply, _) = mpsc::channel();
+            let _ = asks.send(Ask::Open(step, reply));
+            step
+        });
         let thread = std::thread::Builder::new()
             .name("stepmon-taskstats".to_owned())
             .spawn(move || {
@@ -164,7 +187,8 @@ impl Hub {
                 asks: Mutex::new(Some(asks)),
                 wake,
                 thread: Mutex::new(Some(thread)),
-                next_step: AtomicU64::new(1),
+                next_step,
+                preopened: Mutex::new(preopened),
                 family,
                 delay_accounting,
                 connector_reason,
@@ -198,6 +222,9 @@ impl Hub {
     /// on reaches it (before its spawn, so that its first fork is seen).
     /// `None` when the thread has ended.
     pub(super) fn open(&self) -> Option<u64> {
+        if let Some(step) = self.shared.preopened.lock().ok().and_then(|mut p| p.take()) {
+            return Some(step);
+        }
         let step = self.shared.next_step.fetch_add(1, Ordering::Relaxed) & u64::from(MARKER_BIT - 1);
         let (reply, opened) = mpsc::channel();
         (self.ask(Ask::Open(step, reply)) && opened.recv().is_ok()).then_some(step)

@@ -89,7 +89,7 @@ impl Prepared {
             netns_path: netns_path.as_deref(),
         };
         // Listening before the spawn: the step's first fork is seen.
-        let hub = self.hub.take().unwrap_or_else(Hub::start);
+        let hub = self.hub.take().unwrap_or_else(Hub::start_for_one_step);
         let ticker = self.ticker.take().unwrap_or_default();
         let mut processes = Session::start(self.options.processes, &hub, &ticker);
         let tree_memory = (!self.memory_cgroup())
