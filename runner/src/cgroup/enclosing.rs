@@ -38,7 +38,7 @@ use rustix::fs::{Mode, OFlags};
 use stepmon_sampler::cgroup::CgroupV1Dirs;
 use stepmon_sampler::{Monitor, MonitorError, NetworkSource, Recorder};
 
-use super::v1::{self, Hierarchy};
+use super::v1::Hierarchy;
 
 /// How many cgroup directories the count of other processes reads at most.
 const MAX_DIRS: usize = 1000;
@@ -72,9 +72,10 @@ pub struct Enclosing {
 impl Enclosing {
     /// Looks at `dir` (this process's cgroup) under the cgroup2 mount `mount_point`.
     /// The cgroup v1 memory and pids cgroups of this process are added where
-    /// `dir` has no `memory.current` or `pids.current`.
+    /// `dir` has no `memory.current` or `pids.current`, from `hierarchies`
+    /// (this process's v1 hierarchies, [`super::v1::hierarchies_in`]).
     #[must_use]
-    pub fn open(dir: &Path, mount_point: &Path) -> Enclosing {
+    pub fn open(dir: &Path, mount_point: &Path, hierarchies: &[Hierarchy]) -> Enclosing {
         let root = is_root(dir, mount_point);
         let others_at_start = if root { None } else { count_processes(dir).map(|n| n.saturating_sub(1)) };
         let peak = if root { None } else { reset_peak(&dir.join("memory.peak")) };
@@ -93,8 +94,7 @@ impl Enclosing {
         };
         let lacks = |file: &str| root || !dir.join(file).exists();
         if lacks("memory.current") || lacks("pids.current") {
-            let hierarchies = v1::hierarchies_in(Path::new("/proc/self"));
-            enclosing.add_v1(&hierarchies, lacks("memory.current"), lacks("pids.current"));
+            enclosing.add_v1(hierarchies, lacks("memory.current"), lacks("pids.current"));
         }
         enclosing
     }
@@ -243,7 +243,7 @@ mod tests {
         std::fs::write(mount.join("memory.current"), "4096\n").unwrap();
         assert!(is_root(mount, mount));
         assert!(!is_namespace_root(mount, mount));
-        let machine = Enclosing::open(mount, mount);
+        let machine = Enclosing::open(mount, mount, &[]);
         assert!(machine.root);
         assert_eq!(machine.others_at_start, None);
         // A container's cgroup seen through its cgroup namespace: the mount's
@@ -254,7 +254,7 @@ mod tests {
         // A number in a file that refuses writes, even root's.
         let read_only = Path::new("/proc/sys/kernel/ngroups_max");
         std::os::unix::fs::symlink(read_only, mount.join("memory.peak")).unwrap();
-        let container = Enclosing::open(mount, mount);
+        let container = Enclosing::open(mount, mount, &[]);
         assert!(!container.root);
         assert_eq!(container.others_at_start, Some(1));
         assert_eq!(container.memory_usage_at_start, Some(4096));

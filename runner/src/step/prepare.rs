@@ -153,7 +153,7 @@ pub(crate) fn prepare_with(
     let location = location.ok().cloned();
     let enclosing = match &location {
         _ if !options.enclosing => None,
-        Some(loc) => enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get)),
+        Some(loc) => enclosing_for(loc, cgroups.as_ref().map(OwnedCgroups::get), &host.v1),
         // No cgroup v2 (a container on a hybrid or v1 host): its v1 cgroups.
         None if !has_v1 => Enclosing::open_v1(&host.v1),
         None => None,
@@ -246,7 +246,11 @@ pub(crate) fn prepare_with(
 /// The enclosing cgroup, when it is a source the step's own cgroup lacks:
 /// always without a step cgroup; with one, when the step's lacks memory or
 /// pids accounting that this process's own cgroup has.
-pub(super) fn enclosing_for(location: &discover::Cgroup2, cgroups: Option<&RunCgroups>) -> Option<Enclosing> {
+pub(super) fn enclosing_for(
+    location: &discover::Cgroup2,
+    cgroups: Option<&RunCgroups>,
+    v1: &[crate::cgroup::v1::Hierarchy],
+) -> Option<Enclosing> {
     let own: PathBuf = location.own_dir.components().collect();
     let mount: PathBuf = location.mount_point.components().collect();
     let needed = match cgroups {
@@ -255,5 +259,5 @@ pub(super) fn enclosing_for(location: &discover::Cgroup2, cgroups: Option<&RunCg
             !c.enabled.contains(controller) && own != mount && own.join(format!("{controller}.current")).exists()
         }),
     };
-    needed.then(|| Enclosing::open(&own, &mount))
+    needed.then(|| Enclosing::open(&own, &mount, v1))
 }
