@@ -22,6 +22,7 @@ use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
 use stepmon_taskstats_parse::netlink::Messages;
 use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
+use super::clock::EventClock;
 use super::convert::{self, Task};
 use super::tracker::Tracker;
 use super::{CONNECTOR_BUFFER, args, drops, pause, registered, socket};
@@ -289,35 +290,6 @@ fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) -> bool {
     rustix::event::poll(fds, timeout.as_ref()).is_ok_and(|ready| ready > 0)
 }
 
-/// The monotonic clock (`ktime_get_ns`, which stamps connector events,
-/// drivers/connector/cn_proc.c) read once beside an [`Instant`] (the same
-/// clock on Linux), so that an event's stamp becomes an [`Instant`] without a
-/// clock read per event: a fork read after a pause happened up to the pause
-/// earlier.
-pub(super) struct EventClock {
-    pub(super) at: Instant,
-    pub(super) ns: u64,
-}
-
-impl EventClock {
-    pub(super) fn now() -> EventClock {
-        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let ns = u64::try_from(clock.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000)
-            + u64::try_from(clock.tv_nsec).unwrap_or(0);
-        EventClock { at: Instant::now(), ns }
-    }
-
-    /// When the event stamped `timestamp_ns` happened, no later than `now`.
-    pub(super) fn happened(&self, timestamp_ns: u64, now: Instant) -> Instant {
-        let at = if timestamp_ns >= self.ns {
-            self.at + Duration::from_nanos(timestamp_ns - self.ns)
-        } else {
-            self.at.checked_sub(Duration::from_nanos(self.ns - timestamp_ns)).unwrap_or(self.at)
-        };
-        at.min(now)
-    }
-}
-
 /// A step being tracked.
 struct Watched {
     tracker: Tracker,
@@ -448,11 +420,6 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
         let forks = read_connector(sockets, &mut buf, &mut totals, connector_until, &clock, &mut watched);
         let forks_to_the_end = forks < READ_AT_MOST;
         let now = Instant::now();
-        if forks_to_the_end {
-            for w in watched.values_mut() {
-                w.tracker.forks_read(now);
-            }
-        }
         let full = records == READ_AT_MOST || !forks_to_the_end;
         read_args(&mut watched, now, !full);
         congested |= totals.overruns > 0 || totals.connector_overruns > 0;
@@ -489,8 +456,9 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
     }
 }
 
-/// Reads the connector's queued fork events into every tracker
-/// (see [`drain`]); returns the datagrams read.
+/// Reads the connector's queued fork events into every tracker (see
+/// [`drain`]) and, when it was read to its end, has them weigh the records
+/// read before ([`Tracker::forks_read`]); returns the datagrams read.
 fn read_connector(
     sockets: &Sockets<'_>,
     buf: &mut [u8],
@@ -499,7 +467,27 @@ fn read_connector(
     clock: &EventClock,
     watched: &mut HashMap<u64, Watched>,
 ) -> usize {
-    let Some(connector) = sockets.connector else { return 0 };
+    let read = match sockets.connector {
+        Some(connector) => read_forks(connector, buf, totals, until, clock, watched),
+        None => 0,
+    };
+    if read < READ_AT_MOST {
+        let now = Instant::now();
+        for w in watched.values_mut() {
+            w.tracker.forks_read(now);
+        }
+    }
+    read
+}
+
+fn read_forks(
+    connector: &OwnedFd,
+    buf: &mut [u8],
+    totals: &mut Counters,
+    until: Option<Instant>,
+    clock: &EventClock,
+    watched: &mut HashMap<u64, Watched>,
+) -> usize {
     drain(connector, buf, &mut totals.connector_overruns, until, |bytes, now| {
         for m in Messages::new(bytes).flatten() {
             let Ok(ProcEvent { kind, timestamp_ns, .. }) = ProcEvent::parse(m.payload) else { continue };
@@ -558,13 +546,8 @@ fn storm_pause(
         if !few {
             continue;
         }
-        let now = Instant::now();
-        if read_connector(sockets, buf, totals, None, clock, watched) < READ_AT_MOST {
-            for w in watched.values_mut() {
-                w.tracker.forks_read(now);
-            }
-        }
-        read_args(watched, now, false);
+        read_connector(sockets, buf, totals, None, clock, watched);
+        read_args(watched, Instant::now(), false);
     }
 }
 
@@ -597,15 +580,6 @@ fn drain(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn an_events_stamp_becomes_the_instant_it_happened() {
-        let clock = super::EventClock::now();
-        let later = clock.at + std::time::Duration::from_millis(700);
-        assert_eq!(clock.happened(clock.ns + 200_000_000, later), clock.at + std::time::Duration::from_millis(200));
-        assert_eq!(clock.happened(clock.ns + 900_000_000, later), later, "never after it was read");
-        assert!(clock.happened(clock.ns.saturating_sub(1_000), later) <= clock.at);
-    }
-
     #[test]
     fn counters_of_a_step_are_what_changed_while_it_ran() {
         let at_open = super::Counters { overruns: 2, connector_overruns: 0, drops: Some(10), connector_drops: None };

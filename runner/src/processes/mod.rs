@@ -13,6 +13,7 @@
 //! ([`drops`]) and from `ENOBUFS`, never hidden.
 
 mod args;
+mod clock;
 mod convert;
 mod delivery;
 pub(crate) mod doctor;
