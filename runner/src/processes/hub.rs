@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -127,15 +127,44 @@ struct Shared {
     next_step: AtomicU64,
     /// The step [`Hub::start_for_one_step`] opened, until taken.
     preopened: Mutex<Option<u64>>,
-    pub(super) family: u16,
-    pub(super) delay_accounting: bool,
+    /// The thread's word on its sockets, until [`Hub::ready`] takes it.
+    setting_up: Mutex<Option<mpsc::Receiver<Result<Ready, String>>>>,
+    ready: OnceLock<Result<Ready, String>>,
+}
+
+/// What the thread's set-up found.
+#[derive(Debug)]
+struct Ready {
+    family: u16,
+    delay_accounting: bool,
     /// Why fork events are missing, if they are.
-    pub(super) connector_reason: Option<String>,
+    connector_reason: Option<String>,
+}
+
+/// The listener's sockets: the taskstats socket registered for every CPU's
+/// exits, the proc connector's (or why there is none) and what they are.
+fn set_up_sockets() -> Result<(OwnedFd, Option<OwnedFd>, Ready), String> {
+    let (taskstats, family, _) = registered()?;
+    let (connector, connector_reason) = match socket::connector() {
+        Ok(fd) => {
+            socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
+            (Some(fd), None)
+        }
+        Err(e) => (
+            None,
+            Some(format!(
+                "no proc connector ({e}): processes are the step's by their parent at exit only, a process whose parent exited first is missed"
+            )),
+        ),
+    };
+    let ready = Ready { family, delay_accounting: super::delay_accounting(), connector_reason };
+    Ok((taskstats, connector, ready))
 }
 
 impl Hub {
-    /// Registers the listener and starts its thread; or why taskstats
-    /// cannot be had here (the steps then sample procfs).
+    /// Starts the listener's thread, which makes and registers its sockets
+    /// meanwhile; [`Hub::open`] says why taskstats cannot be had here (the
+    /// steps then sample procfs). `Err`: no thread could be started.
     pub(crate) fn start() -> Result<Hub, String> {
         Hub::start_with(false)
     }
@@ -150,24 +179,10 @@ impl Hub {
     }
 
     fn start_with(preopen: bool) -> Result<Hub, String> {
-        let (taskstats, family, _) = registered()?;
-        let (connector, connector_reason) = match socket::connector() {
-            Ok(fd) => {
-                socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
-                (Some(fd), None)
-            }
-            Err(e) => (
-                None,
-                Some(format!(
-                    "no proc connector ({e}): processes are the step's by their parent at exit only, a process whose parent exited first is missed"
-                )),
-            ),
-        };
         let (asks, asked) = mpsc::channel();
         let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
         let (woken, wake) =
             rustix::pipe::pipe_with(flags).map_err(|e| format!("cannot make the taskstats thread's pipe: {e}"))?;
-        let delay_accounting = super::delay_accounting();
         let next_step = AtomicU64::new(1);
         let preopened = preopen.then(|| {
             let step = next_step.fetch_add(1, Ordering::Relaxed);
@@ -176,9 +191,25 @@ impl Hub {
             let _ = asks.send(Ask::Open(step, reply));
             step
         });
+        // As root the sockets are made and registered on the thread, while
+        // the caller places the step (three round trips to the kernel in
+        // parallel with the cgroups' mkdirs); the first `open` waits for
+        // them. Elsewhere the registration is refused at once (it needs
+        // CAP_NET_ADMIN): found out here, not on a thread started for nothing.
+        let set_up_here = if rustix::process::geteuid().is_root() { None } else { Some(set_up_sockets()?) };
+        let (set_up, setting_up) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("stepmon-taskstats".to_owned())
             .spawn(move || {
+                let (taskstats, connector, ready) = match set_up_here.map_or_else(set_up_sockets, Ok) {
+                    Ok(set) => set,
+                    Err(why) => {
+                        let _ = set_up.send(Err(why));
+                        return;
+                    }
+                };
+                let (family, delay_accounting) = (ready.family, ready.delay_accounting);
+                let _ = set_up.send(Ok(ready));
                 let sockets = Sockets { taskstats: &taskstats, connector: connector.as_ref(), woken: &woken, family };
                 listen(&sockets, &asked, delay_accounting);
             })
@@ -190,23 +221,32 @@ impl Hub {
                 thread: Mutex::new(Some(thread)),
                 next_step,
                 preopened: Mutex::new(preopened),
-                family,
-                delay_accounting,
-                connector_reason,
+                setting_up: Mutex::new(Some(setting_up)),
+                ready: OnceLock::new(),
             }),
         })
     }
 
+    /// The thread's sockets, once it has made them (waits for that), or why
+    /// there are none (the steps then sample procfs).
+    fn ready(&self) -> Result<&Ready, &str> {
+        let ready = self.shared.ready.get_or_init(|| {
+            let setting_up = self.shared.setting_up.lock().ok().and_then(|mut s| s.take());
+            setting_up.and_then(|s| s.recv().ok()).unwrap_or_else(|| Err("the taskstats thread has ended".to_owned()))
+        });
+        ready.as_ref().map_err(String::as_str)
+    }
+
     pub(super) fn family(&self) -> u16 {
-        self.shared.family
+        self.ready().map_or(0, |r| r.family)
     }
 
     pub(super) fn delay_accounting(&self) -> bool {
-        self.shared.delay_accounting
+        self.ready().is_ok_and(|r| r.delay_accounting)
     }
 
     pub(super) fn connector_reason(&self) -> Option<&str> {
-        self.shared.connector_reason.as_deref()
+        self.ready().ok().and_then(|r| r.connector_reason.as_deref())
     }
 
     /// Hands `ask` to the thread and wakes it; false when it has ended.
@@ -221,14 +261,20 @@ impl Hub {
 
     /// Starts tracking a new step; returns once every event read from now
     /// on reaches it (before its spawn, so that its first fork is seen).
-    /// `None` when the thread has ended.
-    pub(super) fn open(&self) -> Option<u64> {
+    /// `Err`: why there is no listener (no privilege, no taskstats, the
+    /// thread has ended).
+    pub(super) fn open(&self) -> Result<u64, String> {
+        self.ready().map_err(str::to_owned)?;
         if let Some(step) = self.shared.preopened.lock().ok().and_then(|mut p| p.take()) {
-            return Some(step);
+            return Ok(step);
         }
         let step = self.shared.next_step.fetch_add(1, Ordering::Relaxed) & u64::from(MARKER_BIT - 1);
         let (reply, opened) = mpsc::channel();
-        (self.ask(Ask::Open(step, reply)) && opened.recv().is_ok()).then_some(step)
+        if self.ask(Ask::Open(step, reply)) && opened.recv().is_ok() {
+            Ok(step)
+        } else {
+            Err("the taskstats thread has ended".to_owned())
+        }
     }
 
     pub(super) fn set_root(&self, step: u64, pid: u32, subreaper: u32, started: u64) {
@@ -250,19 +296,23 @@ impl Hub {
         self.ask(Ask::Forget(step));
     }
 
-    /// Stops tracking the step once what was queued is read: its tracker.
-    pub(super) fn stop(&self, step: u64) -> Option<Ended> {
+    /// Stops tracking the step once what was queued is read: its tracker
+    /// comes on the receiver (the thread reads meanwhile).
+    pub(super) fn stop(&self, step: u64) -> Option<mpsc::Receiver<Ended>> {
         let (reply, ended) = mpsc::channel();
-        if !self.ask(Ask::Stop(step, reply)) {
-            return None;
-        }
-        ended.recv().ok()
+        self.ask(Ask::Stop(step, reply)).then_some(ended)
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        // The thread ends once its asks are disconnected and no step is tracked.
+        // The thread ends once its asks are disconnected and no step is
+        // tracked: a step opened for a lone step that never started is not.
+        if let (Some(step), Ok(asks)) = (self.preopened.get_mut().ok().and_then(Option::take), self.asks.lock())
+            && let Some(asks) = asks.as_ref()
+        {
+            let _ = asks.send(Ask::Forget(step));
+        }
         if let Ok(mut asks) = self.asks.lock() {
             asks.take();
         }

@@ -91,8 +91,10 @@ pub(crate) struct Listener {
     root: Option<u32>,
     running: Vec<Task>,
     keep: Keep,
-    /// Its tracker was handed back ([`Listener::finish`]).
+    /// It was told to stop ([`Session::stop`], [`Listener::finish`]).
     stopped: bool,
+    /// Where its tracker comes once it has stopped.
+    stopping: Option<std::sync::mpsc::Receiver<hub::Ended>>,
 }
 
 impl Drop for Listener {
@@ -146,7 +148,7 @@ impl Session {
     /// sampling procfs when there is no listener (`Err`: why).
     pub(crate) fn start(keep: Keep, hub: &Result<Hub, String>, ticker: &crate::ticker::Ticker) -> Session {
         let opened = match hub {
-            Ok(hub) => hub.open().map(|step| (hub, step)).ok_or_else(|| "the taskstats thread has ended".to_owned()),
+            Ok(hub) => hub.open().map(|step| (hub, step)),
             Err(reason) => Err(reason.clone()),
         };
         match opened {
@@ -157,6 +159,7 @@ impl Session {
                 running: Vec::new(),
                 keep,
                 stopped: false,
+                stopping: None,
             }),
             Err(reason) => Session::Sampled(sampled::Sampling::start(keep, reason, ticker)),
         }
@@ -180,6 +183,18 @@ impl Session {
         match self {
             Session::Listening(l) => l.query_running(),
             Session::Sampled(s) => s.query_running(),
+        }
+    }
+
+    /// Asks the listener to stop once what is queued is read (after the
+    /// step's processes are reaped), so that it reads while the caller
+    /// takes the final samples; [`Session::finish`] takes its answer.
+    pub(crate) fn stop(&mut self) {
+        if let Session::Listening(l) = self
+            && !l.stopped
+        {
+            l.stopping = l.hub.stop(l.step);
+            l.stopped = true;
         }
     }
 
@@ -217,8 +232,9 @@ impl Listener {
 
     fn finish(mut self) -> Processes {
         let delay_accounting = self.hub.delay_accounting();
-        let ended = self.hub.stop(self.step);
+        let stopping = if self.stopped { self.stopping.take() } else { self.hub.stop(self.step) };
         self.stopped = true;
+        let ended = stopping.and_then(|ended| ended.recv().ok());
         let Some(hub::Ended { counters, tracker }) = ended else {
             let mut doc = Processes::build(Vec::new(), self.keep, 0, 0);
             doc.partial = true;

@@ -60,6 +60,11 @@ impl<T: Created> Owned<T> {
     /// Kills what is left, removes the cgroups; a warning if they stay.
     pub(super) fn release(mut self) -> Option<String> {
         let cgroups = self.0.take()?;
+        // At a step's end they are empty (its end killed what was left and
+        // waited for that): removed at once, without reading them again.
+        if cgroups.remove().is_ok() {
+            return None;
+        }
         let _ = cgroups.kill(KILL_TIMEOUT);
         // rmdir can briefly fail with EBUSY right after the last task exits.
         let mut last = None;

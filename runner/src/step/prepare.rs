@@ -43,7 +43,10 @@ pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
 /// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
 /// made, the network namespace cannot be set up, or `/proc` cannot be read.
 pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
-    prepare_with(options, None, Arc::new(HostView::read()), None, None)
+    // First: the listener's thread sets its sockets up while this one
+    // places the step.
+    let hub = crate::processes::Hub::start_for_one_step();
+    prepare_with(options, None, Arc::new(HostView::read()), Some(hub), None)
 }
 
 /// [`prepare`] with the sampler of a [`crate::Runner`] (`None`: one of the

@@ -245,6 +245,7 @@ impl Step {
             }
         })();
         waited.map_err(|e| RunError::io("waiting for the step", &e))?;
+        self.stop_listening();
         self.kill_cgroup_leftovers();
         let step_usage = self.prepared.step_recorder.take().map(Recorder::close_blocking);
         let enclosing_usage = self.prepared.enclosing_recorder.take().map(Recorder::close_blocking);
@@ -285,6 +286,7 @@ impl Step {
             }
         };
         waited.await.map_err(|e| RunError::io("waiting for the step", &e))?;
+        self.stop_listening();
         self.kill_cgroup_leftovers();
         // The final samples are taken on a thread of their own
         // (`Recorder::close_then`) and awaited through a channel: awaiting
@@ -298,6 +300,15 @@ impl Step {
             self.prepared.monitor.shutdown().await;
         }
         self.finish(step_usage, enclosing_usage)
+    }
+
+    /// Its processes are reaped: the listener reads the records queued
+    /// for them while this thread kills what the cgroups still hold and
+    /// takes the final samples ([`Step::finish`] takes its tracker).
+    fn stop_listening(&mut self) {
+        if let Some(processes) = &mut self.processes {
+            processes.stop();
+        }
     }
 
     /// Whatever is still in the step's cgroups once its subreaper is done
