@@ -93,15 +93,18 @@ pub fn detect_with(root: &Path, proc: &Path, cgroup: &[u8], mountinfo: &[u8]) ->
     if at_namespace_root && root.join("sys/fs/cgroup/cgroup.type").exists() {
         evidence.push(Evidence::CgroupNamespace);
     }
-    let host_pid = std::fs::read_to_string(proc.join("2/comm")).is_ok_and(|comm| comm.trim() == "kthreadd");
-    let net_admin = std::fs::read_to_string(proc.join("self/status")).ok().is_some_and(|status| {
-        status
+    if evidence.is_empty() {
+        return None;
+    }
+    let host_pid = stepmon_fdread::read_path(proc.join("2/comm")).is_ok_and(|comm| comm.trim_ascii() == b"kthreadd");
+    let net_admin = stepmon_fdread::read_path(proc.join("self/status")).ok().is_some_and(|status| {
+        String::from_utf8_lossy(&status)
             .lines()
             .find_map(|l| l.strip_prefix("CapEff:"))
             .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
             .is_some_and(|caps| caps & (1 << 12) != 0) // CAP_NET_ADMIN = 12
     });
-    (!evidence.is_empty()).then_some(Container { evidence, read_only_cgroupfs, net_admin, host_pid })
+    Some(Container { evidence, read_only_cgroupfs, net_admin, host_pid })
 }
 
 /// This process's container, if it runs in one.

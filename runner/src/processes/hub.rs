@@ -477,7 +477,12 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
             .iter()
             .filter(|(_, w)| {
                 w.stopping.as_ref().is_some_and(|s| {
-                    let records_read = s.marker_read || records == 0 || now >= s.since + FINAL_READ;
+                    // A step stops once its processes are reaped, and each
+                    // exit record is queued before the exit can be reaped
+                    // (taskstats_exit in do_exit, before exit_notify): a
+                    // round after the stop that read the socket to its end
+                    // read them all. The marker bounds a round that could not.
+                    let records_read = s.marker_read || records < READ_AT_MOST || now >= s.since + FINAL_READ;
                     records_read && forks_to_the_end
                 })
             })

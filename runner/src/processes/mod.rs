@@ -126,6 +126,13 @@ fn refused(e: &io::Error) -> String {
 /// A generic netlink socket registered as the exit listener of every
 /// possible CPU: the socket, the family id and the CPU list; or why not.
 fn registered() -> Result<(OwnedFd, u16, String), String> {
+    // The registration needs CAP_NET_ADMIN (EPERM without it): said
+    // without a socket and two round trips to the kernel to find out.
+    if rustix::thread::capabilities(None)
+        .is_ok_and(|caps| !caps.effective.contains(rustix::thread::CapabilitySet::NET_ADMIN))
+    {
+        return Err(refused(&io::Error::from_raw_os_error(libc::EPERM)));
+    }
     let taskstats = socket::generic().map_err(|e| format!("no generic netlink socket: {e}"))?;
     let family = socket::resolve_family(&taskstats).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOENT) => "the kernel has no taskstats (CONFIG_TASKSTATS off)".to_owned(),

@@ -204,13 +204,13 @@ impl Step {
     /// Its first process has exited: the last reading of its processes,
     /// then the kill (or wait) of what is left.
     fn end_leftovers(&mut self) {
-        // An empty cgroup has nothing left to read (one file read instead of
-        // a round trip to the listener's thread for its list of live ones).
-        let emptied = self
-            .prepared
-            .cgroups
-            .as_ref()
-            .is_some_and(|c| crate::cgroup::placement::populated(&c.get().leaf).is_ok_and(|populated| !populated));
+        // An empty tree or cgroup has nothing left to read (no round trip to
+        // the listener's thread for its list of live ones).
+        let emptied =
+            self.kept.left_nothing()
+                || self.prepared.cgroups.as_ref().is_some_and(|c| {
+                    crate::cgroup::placement::populated(&c.get().leaf).is_ok_and(|populated| !populated)
+                });
         if let Some(processes) = &mut self.processes
             && !emptied
         {

@@ -222,6 +222,46 @@ mod tests {
     }
 
     #[test]
+    fn a_step_that_leaves_nothing_ends_without_a_word_from_the_caller() {
+        // The first process is the last of its tree: its record says so and
+        // the subreaper ends on its own (a caller that waited would hang, so
+        // the step runs on a thread and is given 10 s).
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let command: Vec<std::ffi::OsString> = ["sh", "-c", "exit 4"].iter().map(Into::into).collect();
+            let mut kept = subreaper::spawn(Target::default(), &command, Mode::Auto).unwrap();
+            let mut reaper = Reaper::new();
+            let mut left_nothing = None;
+            loop {
+                match reaper.absorb(kept.next_event().unwrap()) {
+                    Progress::Running => {}
+                    Progress::MainExited => left_nothing = Some(kept.left_nothing()),
+                    Progress::Done => break,
+                }
+            }
+            let _ = done.send((left_nothing, reaper.main_status().and_then(|s| s.code()), reaper.tree()));
+        });
+        let (left_nothing, code, tree) = finished.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert_eq!((left_nothing, code), (Some(true), Some(4)));
+        assert_eq!((tree.processes_reaped, tree.leftovers_killed), (1, 0));
+        // With an orphan it waits for the word, and kills it.
+        let command: Vec<std::ffi::OsString> = ["sh", "-c", "sleep 30 & exit 0"].iter().map(Into::into).collect();
+        let mut kept = subreaper::spawn(Target::default(), &command, Mode::Auto).unwrap();
+        let mut reaper = Reaper::new();
+        loop {
+            match reaper.absorb(kept.next_event().unwrap()) {
+                Progress::Running => {}
+                Progress::MainExited => {
+                    assert!(!kept.left_nothing());
+                    kept.end(false);
+                }
+                Progress::Done => break,
+            }
+        }
+        assert_eq!(reaper.tree().leftovers_killed, 1);
+    }
+
+    #[test]
     fn past_the_bound_reaped_processes_are_only_counted() {
         let (mut reaper, _) = run("exit 0", false);
         let kept = reaper.reaped[0].clone();

@@ -13,7 +13,8 @@ use super::super::Mode;
 use super::super::clone3::{self, CLONE_INTO_CGROUP, CLONE_VFORK, CLONE_VM, ChildSetup, CloneArgs, Stage};
 use super::super::sys;
 use super::{
-    DONE, FLAG_COMM, FLAG_MAIN, NOT_STARTED, REAPED, RECORD, REMEMBER_KILLED, STARTED, WAIT_ALL, WAY_CLONE3, WAY_FORK,
+    DONE, FLAG_ALONE, FLAG_COMM, FLAG_MAIN, NOT_STARTED, REAPED, RECORD, REMEMBER_KILLED, STARTED, WAIT_ALL,
+    WAY_CLONE3, WAY_FORK,
 };
 
 /// What the subreaper needs, as raw values it can use without allocating.
@@ -95,6 +96,13 @@ pub(super) unsafe fn subreaper(setup: &SubreaperSetup<'_>) -> ! {
     record.send(events);
     // Until the command's first process exits: reap whatever comes.
     while reap_one(events, pid) != Some(pid) {}
+    if no_children() {
+        // Nothing is left (its record said so): no word to wait for.
+        let mut done = Record::new(DONE);
+        done.put(104, &0u64.to_ne_bytes());
+        done.send(events);
+        sys::exit(0)
+    }
     let mut word = 0u8;
     // SAFETY: one byte into this stack.
     while unsafe { sys::read(control, &raw mut word, 1) } == -(libc::EINTR as isize) {}
@@ -184,6 +192,15 @@ unsafe fn start_command(setup: &SubreaperSetup<'_>) -> (i32, u64) {
 
 /// Reaps one child (blocking), reports it; its PID, `None` when there are
 /// no children left.
+/// Whether this process has no child at all (`ECHILD`), alive or zombie.
+fn no_children() -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is valid for writes.
+    let ret = unsafe { sys::waitid(libc::P_ALL, 0, &raw mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+    ret == -(libc::ECHILD as isize)
+}
+
 fn reap_one(events: RawFd, main: i32) -> Option<i32> {
     // SAFETY: an all-zero siginfo_t is a valid value.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -219,6 +236,12 @@ fn reap_one(events: RawFd, main: i32) -> Option<i32> {
         if ret != -(libc::EINTR as isize) {
             return Some(pid);
         }
+    }
+    // Once reaped, no child left means no process left of the step: every
+    // orphan of its tree was this process's child before its parent's exit
+    // was reapable (exit(2) reparents them first).
+    if pid == main && no_children() {
+        flags |= FLAG_ALONE;
     }
     record.put(4, &pid.to_ne_bytes());
     record.put(8, &status.to_ne_bytes());

@@ -63,6 +63,10 @@ const DONE: u32 = 4;
 const FLAG_MAIN: u32 = 1;
 /// `flags`: `comm` holds its command name.
 const FLAG_COMM: u32 = 2;
+/// `flags` of the first process: once it was reaped the subreaper had no
+/// child left, so nothing is left to kill or wait for; its [`DONE`] follows
+/// without a word from the caller (one round trip less at a step's end).
+const FLAG_ALONE: u32 = 4;
 /// `extra` of [`STARTED`]: how the command's process was created.
 const WAY_CLONE3: u64 = 1;
 const WAY_FORK: u64 = 2;
@@ -113,6 +117,8 @@ pub struct Kept {
     /// `clone3` or `fork`.
     pub way: &'static str,
     done: bool,
+    /// The step left nothing behind its first process ([`FLAG_ALONE`]).
+    left_nothing: bool,
     /// Dropped after the subreaper is reaped (fields drop after `drop`).
     _stack: Option<Stack>,
 }
@@ -139,6 +145,15 @@ impl Kept {
                         let record = std::mem::take(&mut self.partial);
                         let event = decode(&record)?;
                         self.done |= matches!(event, Event::Done { .. });
+                        if let Event::Reaped { main: true, .. } = event
+                            && record.get(12..16).and_then(|b| b.try_into().ok()).map_or(0, u32::from_ne_bytes)
+                                & FLAG_ALONE
+                                != 0
+                        {
+                            // It reads no word from the caller: none is written.
+                            self.control = None;
+                            self.left_nothing = true;
+                        }
                         return Ok(Some(event));
                     }
                 }
@@ -161,6 +176,13 @@ impl Kept {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Whether the command's first process was the last of the step's
+    /// tree: nothing is left to read, kill or wait for.
+    #[must_use]
+    pub fn left_nothing(&self) -> bool {
+        self.left_nothing
     }
 
     /// Tells the subreaper the command's first process has exited: kill
@@ -414,6 +436,7 @@ pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Kep
         namespace: target.netns_path.map(std::path::Path::to_path_buf),
         way: if extra == WAY_FORK { "fork" } else { "clone3" },
         done: false,
+        left_nothing: false,
         _stack: stack,
     };
     match nonblocking {
