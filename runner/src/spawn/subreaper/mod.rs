@@ -10,7 +10,9 @@
 //! a zombie) and reports it to the caller over a pipe as a fixed-size
 //! [`Event`]; once the command's first process has exited and the caller
 //! says so, it kills what is left (or waits for it, `--wait-all`) and reports
-//! how many it killed. It lives in the caller's cgroup, not the step's, so
+//! how many it killed. When that first process was the last of the tree (no
+//! child left once it was reaped), its record says so and the subreaper
+//! ends at once: the caller says nothing ([`Kept::left_nothing`]). It lives in the caller's cgroup, not the step's, so
 //! it is never counted as the step's, and it is no descendant of the step's
 //! first process, so the taskstats session does not count it either.
 //!
