@@ -38,14 +38,17 @@ impl Caught {
         let flags = rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK;
         let (wake, write) = rustix::pipe::pipe_with(flags)?;
         let mut caught = Vec::with_capacity(FORWARDED.len());
-        for (raw, signal) in FORWARDED {
+        // (The step's end wakes the loop through its subreaper's pipe: no
+        // SIGCHLD handler.)
+        let mut write = Some(write);
+        for (i, (raw, signal)) in FORWARDED.into_iter().enumerate() {
             let flag = Arc::new(AtomicBool::new(false));
             signal_hook::flag::register(raw, Arc::clone(&flag))?;
-            signal_hook::low_level::pipe::register(raw, write.try_clone()?)?;
+            let last = i + 1 == FORWARDED.len();
+            let fd = if last { write.take() } else { write.as_ref().map(OwnedFd::try_clone).transpose()? };
+            signal_hook::low_level::pipe::register(raw, fd.ok_or_else(|| io::Error::other("signal pipe"))?)?;
             caught.push((signal, flag));
         }
-        // SIGCHLD only wakes the loop (its default action is to ignore it).
-        signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, write)?;
         let flags = caught.try_into().map_err(|_| io::Error::other("signal table"))?;
         Ok(Caught { flags, wake })
     }

@@ -204,7 +204,7 @@ impl V1Cgroups {
 
 /// Finds run directories of dead owners in this process's cgroup of each
 /// hierarchy, kills what is left in them and removes them (`stepmon gc`,
-/// and every run on start). Returns the directories (to be) removed.
+/// and every run once its step runs). Returns the directories (to be) removed.
 pub fn collect_garbage(hierarchies: &[Hierarchy], dry_run: bool) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     for h in hierarchies {

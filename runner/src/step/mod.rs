@@ -63,12 +63,27 @@ pub struct Prepared {
     /// The runner's thread for periodic procfs readings; `None`: the step
     /// starts one of its own if it needs one.
     ticker: Option<crate::ticker::Ticker>,
+    /// What earlier runs may have left that this one cleans up once its
+    /// step runs.
+    sweeps: Sweeps,
+}
+
+/// Where earlier runs' leftovers are looked for: a listing of each
+/// hierarchy's directory (some 35 system calls on a hybrid host), made
+/// while the step runs rather than on the way to its spawn.
+#[derive(Debug, Default)]
+struct Sweeps {
+    /// The cgroup v2 directory the run's cgroups are made under.
+    base: Option<std::path::PathBuf>,
+    /// The v1 hierarchies.
+    v1: bool,
 }
 
 impl Prepared {
     /// What the user should know before the step starts: how it is placed
-    /// when it gets no cgroup of its own, warnings about earlier runs'
-    /// leftovers — typed, each displayed as one line.
+    /// when it gets no cgroup of its own — typed, each displayed as one
+    /// line. (Earlier runs' leftovers are cleaned up once the step runs; a
+    /// failure of that is one of [`Finished::messages`](crate::Finished).)
     #[must_use]
     pub fn notices(&self) -> &[Notice] {
         &self.notices

@@ -90,6 +90,7 @@ pub(crate) fn prepare_with(
     let mut notices = Vec::new();
     // One name for the step's directories in every hierarchy.
     let run_name = placement::run_name();
+    let mut sweeps = super::Sweeps::default();
     // A cgroup v2 the caller named (--cgroup-parent) must be made there; any
     // other failure moves the step down the ladder (the v1 hierarchies, the
     // process tree, the enclosing cgroup), checked against --require-cgroup
@@ -108,7 +109,7 @@ pub(crate) fn prepare_with(
             let container = host.container_root.clone();
             let base =
                 options.cgroup_parent.clone().or_else(|| container.clone()).unwrap_or_else(|| location.own_dir.clone());
-            host.sweep(&base, &mut notices);
+            sweeps.base = Some(base.clone());
             // Naming one's own cgroup as the parent means "it is delegated
             // to me"; so is the root of a container's cgroup namespace.
             let delegated = options.cgroup_parent.as_deref().map_or(container.is_some(), |p| p == location.own_dir);
@@ -137,7 +138,8 @@ pub(crate) fn prepare_with(
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
-        place_v1(&host, cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name, &mut notices)
+        sweeps.v1 = !host.v1.is_empty();
+        place_v1(&host, cgroups.as_ref().map(OwnedCgroups::get), &options.limits, &run_name)
     };
     let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
     if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
@@ -243,6 +245,7 @@ pub(crate) fn prepare_with(
         host,
         hub,
         ticker,
+        sweeps,
     })
 }
 

@@ -97,6 +97,16 @@ impl Prepared {
         let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
             .map_err(|e| RunError::new(e.to_string()))?;
         drop(v1_tasks);
+        // While the step runs: what earlier runs left (the notice of a
+        // failure is one of the step's messages).
+        let mut cleanup = Vec::new();
+        if let Some(base) = self.sweeps.base.take() {
+            self.host.sweep(&base, &mut cleanup);
+        }
+        if std::mem::take(&mut self.sweeps.v1) {
+            self.host.sweep_v1(&mut cleanup);
+        }
+        messages.extend(cleanup.iter().map(ToString::to_string));
         if self.options.spawn_mode != spawn::Mode::Auto {
             messages.push(format!("started the step with {}", kept.way));
         }

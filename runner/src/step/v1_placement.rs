@@ -1,7 +1,6 @@
 //! The step's own cgroups in the cgroup v1 hierarchies (hybrid and v1-only
 //! hosts): which controllers are worth one, and the sampler's view of them.
 
-use crate::notice::Notice;
 use std::path::Path;
 
 use stepmon_sampler::cgroup::CgroupV1Dirs;
@@ -39,18 +38,11 @@ pub(super) fn v1_wanted(v2: Option<&RunCgroups>, limits: &Limits) -> Vec<&'stati
 
 /// The step's cgroups in the v1 hierarchies that hold what its cgroup v2
 /// (if any) does not account.
-pub(super) fn place_v1(
-    host: &HostView,
-    cgroups: Option<&RunCgroups>,
-    limits: &Limits,
-    name: &str,
-    notices: &mut Vec<Notice>,
-) -> Option<OwnedV1> {
+pub(super) fn place_v1(host: &HostView, cgroups: Option<&RunCgroups>, limits: &Limits, name: &str) -> Option<OwnedV1> {
     let hierarchies = &host.v1;
     if hierarchies.is_empty() {
         return None;
     }
-    host.sweep_v1(notices);
     let wanted = v1_wanted(cgroups, limits);
     if wanted.is_empty() {
         return None;
