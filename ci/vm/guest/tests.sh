@@ -145,6 +145,7 @@ run_rounds container_step
 . /guest/tests-processes.sh
 . /guest/tests-parent.sh
 . /guest/tests-runc.sh
+. /guest/tests-cost.sh
 
 echo
 echo "==> leftovers"

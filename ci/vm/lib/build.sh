@@ -80,9 +80,10 @@ vm_build() {
     # The tree of known memory the runner's builders test runs, and the
     # worker of known memory and CPU the CLI's advice test runs, as plain
     # executables (`cargo test` would build the examples as test harnesses).
-    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo build -p stepmon-runner --example tree --example worker --target "$VM_TARGET" \
-        --target-dir "$VM_TARGET_DIR" --message-format=json-render-diagnostics >"$VM_WORK/cargo-tree.json" ||
-        vm_die "building the tree and worker examples failed"
+    # The example builder, for the guest's report of what a step costs.
+    RUSTFLAGS=$VM_RUSTFLAGS nice -n 10 cargo build -p stepmon-runner --example tree --example worker --example builder \
+        --target "$VM_TARGET" --target-dir "$VM_TARGET_DIR" --message-format=json-render-diagnostics \
+        >"$VM_WORK/cargo-tree.json" || vm_die "building the tree, worker and builder examples failed"
     VM_TREE_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "tree"
         and (.target.kind | index("example")) and .executable != null) | .executable' \
         "$VM_WORK/cargo-tree.json" | tail -n 1)
@@ -91,6 +92,15 @@ vm_build() {
         and (.target.kind | index("example")) and .executable != null) | .executable' \
         "$VM_WORK/cargo-tree.json" | tail -n 1)
     [[ -x $VM_WORKER_BIN ]] || vm_die "cargo did not report the worker example"
+    VM_BUILDER_BIN=$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "builder"
+        and (.target.kind | index("example")) and .executable != null) | .executable' \
+        "$VM_WORK/cargo-tree.json" | tail -n 1)
+    [[ -x $VM_BUILDER_BIN ]] || vm_die "cargo did not report the builder example"
+    # The physical floor of a measured step (the peer program beside the
+    # repository), static, for the same report.
+    VM_FLOOR_BIN=$VM_WORK/floor
+    gcc -O2 -static -o "$VM_FLOOR_BIN" "$VM_REPO/../shared/tools/floor/floor.c" ||
+        vm_die "building the floor program (../shared/tools/floor/floor.c) failed"
     local expected=0
     for line in "${VM_TESTS[@]}"; do
         read -ra words <<<"$line"
@@ -104,4 +114,5 @@ vm_build() {
     vm_is_static "$VM_STEPMON_BIN" || vm_die "$VM_STEPMON_BIN is not statically linked"
     vm_is_static "$VM_TREE_BIN" || vm_die "$VM_TREE_BIN is not statically linked"
     vm_is_static "$VM_WORKER_BIN" || vm_die "$VM_WORKER_BIN is not statically linked"
+    vm_is_static "$VM_BUILDER_BIN" || vm_die "$VM_BUILDER_BIN is not statically linked"
 }

@@ -47,6 +47,9 @@ vm_pack_initramfs() {
     strip -o "$root/usr/local/bin/stepmon-tree" "$VM_TREE_BIN"
     # The CLI's advice test runs this worker (STEPMON_WORKER_PROGRAM, set by /init).
     strip -o "$root/usr/local/bin/stepmon-worker" "$VM_WORKER_BIN"
+    # The pure v2 boot's cost report (guest/tests-cost.sh) runs these two.
+    strip -o "$root/usr/local/bin/stepmon-builder" "$VM_BUILDER_BIN"
+    strip -o "$root/usr/local/bin/stepmon-floor" "$VM_FLOOR_BIN"
     vm_pack_runc "$root"
     # Test binaries: /tests/<package>.<target>, listed in /tests/list.
     : >"$root/tests/list"
