@@ -16,16 +16,19 @@ use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
-use rustix::net::RecvFlags;
-use stepmon_taskstats_parse::cn_proc::{EventKind, ProcEvent};
+use rustix::event::{PollFd, PollFlags};
 use stepmon_taskstats_parse::netlink::Messages;
 use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
 use super::clock::EventClock;
-use super::convert::{self, Task};
+use super::convert;
+pub(super) use super::rounds::Ended;
+use super::rounds::{
+    BATCH, Counters, READ_AT_MOST, Sockets, Stopping, Watched, drain, read_args, read_connector, storm_pause, to_every,
+    wait_for,
+};
 use super::tracker::Tracker;
-use super::{CONNECTOR_BUFFER, args, drops, pause, registered, socket};
+use super::{CONNECTOR_BUFFER, drops, pause, registered, socket};
 
 /// How long the thread sleeps while no event comes and no process is due
 /// for its arguments. An ask wakes it at once through its pipe (the ask is
@@ -35,11 +38,6 @@ use super::{CONNECTOR_BUFFER, args, drops, pause, registered, socket};
 /// 100 ms that was 1 ms a second of a quiet step, a third of the collector's
 /// CPU over a 3 s step that does not fork.
 const POLL: Duration = Duration::from_secs(1);
-/// The most datagrams read from one socket before the thread looks at the
-/// steps' asks again: when the machine's exits come faster than they are
-/// read (a slow CPU, a debug build), the queue never empties, and the steps
-/// must still get their answers.
-const READ_AT_MOST: usize = 256;
 /// Once a step is told to stop, the thread reads what was queued then, but
 /// for this long at most (a marker that never comes, a machine that never
 /// stops forking): the machine's other processes keep exiting, and "read
@@ -57,10 +55,6 @@ const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
 /// build`'s `rustc`s), and no wait at all woke the thread for every event
 /// (1.5-1.7 s of CPU instead of 0.08 s in an exit storm of 20,000 processes).
 const STORM_ROUND: usize = 64;
-/// The wait after a small round: a process's arguments are read within
-/// this much of when they are due (50 ms after its fork), and a storm that
-/// the rounds do not show yet wakes the thread ten times a second at most.
-const BATCH: Duration = Duration::from_millis(100);
 /// The bit that marks a step's end marker among the sequence numbers of
 /// queries on the listening socket ([`socket::send_marker`]); the step's id
 /// is in the bits below it.
@@ -83,38 +77,6 @@ enum Ask {
     Stop(u64, mpsc::Sender<Ended>),
     /// The step was dropped before its end: its tracker goes.
     Forget(u64),
-}
-
-/// What the kernel could not deliver while a step ran.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Counters {
-    /// `ENOBUFS` from recv on the taskstats socket.
-    pub(super) overruns: u64,
-    /// Same on the connector socket.
-    pub(super) connector_overruns: u64,
-    /// `/proc/net/netlink` Drops of the taskstats socket.
-    pub(super) drops: Option<u64>,
-    /// Of the connector socket.
-    pub(super) connector_drops: Option<u64>,
-}
-
-impl Counters {
-    /// What happened between `self` (at a step's start) and `now`.
-    fn since(self, now: Counters) -> Counters {
-        Counters {
-            overruns: now.overruns - self.overruns,
-            connector_overruns: now.connector_overruns - self.connector_overruns,
-            drops: now.drops.zip(self.drops).map(|(n, s)| n.saturating_sub(s)),
-            connector_drops: now.connector_drops.zip(self.connector_drops).map(|(n, s)| n.saturating_sub(s)),
-        }
-    }
-}
-
-/// A stopped step's tracker and what was lost meanwhile.
-#[derive(Debug)]
-pub(super) struct Ended {
-    pub(super) counters: Counters,
-    pub(super) tracker: Tracker,
 }
 
 /// The listener every step of a process shares; cheap to clone.
@@ -328,51 +290,6 @@ impl Drop for Shared {
     }
 }
 
-/// The thread's file descriptors.
-struct Sockets<'a> {
-    taskstats: &'a OwnedFd,
-    connector: Option<&'a OwnedFd>,
-    /// Read end of the pipe the steps wake it through.
-    woken: &'a OwnedFd,
-    /// The `TASKSTATS` family id (for the end markers).
-    family: u16,
-}
-
-/// Waits until `fds` can be read or `wait` passed (an interruption is a
-/// normal return); whether one can be read.
-fn wait_for(fds: &mut [PollFd<'_>], wait: Duration) -> bool {
-    let timeout = Timespec::try_from(wait).ok();
-    rustix::event::poll(fds, timeout.as_ref()).is_ok_and(|ready| ready > 0)
-}
-
-/// A step being tracked.
-struct Watched {
-    tracker: Tracker,
-    /// The thread's counters when the step was opened.
-    at_open: Counters,
-    stopping: Option<Stopping>,
-}
-
-/// A step told to stop: its records are read to the end marker.
-struct Stopping {
-    since: Instant,
-    marker_read: bool,
-    reply: mpsc::Sender<Ended>,
-}
-
-/// Hands `each` a tracker at a time, the last one by value (a record is
-/// cloned for every step but one: most often there is one).
-fn to_every(watched: &mut HashMap<u64, Watched>, task: Task) {
-    let n = watched.len();
-    for (i, w) in watched.values_mut().enumerate() {
-        if i + 1 == n {
-            w.tracker.record(task);
-            return;
-        }
-        w.tracker.record(task.clone());
-    }
-}
-
 /// The thread: reads both sockets, hands every event to every tracked step
 /// and answers the steps' asks, until the hub is dropped and no step is left.
 fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: bool) {
@@ -513,141 +430,5 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
                 wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], BATCH);
             }
         }
-    }
-}
-
-/// Reads the connector's queued fork events into every tracker (see
-/// [`drain`]) and, when it was read to its end, has them weigh the records
-/// read before ([`Tracker::forks_read`]); returns the datagrams read.
-fn read_connector(
-    sockets: &Sockets<'_>,
-    buf: &mut [u8],
-    totals: &mut Counters,
-    until: Option<Instant>,
-    clock: &EventClock,
-    watched: &mut HashMap<u64, Watched>,
-) -> usize {
-    let read = match sockets.connector {
-        Some(connector) => read_forks(connector, buf, totals, until, clock, watched),
-        None => 0,
-    };
-    if read < READ_AT_MOST {
-        let now = Instant::now();
-        for w in watched.values_mut() {
-            w.tracker.forks_read(now);
-        }
-    }
-    read
-}
-
-fn read_forks(
-    connector: &OwnedFd,
-    buf: &mut [u8],
-    totals: &mut Counters,
-    until: Option<Instant>,
-    clock: &EventClock,
-    watched: &mut HashMap<u64, Watched>,
-) -> usize {
-    drain(connector, buf, &mut totals.connector_overruns, until, |bytes, now| {
-        for m in Messages::new(bytes).flatten() {
-            let Ok(ProcEvent { kind, timestamp_ns, .. }) = ProcEvent::parse(m.payload) else { continue };
-            if let EventKind::Fork { parent_tgid, child_pid, child_tgid, .. } = kind
-                && child_pid == child_tgid
-            {
-                let at = clock.happened(timestamp_ns, now);
-                for w in watched.values_mut() {
-                    w.tracker.fork(parent_tgid, child_tgid, at);
-                }
-            }
-        }
-    })
-}
-
-/// Reads the arguments of the running steps' processes that are due for
-/// them (a process shorter than [`BATCH`] may have none). `all` false when
-/// the queues were not read to their end: then only of steps with few live
-/// processes, as a step's own exit storm has many members whose records
-/// are still queued, and trying their gone /proc entries cost more than the
-/// rest (another process's storm must not cost a step its arguments).
-fn read_args(watched: &mut HashMap<u64, Watched>, now: Instant, all: bool) {
-    for w in watched.values_mut().filter(|w| w.stopping.is_none() && (all || w.tracker.few_members())) {
-        for pid in w.tracker.wanting_args(now) {
-            if let Some(args) = args::of(pid) {
-                w.tracker.set_args(pid, args, now);
-            }
-        }
-    }
-}
-
-/// The wait after a storm's round: a [`pause`] for the records to pile up,
-/// ended by a step's ask. Meanwhile, while a step with few processes runs,
-/// the connector alone is read every [`BATCH`] and their arguments with it:
-/// a `rustc` of 0.4 s beside another step's exit storm began and ended
-/// within one pause, and its fork event, read after the pause, came too
-/// late for its arguments (seen in CI: a `cargo build` advised without
-/// its largest crate while a test of 20,000 processes ran).
-fn storm_pause(
-    sockets: &Sockets<'_>,
-    buf: &mut [u8],
-    totals: &mut Counters,
-    pause: Duration,
-    clock: &EventClock,
-    watched: &mut HashMap<u64, Watched>,
-) {
-    let until = Instant::now() + pause;
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        let few =
-            sockets.connector.is_some() && watched.values().any(|w| w.stopping.is_none() && w.tracker.few_members());
-        let wait = if few { left.min(BATCH) } else { left };
-        if wait.is_zero() || wait_for(&mut [PollFd::new(sockets.woken, PollFlags::IN)], wait) {
-            return;
-        }
-        if !few {
-            continue;
-        }
-        read_connector(sockets, buf, totals, None, clock, watched);
-        read_args(watched, Instant::now(), false);
-    }
-}
-
-/// Reads what is queued on `fd` without blocking, handing each datagram to
-/// `each`, until nothing is queued, [`READ_AT_MOST`] were read, or `until`
-/// passed; counts `ENOBUFS`. Returns the datagrams read.
-fn drain(
-    fd: &OwnedFd,
-    buf: &mut [u8],
-    overruns: &mut u64,
-    until: Option<Instant>,
-    mut each: impl FnMut(&[u8], Instant),
-) -> usize {
-    let mut n = 0;
-    while n < READ_AT_MOST {
-        if until.is_some_and(|until| Instant::now() >= until) {
-            return n;
-        }
-        match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
-            Ok((len, _)) => {
-                n += 1;
-                each(&buf[..len], Instant::now());
-            }
-            Err(e) if socket::is_overrun(&e.into()) => *overruns += 1,
-            Err(_) => return n,
-        }
-    }
-    n
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counters_of_a_step_are_what_changed_while_it_ran() {
-        let at_open = super::Counters { overruns: 2, connector_overruns: 0, drops: Some(10), connector_drops: None };
-        let now = super::Counters { overruns: 5, connector_overruns: 1, drops: Some(17), connector_drops: Some(3) };
-        let since = at_open.since(now);
-        assert_eq!(
-            (since.overruns, since.connector_overruns, since.drops, since.connector_drops),
-            (3, 1, Some(7), None)
-        );
     }
 }

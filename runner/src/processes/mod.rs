@@ -20,6 +20,7 @@ pub(crate) mod doctor;
 mod drops;
 mod hub;
 mod redact;
+mod rounds;
 mod sampled;
 mod socket;
 mod tracker;
