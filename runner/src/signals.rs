@@ -40,13 +40,10 @@ impl Caught {
         let mut caught = Vec::with_capacity(FORWARDED.len());
         // (The step's end wakes the loop through its subreaper's pipe: no
         // SIGCHLD handler.)
-        let mut write = Some(write);
-        for (i, (raw, signal)) in FORWARDED.into_iter().enumerate() {
+        for (raw, signal) in FORWARDED {
             let flag = Arc::new(AtomicBool::new(false));
             signal_hook::flag::register(raw, Arc::clone(&flag))?;
-            let last = i + 1 == FORWARDED.len();
-            let fd = if last { write.take() } else { write.as_ref().map(OwnedFd::try_clone).transpose()? };
-            signal_hook::low_level::pipe::register(raw, fd.ok_or_else(|| io::Error::other("signal pipe"))?)?;
+            signal_hook::low_level::pipe::register(raw, write.try_clone()?)?;
             caught.push((signal, flag));
         }
         let flags = caught.try_into().map_err(|_| io::Error::other("signal table"))?;

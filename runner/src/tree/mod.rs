@@ -89,7 +89,7 @@ impl Reaper {
     /// Takes one event of the step's subreaper.
     pub fn absorb(&mut self, event: Event) -> Progress {
         match event {
-            Event::Reaped { reaped, command, main } => {
+            Event::Reaped { reaped, command, main, .. } => {
                 self.add(&reaped, command, main);
                 if main { Progress::MainExited } else { Progress::Running }
             }

@@ -95,8 +95,14 @@ pub(super) unsafe fn subreaper(setup: &SubreaperSetup<'_>) -> ! {
     record.put(104, &way.to_ne_bytes());
     record.send(events);
     // Until the command's first process exits: reap whatever comes.
-    while reap_one(events, pid) != Some(pid) {}
-    if no_children() {
+    let last = loop {
+        if let Some((reaped, last)) = reap_one(events, pid)
+            && reaped == pid
+        {
+            break last;
+        }
+    };
+    if last {
         // Nothing is left (its record said so): no word to wait for.
         let mut done = Record::new(DONE);
         done.put(104, &0u64.to_ne_bytes());
@@ -190,8 +196,6 @@ unsafe fn start_command(setup: &SubreaperSetup<'_>) -> (i32, u64) {
     (pid(ret), WAY_FORK)
 }
 
-/// Reaps one child (blocking), reports it; its PID, `None` when there are
-/// no children left.
 /// Whether this process has no child at all (`ECHILD`), alive or zombie.
 fn no_children() -> bool {
     // SAFETY: an all-zero siginfo_t is a valid value.
@@ -201,7 +205,10 @@ fn no_children() -> bool {
     ret == -(libc::ECHILD as isize)
 }
 
-fn reap_one(events: RawFd, main: i32) -> Option<i32> {
+/// Reaps one child (blocking), reports it; its PID and whether it was the
+/// first process and the last one left ([`FLAG_ALONE`]), `None` when there
+/// are no children left.
+fn reap_one(events: RawFd, main: i32) -> Option<(i32, bool)> {
     // SAFETY: an all-zero siginfo_t is a valid value.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // WNOWAIT: it stays a zombie, its /proc/PID/stat readable, until wait4.
@@ -234,13 +241,14 @@ fn reap_one(events: RawFd, main: i32) -> Option<i32> {
             break;
         }
         if ret != -(libc::EINTR as isize) {
-            return Some(pid);
+            return Some((pid, false));
         }
     }
     // Once reaped, no child left means no process left of the step: every
     // orphan of its tree was this process's child before its parent's exit
     // was reapable (exit(2) reparents them first).
-    if pid == main && no_children() {
+    let last = pid == main && no_children();
+    if last {
         flags |= FLAG_ALONE;
     }
     record.put(4, &pid.to_ne_bytes());
@@ -261,7 +269,7 @@ fn reap_one(events: RawFd, main: i32) -> Option<i32> {
         record.put(16 + i * 8, &field.to_ne_bytes());
     }
     record.send(events);
-    Some(pid)
+    Some((pid, last))
 }
 
 /// Kills every process left (its children, and theirs as they are

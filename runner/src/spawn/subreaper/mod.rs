@@ -12,8 +12,8 @@
 //! says so, it kills what is left (or waits for it, `--wait-all`) and reports
 //! how many it killed. When that first process was the last of the tree (no
 //! child left once it was reaped), its record says so and the subreaper
-//! ends at once: the caller says nothing ([`Kept::left_nothing`]). It lives in the caller's cgroup, not the step's, so
-//! it is never counted as the step's, and it is no descendant of the step's
+//! ends at once: the caller says nothing ([`Kept::left_nothing`]). It lives
+//! in the caller's cgroup, not the step's, so it is never counted as the step's, and it is no descendant of the step's
 //! first process, so the taskstats session does not count it either.
 //!
 //! It is made with `clone3(CLONE_VM)` on a stack of its own (x86-64): it
@@ -90,6 +90,9 @@ pub enum Event {
         command: Option<String>,
         /// Whether it is the command's first process.
         main: bool,
+        /// The first process, and no other process of the step was left
+        /// once it was reaped: the subreaper ends without the caller's word.
+        last: bool,
     },
     /// Every process of the step is gone; `killed` of them were killed.
     Done {
@@ -147,11 +150,7 @@ impl Kept {
                         let record = std::mem::take(&mut self.partial);
                         let event = decode(&record)?;
                         self.done |= matches!(event, Event::Done { .. });
-                        if let Event::Reaped { main: true, .. } = event
-                            && record.get(12..16).and_then(|b| b.try_into().ok()).map_or(0, u32::from_ne_bytes)
-                                & FLAG_ALONE
-                                != 0
-                        {
+                        if let Event::Reaped { last: true, .. } = event {
                             // It reads no word from the caller: none is written.
                             self.control = None;
                             self.left_nothing = true;
@@ -282,6 +281,7 @@ fn decode(record: &[u8]) -> io::Result<Event> {
                 reaped: Reaped { pid, status: ExitStatus::from_raw(status), rusage },
                 command,
                 main: flags & FLAG_MAIN != 0,
+                last: flags & FLAG_ALONE != 0,
             })
         }
         DONE => Ok(Event::Done { killed: extra }),
