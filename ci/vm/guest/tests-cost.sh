@@ -9,19 +9,22 @@
 # process per step through the builder's --plain. Fails only when a run
 # itself fails (a step that errs, a builder that cannot start).
 
-# cost_wall NAME ARGS...: runs the builder with ARGS, prints its total wall
-# seconds; a failed step or run fails NAME.
+# cost_wall NAME ARGS...: runs the builder with ARGS and sets WALL to its
+# total wall seconds (0 when it failed); a failed step or run fails NAME.
+# Called in this shell, never in $(...): a failure must count.
 cost_wall() {
     name=$1
     shift
-    if ! stepmon-builder "$@" >"/tmp/cost-$name.jsonl" 2>"/tmp/cost-$name.err"; then
-        fail "cost $name: the builder exited $?: $(tail -n 3 "/tmp/cost-$name.err" | tr '\n' ' ')"
-        echo 0
+    WALL=0
+    stepmon-builder "$@" >"/tmp/cost-$name.jsonl" 2>"/tmp/cost-$name.err"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "cost $name: the builder exited $rc: $(tail -n 3 "/tmp/cost-$name.err" | tr '\n' ' ')"
         return
     fi
     failed=$(tail -n 1 "/tmp/cost-$name.jsonl" | jq -r '.failed')
     [ "$failed" = 0 ] || fail "cost $name: $failed steps failed"
-    tail -n 1 "/tmp/cost-$name.jsonl" | jq -r '.wallSeconds'
+    WALL=$(tail -n 1 "/tmp/cost-$name.jsonl" | jq -r '.wallSeconds')
 }
 
 # per_step_ms A B N: (A - B) / N seconds in ms, two decimals.
@@ -34,13 +37,19 @@ cost_report() {
     echo "==> what a measured step costs in this guest (TCG, debug builder; reported, not gated)"
     n=100
     # One round to warm up the page cache and the binaries.
-    cost_wall warm --steps 10 --parallel 1 -- /bin/true >/dev/null
-    plain1=$(cost_wall plain1 --steps $n --parallel 1 --plain -- /bin/true)
-    measured1=$(cost_wall measured1 --steps $n --parallel 1 -- /bin/true)
-    plain16=$(cost_wall plain16 --steps $n --parallel 16 --plain -- /bin/true)
-    measured16=$(cost_wall measured16 --steps $n --parallel 16 -- /bin/true)
-    floor=$(cost_wall floor --steps $n --parallel 1 --plain -- stepmon-floor /bin/true)
-    cli=$(cost_wall cli --steps 20 --parallel 1 --plain -- stepmon run -q -- /bin/true)
+    cost_wall warm --steps 10 --parallel 1 -- /bin/true
+    cost_wall plain1 --steps $n --parallel 1 --plain -- /bin/true
+    plain1=$WALL
+    cost_wall measured1 --steps $n --parallel 1 -- /bin/true
+    measured1=$WALL
+    cost_wall plain16 --steps $n --parallel 16 --plain -- /bin/true
+    plain16=$WALL
+    cost_wall measured16 --steps $n --parallel 16 -- /bin/true
+    measured16=$WALL
+    cost_wall floor --steps $n --parallel 1 --plain -- stepmon-floor /bin/true
+    floor=$WALL
+    cost_wall cli --steps 20 --parallel 1 --plain -- stepmon run -q -- /bin/true
+    cli=$WALL
     plain20=$(echo "$plain1 $n" | awk '{ print $1 / $2 * 20 }')
     echo "guest cost: builder P=1 per-step overhead $(per_step_ms "$measured1" "$plain1" $n) ms" \
         "(measured $measured1 s, --plain $plain1 s for $n steps of /bin/true)"
