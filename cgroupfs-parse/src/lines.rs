@@ -181,11 +181,35 @@ fn find_any<const N: usize>(needles: [u8; N], haystack: &[u8]) -> Option<usize> 
     let rest = haystack.get(offset..).unwrap_or_default();
     let found = match needles.as_slice() {
         _ if rest.len() < 8 => rest.iter().position(|b| needles.contains(b)),
-        [needle] => memchr::memchr(*needle, rest),
-        [a, b] => memchr::memchr2(*a, *b, rest),
+        [needle] => long_find_byte(*needle, rest),
+        [a, b] => long_find_either(*a, *b, rest),
         _ => rest.iter().position(|b| needles.contains(b)),
     };
     found.map(|index| offset.saturating_add(index))
+}
+
+/// `memchr::memchr` without its run-time choice of vector width: on x86-64
+/// always SSE2, which every such CPU has. Kernel files are a few KiB at most,
+/// where SSE2 scans as fast as AVX2, and the choice asks the CPU (`cpuid`,
+/// once a process), which traps to the hypervisor in a VM: about 50 µs of
+/// every `stepmon run` there, more than all its parsing.
+#[must_use]
+pub fn long_find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(one) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
+        return one.find(haystack);
+    }
+    memchr::memchr(needle, haystack)
+}
+
+/// [`long_find_byte`] for either of two bytes (`memchr::memchr2`).
+#[must_use]
+pub fn long_find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(two) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b) {
+        return two.find(haystack);
+    }
+    memchr::memchr2(a, b, haystack)
 }
 
 /// Splits `input` at its first `\n`: the line without it, and what follows

@@ -114,6 +114,11 @@ impl Delivery<'_> {
         Ok(())
     }
 
+    /// Nothing to deliver: no push, no textfile, no OTLP export.
+    pub fn is_empty(&self) -> bool {
+        self.push.is_none() && self.textfile.is_none() && !self.otlp
+    }
+
     /// Pushes `step` (Pushgateway, OTLP; `--textfile` is a result file of
     /// [`crate::outputs`]); the warnings (empty when all went well).
     pub fn deliver(&self, step: &Step) -> Vec<String> {

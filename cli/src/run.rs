@@ -240,6 +240,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     for message in &finished.messages {
         eprintln!("stepmon: {message}");
     }
+    // Nothing reads the report (`-q` without an output, a job record, a
+    // baseline or a delivery): its summary and verdicts are not composed.
+    if args.quiet && args.output.is_none() && job.is_none() && args.baseline.is_none() && delivery.is_empty() {
+        return Ok(finished.exit_code);
+    }
     // The runner measured; the summary and the verdicts are the report's.
     stepmon_report::compose::complete(&mut finished.document);
     if let Some(info) = finished.document.stepmon.as_mut() {

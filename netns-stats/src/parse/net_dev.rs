@@ -96,9 +96,9 @@ impl<'a> NetDevLines<'a> {
         }
         let mut rest = input;
         for number in 1..=2 {
-            // Header lines are long: `memchr` rather than `split_line`,
+            // Header lines are long: a vector scan rather than `split_line`,
             // whose SWAR scan of the first 64 bytes suits short lines.
-            let (bytes, next) = match memchr::memchr(b'\n', rest) {
+            let (bytes, next) = match stepmon_cgroupfs_parse::lines::long_find_byte(b'\n', rest) {
                 Some(at) => (rest.get(..at).unwrap_or_default(), rest.get(at.wrapping_add(1)..).unwrap_or_default()),
                 None => (rest, &[][..]),
             };

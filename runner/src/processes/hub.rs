@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
@@ -90,7 +89,6 @@ struct Shared {
     asks: Mutex<Option<mpsc::Sender<Ask>>>,
     /// Write end of the pipe that wakes the thread for an ask.
     wake: OwnedFd,
-    thread: Mutex<Option<JoinHandle<()>>>,
     next_step: AtomicU64,
     /// The step [`Hub::start_for_one_step`] opened, until taken.
     preopened: Mutex<Option<u64>>,
@@ -165,7 +163,8 @@ impl Hub {
         // CAP_NET_ADMIN): found out here, not on a thread started for nothing.
         let set_up_here = if rustix::process::geteuid().is_root() { None } else { Some(set_up_sockets()?) };
         let (set_up, setting_up) = mpsc::sync_channel(1);
-        let thread = std::thread::Builder::new()
+        // Detached: see `Shared`'s drop.
+        std::thread::Builder::new()
             .name("stepmon-taskstats".to_owned())
             .spawn(move || {
                 let (taskstats, connector, ready) = match set_up_here.map_or_else(set_up_sockets, Ok) {
@@ -185,7 +184,6 @@ impl Hub {
             shared: Arc::new(Shared {
                 asks: Mutex::new(Some(asks)),
                 wake,
-                thread: Mutex::new(Some(thread)),
                 next_step,
                 preopened: Mutex::new(preopened),
                 setting_up: Mutex::new(Some(setting_up)),
@@ -283,10 +281,11 @@ impl Drop for Shared {
         if let Ok(mut asks) = self.asks.lock() {
             asks.take();
         }
+        // Not joined: the thread closes its sockets (the taskstats one
+        // deregisters its CPUs) and ends on its own. Waiting for that was
+        // on the end path of every lone step (`stepmon run`), and a process
+        // that exits meanwhile ends it with the process.
         let _ = rustix::io::write(&self.wake, &[1]);
-        if let Some(thread) = self.thread.lock().ok().and_then(|mut t| t.take()) {
-            let _ = thread.join();
-        }
     }
 }
 
@@ -299,7 +298,7 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
     // overrun (an `ENOBUFS`, which every dropping episode reports): a
     // machine that never overruns never pays for the read.
     let mut congested = false;
-    let mut buf = vec![0u8; socket::DATAGRAM];
+    let mut buf = socket::datagram_buffer();
     let mut wakes = [0u8; 64];
     let pause = pause();
     let clock = EventClock::now();

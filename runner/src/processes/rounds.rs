@@ -3,6 +3,7 @@
 //! tracked step, read the arguments that are due, and wait between rounds.
 
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -108,7 +109,7 @@ pub(super) fn to_every(watched: &mut HashMap<u64, Watched>, task: Task) {
 /// read before ([`Tracker::forks_read`]); returns the datagrams read.
 pub(super) fn read_connector(
     sockets: &Sockets<'_>,
-    buf: &mut [u8],
+    buf: &mut [MaybeUninit<u8>],
     totals: &mut Counters,
     until: Option<Instant>,
     clock: &EventClock,
@@ -168,7 +169,7 @@ pub(super) fn read_args(watched: &mut HashMap<u64, Watched>, now: Instant, all: 
 /// its largest crate while a test of 20,000 processes ran).
 pub(super) fn storm_pause(
     sockets: &Sockets<'_>,
-    buf: &mut [u8],
+    buf: &mut [MaybeUninit<u8>],
     totals: &mut Counters,
     pause: Duration,
     clock: &EventClock,
@@ -196,7 +197,7 @@ pub(super) fn storm_pause(
 /// passed; counts `ENOBUFS`. Returns the datagrams read.
 pub(super) fn drain(
     fd: &OwnedFd,
-    buf: &mut [u8],
+    buf: &mut [MaybeUninit<u8>],
     overruns: &mut u64,
     until: Option<Instant>,
     mut each: impl FnMut(&[u8], Instant),
@@ -207,9 +208,9 @@ pub(super) fn drain(
             return n;
         }
         match rustix::net::recv(fd, &mut buf[..], RecvFlags::DONTWAIT) {
-            Ok((len, _)) => {
+            Ok(((bytes, _), _)) => {
                 n += 1;
-                each(&buf[..len], Instant::now());
+                each(bytes, Instant::now());
             }
             Err(e) if socket::is_overrun(&e.into()) => *overruns += 1,
             Err(_) => return n,

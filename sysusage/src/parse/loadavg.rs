@@ -85,7 +85,8 @@ impl LoadAvg {
             *slot = Hundredths::parse(field).map_err(|kind| line.error_at(kind, at))?;
         }
         let (at, tasks) = next()?;
-        let slash = memchr::memchr(b'/', tasks).ok_or_else(|| line.error_at(ErrorKind::MissingSeparator, at))?;
+        let slash = stepmon_cgroupfs_parse::lines::find_byte(b'/', tasks)
+            .ok_or_else(|| line.error_at(ErrorKind::MissingSeparator, at))?;
         let (runnable, threads) = tasks.split_at(slash);
         let runnable = parse_u64(runnable).map_err(|kind| line.error_at(kind, at))?;
         let threads_at = at.saturating_add(slash).saturating_add(1);

@@ -44,7 +44,7 @@ pub(super) fn fast_line<'i>(
         [b'i', b'n', b't', b'r', b' ', rest @ ..] => {
             let (total, end, after) = terminated_u64(rest)?;
             // The per-IRQ columns (thousands of bytes on big machines) are
-            // skipped with memchr, never tokenized.
+            // skipped with a vector scan (`split_line`), never tokenized.
             let next = match end {
                 Some(b' ') => split_line(after).1,
                 Some(b'\n') | None => after,
