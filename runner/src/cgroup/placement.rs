@@ -49,6 +49,19 @@ pub fn start_time(pid: u32) -> Option<u64> {
     Some(stepmon_sysusage::parse::ProcStat::parse(&stat).ok()?.start_ticks)
 }
 
+/// This process's [`start_time`], read once (a builder named every step's
+/// directories with a read of /proc/PID/stat, and the sweep of earlier
+/// runs' directories read it again for each of this run's own); a forked
+/// child has a PID of its own, and reads its own.
+fn own_start_time() -> Option<u64> {
+    static OWN: std::sync::OnceLock<(u32, Option<u64>)> = std::sync::OnceLock::new();
+    let pid = std::process::id();
+    match OWN.get_or_init(|| (pid, start_time(pid))) {
+        &(own, start) if own == pid => start,
+        _ => start_time(pid),
+    }
+}
+
 /// A new name for this process's run directories: `stepmon-run.<pid>.<start>`
 /// for its first step, `stepmon-run.<pid>.<start>.<n>` for the n-th after it
 /// (a library caller may run several steps at once, or one after another
@@ -56,15 +69,8 @@ pub fn start_time(pid: u32) -> Option<u64> {
 #[must_use]
 pub fn run_name() -> String {
     static STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    // This process's start time, read once (a builder named every step's
-    // directories with a read of /proc/PID/stat); a forked child has a
-    // PID of its own, and reads its own.
-    static OWN: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
     let pid = std::process::id();
-    let start = match OWN.get_or_init(|| (pid, start_time(pid).unwrap_or(0))) {
-        &(own, start) if own == pid => start,
-        _ => start_time(pid).unwrap_or(0),
-    };
+    let start = own_start_time().unwrap_or(0);
     match STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
         0 => format!("{RUN_PREFIX}{pid}.{start}"),
         n => format!("{RUN_PREFIX}{pid}.{start}.{n}"),
@@ -76,7 +82,8 @@ pub fn run_name() -> String {
 #[must_use]
 pub fn owner_gone(name: &str) -> Option<bool> {
     let (pid, start) = owner_of(name)?;
-    Some(start_time(pid) != Some(start))
+    let now = if pid == std::process::id() { own_start_time() } else { start_time(pid) };
+    Some(now != Some(start))
 }
 
 /// The owner (pid, start time) encoded in a run parent's name.

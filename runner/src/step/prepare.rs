@@ -214,7 +214,8 @@ pub(crate) fn prepare_with(
     } else if let Some(container) = no_cgroup
         .as_ref()
         .filter(|_| options.cgroup != CgroupMode::Never)
-        .and(host.container().cloned())
+        // Looked for only when there is no cgroup (`and` would look every time).
+        .and_then(|_| host.container().cloned())
         // The container is why: it allows no cgroup (not a missing privilege).
         .filter(|c| c.read_only_cgroupfs || location.is_none())
     {

@@ -359,13 +359,8 @@ impl Step {
         let status =
             self.reaper.main_status().ok_or_else(|| RunError::new("the step's first process was not reaped"))?;
         let (exit, signal, code) = exit_code(status);
-        let mut processes = self.processes.take().map(Session::finish).unwrap_or_default();
+        let session = self.processes.take();
         let reaper = &self.reaper;
-        // Sampled records miss what lived between two samples; the rusage
-        // of what the subreaper reaped holds it (with the descendants each waited for).
-        if processes.source == Some(stepmon_model::processes::ProcessSource::Sampled) {
-            processes.add_reaped(reaper.reaped(), reaper.reaped_not_kept());
-        }
         // The step ended when its first process exited: the kill of its
         // leftovers is not its time.
         let ended = self.exited.unwrap_or_else(Instant::now);
@@ -403,6 +398,14 @@ impl Step {
             .collect();
         if let Some(warning) = v1.and_then(OwnedV1::release) {
             messages.push(warning);
+        }
+        // After the cgroups are removed: the listener reads its last
+        // records meanwhile (on its own thread, woken at the reap).
+        let mut processes = session.map(Session::finish).unwrap_or_default();
+        // Sampled records miss what lived between two samples; the rusage
+        // of what the subreaper reaped holds it (with the descendants each waited for).
+        if processes.source == Some(stepmon_model::processes::ProcessSource::Sampled) {
+            processes.add_reaped(reaper.reaped(), reaper.reaped_not_kept());
         }
 
         let enclosing = this.enclosing.as_ref().zip(enclosing_usage.as_ref()).map(|(e, usage)| {

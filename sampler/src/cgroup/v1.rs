@@ -36,7 +36,7 @@ use stepmon_cgroupfs_parse::v1::{
     BlkioStat, CpuStatV1, CpuacctStat, MemoryStatV1, OomControl, cfs_quota_us, limit_in_bytes,
 };
 use stepmon_cgroupfs_parse::{Limit, PidsEvents, single};
-use stepmon_fdread::HeldFile;
+use stepmon_fdread::{Dir, HeldFile};
 
 use crate::model::{MemoryEventsJson, Missing, MissingKind, PidsEventsJson, StepSample};
 
@@ -94,8 +94,15 @@ struct Files {
     blkio_ios: Option<HeldFile>,
 }
 
-fn open(dir: Option<&Path>, name: &str) -> Option<HeldFile> {
-    HeldFile::open(dir?.join(name)).ok()
+/// Opens a hierarchy's directory once: its files are opened relative to it,
+/// not each by its whole path (a v1 step's memory directory lies 5 levels
+/// deep; every path walked again was a lookup per level).
+fn open_dir(dir: Option<&Path>) -> Option<Dir> {
+    Dir::open(dir?).ok()
+}
+
+fn open(dir: Option<&Dir>, name: &str) -> Option<HeldFile> {
+    HeldFile::open_at(dir?, name).ok()
 }
 
 /// Reads the step's v1 cgroups into its samples.
@@ -112,12 +119,13 @@ impl CgroupV1Probe {
     #[must_use]
     pub fn open(dirs: CgroupV1Dirs) -> CgroupV1Probe {
         let (m, p, c, a, b) = (
-            dirs.memory.as_deref(),
-            dirs.pids.as_deref(),
-            dirs.cpu.as_deref(),
-            dirs.cpuacct.as_deref(),
-            dirs.blkio.as_deref(),
+            open_dir(dirs.memory.as_deref()),
+            open_dir(dirs.pids.as_deref()),
+            open_dir(dirs.cpu.as_deref()),
+            open_dir(dirs.cpuacct.as_deref()),
+            open_dir(dirs.blkio.as_deref()),
         );
+        let (m, p, c, a, b) = (m.as_ref(), p.as_ref(), c.as_ref(), a.as_ref(), b.as_ref());
         let files = Files {
             memory_stat: open(m, "memory.stat"),
             memory_usage: open(m, "memory.usage_in_bytes"),
