@@ -9,7 +9,6 @@
 //! started with the first job and ends when the last [`Ticker`] is dropped.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A reading done at each tick; returns how long until the next one.
@@ -32,7 +31,8 @@ impl std::fmt::Debug for Ticker {
 #[derive(Default)]
 struct Shared {
     inner: Arc<Inner>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// Whether the thread was started (it is never joined: see the drop).
+    started: Mutex<bool>,
 }
 
 /// What the thread shares with the handles.
@@ -75,18 +75,18 @@ impl Ticker {
             state.jobs.push(Entry { id, job, due: Instant::now() + first });
             id
         };
-        let mut thread = self.shared.thread.lock().unwrap_or_else(PoisonError::into_inner);
-        if thread.is_none() {
+        let mut started = self.shared.started.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*started {
             let inner = Arc::clone(&self.shared.inner);
             match std::thread::Builder::new().name("stepmon-procfs".to_owned()).spawn(move || run(&inner)) {
-                Ok(handle) => *thread = Some(handle),
+                Ok(_) => *started = true,
                 Err(_) => {
                     self.remove(id);
                     return None;
                 }
             }
         }
-        drop(thread);
+        drop(started);
         self.shared.inner.changed.notify_one();
         Some(Ticking { ticker: self.clone(), id })
     }
@@ -107,11 +107,12 @@ impl Drop for Ticking {
 
 impl Drop for Shared {
     fn drop(&mut self) {
+        // Not joined: the thread sees `quit` and ends on its own (a tick
+        // under way finishes first). Waiting for it was on the end path of
+        // every lone step (`stepmon run` without a memory cgroup or
+        // taskstats), a wake-up of another CPU included.
         self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).quit = true;
         self.inner.changed.notify_one();
-        if let Some(thread) = self.thread.get_mut().ok().and_then(Option::take) {
-            let _ = thread.join();
-        }
     }
 }
 
