@@ -46,6 +46,8 @@ struct Inner {
 struct State {
     jobs: Vec<Entry>,
     next_id: u64,
+    /// The job whose tick is under way (run without the lock).
+    running: Option<u64>,
     /// The last handle is gone: the thread ends.
     quit: bool,
 }
@@ -56,7 +58,8 @@ struct Entry {
     due: Instant,
 }
 
-/// A job on the ticker; removed when dropped (a tick under way finishes).
+/// A job on the ticker; removed when dropped, which waits for its tick
+/// under way, if any (what the tick writes is then written).
 #[derive(Debug)]
 pub(crate) struct Ticking {
     ticker: Ticker,
@@ -87,15 +90,18 @@ impl Ticker {
             }
         }
         drop(started);
-        self.shared.inner.changed.notify_one();
+        self.shared.inner.changed.notify_all();
         Some(Ticking { ticker: self.clone(), id })
     }
 
     fn remove(&self, id: u64) {
-        let mut state = self.shared.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let inner = &self.shared.inner;
+        let mut state = inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.jobs.retain(|e| e.id != id);
-        drop(state);
-        self.shared.inner.changed.notify_one();
+        inner.changed.notify_all();
+        while state.running == Some(id) {
+            state = inner.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
     }
 }
 
@@ -112,7 +118,7 @@ impl Drop for Shared {
         // every lone step (`stepmon run` without a memory cgroup or
         // taskstats), a wake-up of another CPU included.
         self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).quit = true;
-        self.inner.changed.notify_one();
+        self.inner.changed.notify_all();
     }
 }
 
@@ -133,10 +139,14 @@ fn run(shared: &Inner) {
             continue;
         }
         let Some(job) = state.jobs.iter().find(|e| e.id == due.0).map(|e| Arc::clone(&e.job)) else { continue };
-        // Read without the lock: steps add and remove jobs meanwhile.
+        // Read without the lock: steps add and remove jobs meanwhile (a
+        // removal waits for this tick to end).
+        state.running = Some(due.0);
         drop(state);
         let wait = job();
         state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.running = None;
+        shared.changed.notify_all();
         if let Some(entry) = state.jobs.iter_mut().find(|e| e.id == due.0) {
             entry.due = Instant::now() + wait;
         }
@@ -147,6 +157,30 @@ fn run(shared: &Inner) {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[test]
+    fn a_removed_job_has_finished_its_tick_under_way() {
+        use std::sync::atomic::AtomicBool;
+        let ticker = Ticker::default();
+        let (started, ended) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let job: Job = {
+            let (started, ended) = (Arc::clone(&started), Arc::clone(&ended));
+            Arc::new(move || {
+                started.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(50));
+                ended.store(true, Ordering::SeqCst);
+                Duration::from_secs(3600)
+            })
+        };
+        let ticking = ticker.add(Duration::ZERO, job).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !started.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(started.load(Ordering::SeqCst), "the tick began");
+        drop(ticking);
+        assert!(ended.load(Ordering::SeqCst), "the removal waited for the tick under way");
+    }
 
     #[test]
     fn jobs_tick_on_one_thread_until_removed() {
