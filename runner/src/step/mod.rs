@@ -55,6 +55,11 @@ pub struct Prepared {
     placing: Duration,
     enclosing_recorder: Option<Recorder>,
     notices: Vec<Notice>,
+    /// Where the notice that the step's cgroup got no controller goes
+    /// among `notices`, if it applies (made on demand: it needs the shape).
+    shape_notice_at: Option<usize>,
+    /// `notices` with that one, once asked for.
+    all_notices: std::sync::OnceLock<Vec<Notice>>,
     /// The host as placement read it.
     host: std::sync::Arc<host_view::HostView>,
     /// The taskstats listener of the runner (or why there is none); `None`:
@@ -86,7 +91,21 @@ impl Prepared {
     /// failure of that is one of [`Finished::messages`](crate::Finished).)
     #[must_use]
     pub fn notices(&self) -> &[Notice] {
-        &self.notices
+        self.all_notices.get_or_init(|| {
+            let mut all = self.notices.clone();
+            if let (Some(at), Some(cgroups), Some(location)) = (self.shape_notice_at, &self.cgroups, &self.location)
+                && let Some(notice) = notices::shape_notice(
+                    cgroups.get(),
+                    location,
+                    || self.host.shape(),
+                    self.host.euid,
+                    self.options.cgroup_parent.is_some(),
+                )
+            {
+                all.insert(at.min(all.len()), notice);
+            }
+            all
+        })
     }
 
     /// Whether the step has a cgroup of its own.

@@ -14,10 +14,10 @@ use crate::notice::Notice;
 /// The notice for a step cgroup that got no controller because this
 /// process's cgroup holds other processes (the no-internal-process rule):
 /// the shape, what measures the step instead, what would do better.
-pub(super) fn shape_notice(
+pub(super) fn shape_notice<'a>(
     cgroups: &RunCgroups,
     location: &discover::Cgroup2,
-    shape: Option<&Shape>,
+    shape: impl FnOnce() -> Option<&'a Shape>,
     euid: u32,
     parent: bool,
 ) -> Option<Notice> {
@@ -25,7 +25,7 @@ pub(super) fn shape_notice(
     if parent || !lacking || !cgroups.enabled.is_empty() {
         return None;
     }
-    let shape = shape?;
+    let shape = shape()?;
     let (io_rung, _) = shape.follows(euid, false);
     Some(Notice::NoControllers {
         shape: shape.words(),

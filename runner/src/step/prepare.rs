@@ -12,7 +12,7 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
 use super::Prepared;
 use super::host_view::HostView;
 use super::limits::apply_limits;
-use super::notices::{outside_notice, shape_notice};
+use super::notices::outside_notice;
 use super::owned::{Owned, OwnedCgroups, OwnedV1};
 use super::scope::{pending_scope, scope_cgroups};
 use super::v1_placement::{place_v1, probe_dirs};
@@ -130,11 +130,10 @@ pub(crate) fn prepare_with(
             _ => (None, Some(e.to_string())),
         },
     };
-    if let (Some(c), Ok(loc)) = (&cgroups, &location)
-        && let Some(notice) = shape_notice(c.get(), loc, host.shape(), host.euid, options.cgroup_parent.is_some())
-    {
-        notices.push(notice);
-    }
+    // Where the no-controllers notice goes, if it applies: it needs the
+    // shape of this process's cgroup (five reads), so it is made when the
+    // notices are asked for ([`Prepared::notices`]), not on every run.
+    let shape_notice_at = cgroups.is_some().then_some(notices.len());
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
@@ -243,6 +242,8 @@ pub(crate) fn prepare_with(
         placing: called.elapsed(),
         enclosing_recorder,
         notices,
+        shape_notice_at,
+        all_notices: std::sync::OnceLock::new(),
         host,
         hub,
         ticker,

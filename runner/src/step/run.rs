@@ -150,7 +150,7 @@ impl Step {
     /// [`Prepared::notices`]).
     #[must_use]
     pub fn notices(&self) -> &[crate::Notice] {
-        &self.prepared.notices
+        self.prepared.notices()
     }
 
     /// Kills the step: SIGKILL to every process of its cgroup
