@@ -55,10 +55,10 @@ pub struct Prepared {
     placing: Duration,
     enclosing_recorder: Option<Recorder>,
     notices: Vec<Notice>,
-    /// Where the notice that the step's cgroup got no controller goes
-    /// among `notices`, if it applies (made on demand: it needs the shape).
-    shape_notice_at: Option<usize>,
-    /// `notices` with that one, once asked for.
+    /// Notices made when asked for (each needs a slow look at the host),
+    /// with where each goes among `notices`.
+    deferred: Vec<(usize, notices::Deferred)>,
+    /// `notices` with those, once asked for.
     all_notices: std::sync::OnceLock<Vec<Notice>>,
     /// The host as placement read it.
     host: std::sync::Arc<host_view::HostView>,
@@ -93,16 +93,13 @@ impl Prepared {
     pub fn notices(&self) -> &[Notice] {
         self.all_notices.get_or_init(|| {
             let mut all = self.notices.clone();
-            if let (Some(at), Some(cgroups), Some(location)) = (self.shape_notice_at, &self.cgroups, &self.location)
-                && let Some(notice) = notices::shape_notice(
-                    cgroups.get(),
-                    location,
-                    || self.host.shape(),
-                    self.host.euid,
-                    self.options.cgroup_parent.is_some(),
-                )
-            {
-                all.insert(at.min(all.len()), notice);
+            // From the last: each index is into the eager notices.
+            for (at, notice) in self.deferred.iter().rev() {
+                let cgroups = self.cgroups.as_ref().map(|c| c.get());
+                let parent = self.options.cgroup_parent.is_some();
+                if let Some(notice) = notice.resolve(&self.host, cgroups, self.location.as_ref(), parent) {
+                    all.insert((*at).min(all.len()), notice);
+                }
             }
             all
         })

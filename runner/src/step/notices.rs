@@ -7,9 +7,60 @@ use stepmon_model::NotEnabled;
 use stepmon_model::source::{EnclosingCgroup, Group, Rung, Sources};
 use stepmon_sampler::cgroup::discover;
 
+use super::host_view::HostView;
 use crate::cgroup::placement::RunCgroups;
 use crate::host::shape::Shape;
 use crate::notice::Notice;
+
+/// A notice that needs a slow look at the host (the cgroup's shape, the
+/// container): made when the notices are asked for ([`super::Prepared::notices`]),
+/// not on every run (`-q` asks for none).
+#[derive(Debug)]
+pub(super) enum Deferred {
+    /// [`shape_notice`], if it applies.
+    NoControllers,
+    /// The step has no cgroup: [`Notice::InContainer`] when the container
+    /// is why, else [`Notice::NoCgroup`].
+    NoCgroup {
+        reason: String,
+        /// Whether a container may be why (not when `--no-cgroup` said so).
+        container_may_be_why: bool,
+        /// The enclosing cgroup's directories (v2, then v1).
+        enclosing_dirs: Vec<PathBuf>,
+        enclosing: Option<PathBuf>,
+        enclosing_is_root: bool,
+    },
+}
+
+impl Deferred {
+    /// The notice, if one applies.
+    pub(super) fn resolve(
+        &self,
+        host: &HostView,
+        cgroups: Option<&RunCgroups>,
+        location: Option<&discover::Cgroup2>,
+        parent: bool,
+    ) -> Option<Notice> {
+        match self {
+            Deferred::NoControllers => shape_notice(cgroups?, location?, || host.shape(), host.euid, parent),
+            Deferred::NoCgroup { reason, container_may_be_why, enclosing_dirs, enclosing, enclosing_is_root } => {
+                let container = container_may_be_why
+                    .then(|| host.container().cloned())
+                    .flatten()
+                    // The container is why: it allows no cgroup (not a missing privilege).
+                    .filter(|c| c.read_only_cgroupfs || location.is_none());
+                Some(match container {
+                    Some(container) => Notice::InContainer { container, enclosing: enclosing_dirs.clone() },
+                    None => Notice::NoCgroup {
+                        reason: reason.clone(),
+                        enclosing: enclosing.clone(),
+                        enclosing_is_root: *enclosing_is_root,
+                    },
+                })
+            }
+        }
+    }
+}
 
 /// The notice for a step cgroup that got no controller because this
 /// process's cgroup holds other processes (the no-internal-process rule):

@@ -12,7 +12,7 @@ use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource};
 use super::Prepared;
 use super::host_view::HostView;
 use super::limits::apply_limits;
-use super::notices::outside_notice;
+use super::notices::{Deferred, outside_notice};
 use super::owned::{Owned, OwnedCgroups, OwnedV1};
 use super::scope::{pending_scope, scope_cgroups};
 use super::v1_placement::{place_v1, probe_dirs};
@@ -130,10 +130,12 @@ pub(crate) fn prepare_with(
             _ => (None, Some(e.to_string())),
         },
     };
-    // Where the no-controllers notice goes, if it applies: it needs the
-    // shape of this process's cgroup (five reads), so it is made when the
-    // notices are asked for ([`Prepared::notices`]), not on every run.
-    let shape_notice_at = cgroups.is_some().then_some(notices.len());
+    // The no-controllers notice, if it applies, needs the shape of this
+    // process's cgroup (five reads): made when the notices are asked for.
+    let mut deferred = Vec::new();
+    if cgroups.is_some() {
+        deferred.push((notices.len(), Deferred::NoControllers));
+    }
     let v1 = if options.cgroup == CgroupMode::Never {
         None
     } else {
@@ -210,22 +212,19 @@ pub(crate) fn prepare_with(
         let v1_names: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter()).flat_map(|(h, _)| h.controllers.iter().cloned()).collect();
         notices.push(Notice::NoCgroupV2 { reason: reason.clone(), v1: v1_names });
-    } else if let Some(container) = no_cgroup
-        .as_ref()
-        .filter(|_| options.cgroup != CgroupMode::Never)
-        // Looked for only when there is no cgroup (`and` would look every time).
-        .and_then(|_| host.container().cloned())
-        // The container is why: it allows no cgroup (not a missing privilege).
-        .filter(|c| c.read_only_cgroupfs || location.is_none())
-    {
-        let enclosing = enclosing.iter().flat_map(|e| e.dirs()).collect();
-        notices.push(Notice::InContainer { container, enclosing });
     } else if let Some(reason) = &no_cgroup {
-        notices.push(Notice::NoCgroup {
-            reason: reason.clone(),
-            enclosing: enclosing.as_ref().map(|e| e.dir.clone()),
-            enclosing_is_root: enclosing.as_ref().is_some_and(|e| e.root),
-        });
+        // Whether a container is why needs its detection (six reads inside
+        // one): made when the notices are asked for.
+        deferred.push((
+            notices.len(),
+            Deferred::NoCgroup {
+                reason: reason.clone(),
+                container_may_be_why: options.cgroup != CgroupMode::Never,
+                enclosing_dirs: enclosing.iter().flat_map(|e| e.dirs()).collect(),
+                enclosing: enclosing.as_ref().map(|e| e.dir.clone()),
+                enclosing_is_root: enclosing.as_ref().is_some_and(|e| e.root),
+            },
+        ));
     }
     Ok(Prepared {
         options,
@@ -242,7 +241,7 @@ pub(crate) fn prepare_with(
         placing: called.elapsed(),
         enclosing_recorder,
         notices,
-        shape_notice_at,
+        deferred,
         all_notices: std::sync::OnceLock::new(),
         host,
         hub,
