@@ -94,7 +94,7 @@ impl HostView {
     /// privilege or a read-only cgroupfs.
     pub(crate) fn sweep(&self, base: &Path, notices: &mut Vec<Notice>) {
         let first = self.swept.lock().map_or(true, |mut swept| swept.insert(base.to_path_buf()));
-        if !first {
+        if !first || !self.may_have_made_dirs_in(base) {
             return;
         }
         if let Err(e) = placement::collect_garbage(base, false)
@@ -107,10 +107,24 @@ impl HostView {
 
     /// Removes what earlier runs left in the v1 hierarchies (once).
     pub(crate) fn sweep_v1(&self, notices: &mut Vec<Notice>) {
-        if self.v1_swept.set(()).is_ok()
-            && let Err(e) = v1::collect_garbage(&self.v1, false)
-        {
+        if self.v1_swept.set(()).is_err() {
+            return;
+        }
+        let writable: Vec<Hierarchy> =
+            self.v1.iter().filter(|h| self.may_have_made_dirs_in(&h.own_dir)).cloned().collect();
+        if let Err(e) = v1::collect_garbage(&writable, false) {
             notices.push(Notice::CleanupFailed { under: None, error: e.to_string() });
         }
+    }
+
+    /// Whether a run of this user could have made (and so can remove) a
+    /// directory in `dir`: one it may not write to holds none of its runs'
+    /// leftovers, and is not listed (as `nobody` on a host whose cgroups
+    /// are root's, six hierarchies listed for nothing at every run). Root
+    /// is not asked: it may write wherever a run of its could have.
+    fn may_have_made_dirs_in(&self, dir: &Path) -> bool {
+        self.euid == 0
+            || rustix::fs::accessat(rustix::fs::CWD, dir, rustix::fs::Access::WRITE_OK, rustix::fs::AtFlags::EACCESS)
+                .is_ok()
     }
 }

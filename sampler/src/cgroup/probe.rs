@@ -113,11 +113,13 @@ impl CgroupProbe {
             let list = ControllerList::parse(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             list.iter().map(str::to_owned).collect()
         };
-        // Only a non-root cgroup has `cgroup.events`; in one, a controller's
-        // files exist only when `cgroup.controllers` lists it (Documentation/
-        // admin-guide/cgroup-v2.rst, "Controlling Controllers"), so the others
-        // are known absent without an open each (13 of 21 files on a hybrid
-        // host's step cgroup, which gets no controller).
+        // Only a non-root cgroup has `cgroup.events`. In any cgroup a
+        // controller's files exist only when `cgroup.controllers` lists it
+        // (Documentation/admin-guide/cgroup-v2.rst, "Controlling Controllers";
+        // the root's lists the controllers bound to cgroup v2), and the root
+        // has none of the files marked "non-root" there: those are known
+        // absent without an open each (13 of 21 files on a hybrid host's step
+        // cgroup, which gets no controller; 12 at its root).
         let events = HeldFile::open_at(&dir, CgroupFile::CgroupEvents.info().name);
         let is_root = events.as_ref().is_err_and(is_gone);
         let mut events = Some(events);
@@ -127,7 +129,8 @@ impl CgroupProbe {
                 return events.take().unwrap_or_else(|| HeldFile::open_at(&dir, info.name));
             }
             match info.controller {
-                Some(controller) if !is_root && !enabled.iter().any(|c| c == controller.name()) => {
+                _ if is_root && info.not_on_root => Err(io::Error::from_raw_os_error(ENOENT)),
+                Some(controller) if !enabled.iter().any(|c| c == controller.name()) => {
                     Err(io::Error::from_raw_os_error(ENOENT))
                 }
                 _ => HeldFile::open_at(&dir, info.name),
