@@ -60,8 +60,10 @@ impl<T: Created> Owned<T> {
     /// Kills what is left, removes the cgroups; a warning if they stay.
     pub(super) fn release(mut self) -> Option<String> {
         let cgroups = self.0.take()?;
-        // At a step's end they are empty (its end killed what was left and
-        // waited for that): removed at once, without reading them again.
+        // At a step's end they are empty (its end killed what was left in
+        // its v2 leaf, or in v1 without one, and waited for that): removed
+        // at once, without reading them again; what a removal finds busy is
+        // killed below.
         if cgroups.remove().is_ok() {
             return None;
         }

@@ -339,7 +339,12 @@ impl Step {
         {
             self.messages.push(format!("warning: killing what the step left behind: {e}"));
         }
-        if let Some(v1) = &prepared.v1
+        // Every process of the step was spawned into its v2 leaf too: once
+        // that is empty, so are its v1 directories (a process moved out of
+        // the leaf alone keeps them busy; their removal then kills it,
+        // `Owned::release`). Read only without a v2 leaf.
+        if prepared.cgroups.is_none()
+            && let Some(v1) = &prepared.v1
             && let Err(e) = v1.get().kill_and_wait(KILL_TIMEOUT)
         {
             self.messages.push(format!("warning: killing what the step left behind in cgroup v1: {e}"));

@@ -54,8 +54,9 @@ pub(crate) fn of(pid: i32) -> Vec<i32> {
 /// `pid`. `None` when it is not found.
 pub(crate) fn in_procfs(pid: i32) -> Option<i32> {
     let me = i32::try_from(std::process::id()).ok()?;
-    let stat = stepmon_fdread::read_path("/proc/self/stat").ok()?;
-    let procfs_me = ProcStat::parse(&stat).ok().and_then(|s| i32::try_from(s.pid).ok())?;
+    // `/proc/self` links to this process's number in the mounted procfs's
+    // pid namespace (a link read, not a `stat` file generated).
+    let procfs_me: i32 = fs::read_link("/proc/self").ok()?.to_str()?.parse().ok()?;
     if procfs_me == me {
         return Some(pid);
     }
