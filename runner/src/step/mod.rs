@@ -34,7 +34,7 @@ use crate::notice::Notice;
 /// How long leftovers get to die once killed.
 const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A step placed and ready to start; see [`prepare`].
+/// A step placed and ready to start; see [`prepare()`].
 #[derive(Debug)]
 pub struct Prepared {
     options: StepOptions,
@@ -51,7 +51,7 @@ pub struct Prepared {
     /// Whether the monitor is this step's alone (shut down at its end).
     own_monitor: bool,
     step_recorder: Option<Recorder>,
-    /// How long [`prepare`] took (the placement before the start call).
+    /// How long [`prepare()`] took (the placement before the start call).
     placing: Duration,
     enclosing_recorder: Option<Recorder>,
     notices: Vec<Notice>,
