@@ -62,7 +62,8 @@ mod cli {
         pub(crate) command: RunCmd,
     }
 
-    /// The one subcommand of [`RunOnly`].
+    /// `run`: [`RunOnly`]'s one subcommand, and [`Cli`]'s first (flattened
+    /// into [`Cmd`], so its words are written once).
     #[cfg(target_os = "linux")]
     #[derive(Debug, Subcommand)]
     pub(crate) enum RunCmd {
@@ -72,9 +73,9 @@ mod cli {
 
     #[derive(Debug, Subcommand)]
     pub(crate) enum Cmd {
-        /// Run a command as a monitored step and report its usage.
         #[cfg(target_os = "linux")]
-        Run(Box<crate::run::RunArgs>),
+        #[command(flatten)]
+        Run(RunCmd),
         /// A saved run (or the steps of a BuildKit build's provenance) as
         /// text, JSON, a Chrome trace, OpenMetrics, Prometheus text,
         /// Markdown or HTML.
@@ -120,7 +121,7 @@ fn main() {
     }
     let result = match cli::Cli::parse().command {
         #[cfg(target_os = "linux")]
-        cli::Cmd::Run(args) => run::run(*args),
+        cli::Cmd::Run(cli::RunCmd::Run(args)) => run::run(*args),
         cli::Cmd::Report(args) => reports::report(&args).map(|()| 0),
         #[cfg(target_os = "linux")]
         cli::Cmd::Push(args) => fleet::push(&args),

@@ -13,8 +13,9 @@
 //! how many it killed. When that first process was the last of the tree (no
 //! child left once it was reaped), its record says so and the subreaper
 //! ends at once: the caller says nothing ([`Kept::left_nothing`]). It lives
-//! in the caller's cgroup, not the step's, so it is never counted as the step's, and it is no descendant of the step's
-//! first process, so the taskstats session does not count it either.
+//! in the caller's cgroup, not the step's, so it is never counted as the
+//! step's, and it is no descendant of the step's first process, so the
+//! taskstats session does not count it either.
 //!
 //! It is made with `clone3(CLONE_VM)` on a stack of its own (x86-64): it
 //! shares the caller's memory, as a thread would, but is a process of its
