@@ -94,11 +94,9 @@ impl Prepared {
         self.all_notices.get_or_init(|| {
             let mut all = self.notices.clone();
             // From the last: each index is into the eager notices.
-            for (at, notice) in self.deferred.iter().rev() {
-                let cgroups = self.cgroups.as_ref().map(|c| c.get());
-                let parent = self.options.cgroup_parent.is_some();
-                if let Some(notice) = notice.resolve(&self.host, cgroups, self.location.as_ref(), parent) {
-                    all.insert((*at).min(all.len()), notice);
+            for &(at, notice) in self.deferred.iter().rev() {
+                if let Some(notice) = notice.resolve(self) {
+                    all.insert(at.min(all.len()), notice);
                 }
             }
             all

@@ -7,54 +7,53 @@ use stepmon_model::NotEnabled;
 use stepmon_model::source::{EnclosingCgroup, Group, Rung, Sources};
 use stepmon_sampler::cgroup::discover;
 
-use super::host_view::HostView;
+use super::Prepared;
 use crate::cgroup::placement::RunCgroups;
 use crate::host::shape::Shape;
 use crate::notice::Notice;
+use crate::options::CgroupMode;
 
 /// A notice that needs a slow look at the host (the cgroup's shape, the
-/// container): made when the notices are asked for ([`super::Prepared::notices`]),
-/// not on every run (`-q` asks for none).
-#[derive(Debug)]
+/// container): made from the placement when the notices are asked for
+/// ([`Prepared::notices`]), not on every run (`-q` asks for none).
+#[derive(Debug, Clone, Copy)]
 pub(super) enum Deferred {
     /// [`shape_notice`], if it applies.
     NoControllers,
     /// The step has no cgroup: [`Notice::InContainer`] when the container
     /// is why, else [`Notice::NoCgroup`].
-    NoCgroup {
-        reason: String,
-        /// Whether a container may be why (not when `--no-cgroup` said so).
-        container_may_be_why: bool,
-        /// The enclosing cgroup's directories (v2, then v1).
-        enclosing_dirs: Vec<PathBuf>,
-        enclosing: Option<PathBuf>,
-        enclosing_is_root: bool,
-    },
+    NoCgroup,
 }
 
 impl Deferred {
-    /// The notice, if one applies.
-    pub(super) fn resolve(
-        &self,
-        host: &HostView,
-        cgroups: Option<&RunCgroups>,
-        location: Option<&discover::Cgroup2>,
-        parent: bool,
-    ) -> Option<Notice> {
+    /// The notice for `prepared`, if one applies.
+    pub(super) fn resolve(self, prepared: &Prepared) -> Option<Notice> {
+        let host = &prepared.host;
+        let location = prepared.location.as_ref();
         match self {
-            Deferred::NoControllers => shape_notice(cgroups?, location?, || host.shape(), host.euid, parent),
-            Deferred::NoCgroup { reason, container_may_be_why, enclosing_dirs, enclosing, enclosing_is_root } => {
-                let container = container_may_be_why
+            Deferred::NoControllers => shape_notice(
+                prepared.cgroups.as_ref()?.get(),
+                location?,
+                || host.shape(),
+                host.euid,
+                prepared.options.cgroup_parent.is_some(),
+            ),
+            Deferred::NoCgroup => {
+                let reason = prepared.no_cgroup.clone()?;
+                let enclosing = prepared.enclosing.as_ref();
+                let container = (prepared.options.cgroup != CgroupMode::Never)
                     .then(|| host.container().cloned())
                     .flatten()
                     // The container is why: it allows no cgroup (not a missing privilege).
                     .filter(|c| c.read_only_cgroupfs || location.is_none());
                 Some(match container {
-                    Some(container) => Notice::InContainer { container, enclosing: enclosing_dirs.clone() },
+                    Some(container) => {
+                        Notice::InContainer { container, enclosing: enclosing.iter().flat_map(|e| e.dirs()).collect() }
+                    }
                     None => Notice::NoCgroup {
-                        reason: reason.clone(),
-                        enclosing: enclosing.clone(),
-                        enclosing_is_root: *enclosing_is_root,
+                        reason,
+                        enclosing: enclosing.map(|e| e.dir.clone()),
+                        enclosing_is_root: enclosing.is_some_and(|e| e.root),
                     },
                 })
             }

@@ -212,19 +212,10 @@ pub(crate) fn prepare_with(
         let v1_names: Vec<String> =
             v1.iter().flat_map(|v| v.get().dirs.iter()).flat_map(|(h, _)| h.controllers.iter().cloned()).collect();
         notices.push(Notice::NoCgroupV2 { reason: reason.clone(), v1: v1_names });
-    } else if let Some(reason) = &no_cgroup {
+    } else if no_cgroup.is_some() {
         // Whether a container is why needs its detection (six reads inside
         // one): made when the notices are asked for.
-        deferred.push((
-            notices.len(),
-            Deferred::NoCgroup {
-                reason: reason.clone(),
-                container_may_be_why: options.cgroup != CgroupMode::Never,
-                enclosing_dirs: enclosing.iter().flat_map(|e| e.dirs()).collect(),
-                enclosing: enclosing.as_ref().map(|e| e.dir.clone()),
-                enclosing_is_root: enclosing.as_ref().is_some_and(|e| e.root),
-            },
-        ));
+        deferred.push((notices.len(), Deferred::NoCgroup));
     }
     Ok(Prepared {
         options,
