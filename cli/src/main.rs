@@ -5,6 +5,13 @@
 // A binary: `pub` marks what a module offers the rest of the crate.
 #![allow(unreachable_pub)]
 
+/// A run is short and starts threads at once: an allocator that takes memory
+/// in large segments under one lock costs it the least (why not the C
+/// library's: the workspace Cargo.toml, beside the dependency).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
 #[cfg(target_os = "linux")]
 mod baseline;
 #[cfg(target_os = "linux")]

@@ -27,4 +27,4 @@
 mod unix;
 
 #[cfg(unix)]
-pub use unix::{Dir, HeldFile, is_gone, is_unsupported, read_once, read_path, retry_eintr};
+pub use unix::{Dir, DirEntry, HeldFile, is_gone, is_unsupported, list_dir, read_once, read_path, retry_eintr};

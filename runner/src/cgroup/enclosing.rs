@@ -221,9 +221,9 @@ fn count_processes(dir: &Path) -> Option<u64> {
         }
         let procs = fs::read_to_string(current.join("cgroup.procs")).ok()?;
         count += u64::try_from(procs.lines().filter(|l| !l.trim().is_empty()).count()).ok()?;
-        for entry in fs::read_dir(&current).ok()?.flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                pending.push(entry.path());
+        for entry in stepmon_fdread::list_dir(&current).ok()? {
+            if entry.is_dir {
+                pending.push(current.join(entry.name));
             }
         }
     }

@@ -337,10 +337,9 @@ fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {
 /// Removes a cgroup directory tree bottom-up (cgroup directories are removed
 /// with `rmdir`; their files go with them).
 pub fn remove_tree(dir: &Path) -> io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            remove_tree(&entry.path())?;
+    for entry in stepmon_fdread::list_dir(dir)? {
+        if entry.is_dir {
+            remove_tree(&dir.join(entry.name))?;
         }
     }
     fs::remove_dir(dir)
@@ -349,10 +348,9 @@ pub fn remove_tree(dir: &Path) -> io::Result<()> {
 /// Kills what is left in a dead run's cgroups and removes them. The run
 /// directory itself may be the leaf ([`RunCgroups::create`]).
 fn collect(dir: &Path) -> io::Result<()> {
-    for child in fs::read_dir(dir)? {
-        let child = child?;
-        if child.file_type()?.is_dir() {
-            kill_and_wait(&child.path(), Duration::from_secs(5))?;
+    for child in stepmon_fdread::list_dir(dir)? {
+        if child.is_dir {
+            kill_and_wait(&dir.join(child.name), Duration::from_secs(5))?;
         }
     }
     kill_and_wait(dir, Duration::from_secs(5))?;
@@ -364,13 +362,11 @@ fn collect(dir: &Path) -> io::Result<()> {
 /// Returns the removed directories. Directories of live owners are kept.
 pub fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
-    for entry in fs::read_dir(base)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name.to_str().and_then(owner_gone) != Some(true) {
+    for entry in stepmon_fdread::list_dir(base)? {
+        if entry.name.to_str().and_then(owner_gone) != Some(true) {
             continue; // not a run directory, or its owner is alive
         }
-        let dir = entry.path();
+        let dir = base.join(&entry.name);
         // Another stepmon (every run collects on start) may collect the same
         // directory at the same time: one that vanished meanwhile is done.
         if !dry_run && let Err(e) = collect(&dir) {

@@ -208,21 +208,22 @@ impl V1Cgroups {
 pub fn collect_garbage(hierarchies: &[Hierarchy], dry_run: bool) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     for h in hierarchies {
-        let Ok(entries) = fs::read_dir(&h.own_dir) else { continue };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
+        let Ok(entries) = stepmon_fdread::list_dir(&h.own_dir) else { continue };
+        for entry in entries {
+            let name = entry.name;
             if !name.to_str().is_some_and(|n| n.starts_with(RUN_PREFIX))
                 || owner_gone(&name.to_string_lossy()) != Some(true)
             {
                 continue;
             }
+            let dir = h.own_dir.join(&name);
             if !dry_run {
-                let dead = V1Cgroups { dirs: vec![(h.clone(), entry.path())], not_created: Vec::new() };
+                let dead = V1Cgroups { dirs: vec![(h.clone(), dir.clone())], not_created: Vec::new() };
                 dead.kill_and_wait(Duration::from_secs(5))?;
                 // Collected by another stepmon meanwhile: done (remove skips NotFound).
                 dead.remove()?;
             }
-            removed.push(entry.path());
+            removed.push(dir);
         }
     }
     Ok(removed)

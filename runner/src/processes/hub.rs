@@ -27,7 +27,7 @@ use super::rounds::{
     wait_for,
 };
 use super::tracker::Tracker;
-use super::{CONNECTOR_BUFFER, drops, pause, registered, socket};
+use super::{CONNECTOR_BUFFER, drops, registered, socket};
 
 /// How long the thread sleeps while no event comes and no process is due
 /// for its arguments. An ask wakes it at once through its pipe (the ask is
@@ -104,12 +104,15 @@ struct Ready {
     delay_accounting: bool,
     /// Why fork events are missing, if they are.
     connector_reason: Option<String>,
+    /// How long the thread lets events pile up between rounds, from the
+    /// number of CPUs it registered (`super::pause`).
+    pause: Duration,
 }
 
 /// The listener's sockets: the taskstats socket registered for every CPU's
 /// exits, the proc connector's (or why there is none) and what they are.
 fn set_up_sockets() -> Result<(OwnedFd, Option<OwnedFd>, Ready), String> {
-    let (taskstats, family, _) = registered()?;
+    let (taskstats, family, cpus) = registered()?;
     let (connector, connector_reason) = match socket::connector() {
         Ok(fd) => {
             socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
@@ -122,7 +125,8 @@ fn set_up_sockets() -> Result<(OwnedFd, Option<OwnedFd>, Ready), String> {
             )),
         ),
     };
-    let ready = Ready { family, delay_accounting: super::delay_accounting(), connector_reason };
+    let pause = super::pause(super::count_cpus(&cpus));
+    let ready = Ready { family, delay_accounting: super::delay_accounting(), connector_reason, pause };
     Ok((taskstats, connector, ready))
 }
 
@@ -174,10 +178,10 @@ impl Hub {
                         return;
                     }
                 };
-                let (family, delay_accounting) = (ready.family, ready.delay_accounting);
+                let (family, delay_accounting, pause) = (ready.family, ready.delay_accounting, ready.pause);
                 let _ = set_up.send(Ok(ready));
                 let sockets = Sockets { taskstats: &taskstats, connector: connector.as_ref(), woken: &woken, family };
-                listen(&sockets, &asked, delay_accounting);
+                listen(&sockets, &asked, delay_accounting, pause);
             })
             .map_err(|e| format!("cannot start the taskstats thread: {e}"))?;
         Ok(Hub {
@@ -291,7 +295,7 @@ impl Drop for Shared {
 
 /// The thread: reads both sockets, hands every event to every tracked step
 /// and answers the steps' asks, until the hub is dropped and no step is left.
-fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: bool) {
+fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: bool, pause: Duration) {
     let mut watched: HashMap<u64, Watched> = HashMap::new();
     let mut totals = Counters::default();
     // Drops are counted from /proc/net/netlink only once a socket has
@@ -300,7 +304,6 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
     let mut congested = false;
     let mut buf = socket::datagram_buffer();
     let mut wakes = [0u8; 64];
-    let pause = pause();
     let clock = EventClock::now();
     let me = std::process::id();
     let mut hub_dropped = false;

@@ -58,18 +58,26 @@ const STORM_PER_CPU: f64 = 10_000.0;
 /// fastest storm of every CPU fills half the buffers meanwhile (625 ms on 2
 /// CPUs). Measured in an exit storm of 20,000 processes: stepmon's CPU
 /// 0.076-0.097 s with a 300 ms pause, 0.100-0.134 s with 50 ms.
-fn pause() -> Duration {
-    let cpus = std::fs::read_dir("/sys/devices/system/cpu").map_or(1, |dir| {
-        dir.flatten()
-            .filter(|e| {
-                e.file_name().to_str().and_then(|n| n.strip_prefix("cpu")).is_some_and(|n| n.parse::<u32>().is_ok())
-            })
-            .count()
-    });
+/// `cpus`: of the possible CPUs the listener registered ([`count_cpus`]).
+fn pause(cpus: usize) -> Duration {
     #[allow(clippy::cast_precision_loss)] // CPU counts far below 2^52
     let seconds = PAUSE_RECORDS / (STORM_PER_CPU * cpus.max(1) as f64);
     Duration::from_secs_f64(seconds).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
+/// How many CPUs a cpulist names (`0-7`, `0,2-3`: the format of
+/// `/sys/devices/system/cpu/possible`,
+/// <https://docs.kernel.org/admin-guide/cputopology.html>); 1 when it
+/// cannot be read (the longest pause of [`pause`]'s clamp, as before there
+/// was a count).
+fn count_cpus(cpulist: &str) -> usize {
+    let count = cpulist.trim().split(',').try_fold(0usize, |count, range| {
+        let (first, last) = range.split_once('-').unwrap_or((range, range));
+        let (first, last) = (first.parse::<usize>().ok()?, last.parse::<usize>().ok()?);
+        count.checked_add(last.checked_sub(first)?.checked_add(1)?)
+    });
+    count.unwrap_or(1).max(1)
+}
+
 /// How long the main thread waits for the list of the step's live processes.
 const LIVE_WAIT: Duration = Duration::from_secs(5);
 
@@ -269,5 +277,22 @@ impl Listener {
             ));
         }
         doc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_the_cpus_a_cpulist_names() {
+        assert_eq!(count_cpus("0-1\n"), 2);
+        assert_eq!(count_cpus("0"), 1);
+        assert_eq!(count_cpus("0,2-3,8-15"), 11);
+        // Unreadable: one CPU, the longest pause.
+        assert_eq!(count_cpus(""), 1);
+        assert_eq!(count_cpus("3-1"), 1);
+        assert_eq!(count_cpus("0-x"), 1);
+        assert!(pause(1) > pause(count_cpus("0-63")));
     }
 }

@@ -19,8 +19,11 @@ fn parse_list(text: &str) -> impl Iterator<Item = i32> + '_ {
 fn from_task_files(pid: &str) -> Option<Vec<i32>> {
     let mut found = Vec::new();
     let mut any = false;
-    for task in fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
-        let Ok(text) = fs::read_to_string(task.path().join("children")) else { continue };
+    let task_dir = format!("/proc/{pid}/task");
+    for task in stepmon_fdread::list_dir(&task_dir).ok()? {
+        let Ok(text) = fs::read_to_string(std::path::Path::new(&task_dir).join(&task.name).join("children")) else {
+            continue;
+        };
         any = true;
         found.extend(parse_list(&text));
     }
@@ -34,10 +37,10 @@ fn parent_of(stat: &[u8]) -> Option<i32> {
 
 /// Every process whose parent is `parent`, by reading each `/proc/PID/stat`.
 fn by_scanning(parent: i32) -> Vec<i32> {
-    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = stepmon_fdread::list_dir("/proc") else { return Vec::new() };
     entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .iter()
+        .filter_map(|entry| entry.name.to_str()?.parse::<i32>().ok())
         .filter(|pid| fs::read(format!("/proc/{pid}/stat")).ok().and_then(|s| parent_of(&s)) == Some(parent))
         .collect()
 }
