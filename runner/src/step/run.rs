@@ -325,6 +325,14 @@ impl Step {
     /// (a process that left its tree but not its cgroup): killed, or with
     /// `wait_all` waited for.
     fn kill_cgroup_leftovers(&mut self) {
+        // The subreaper found no process left once it reaped the first
+        // (`Kept::left_nothing`): none of the step's is left to kill or wait
+        // for, and its cgroups are not read again. A process moved into them
+        // from elsewhere keeps them busy; their removal kills it
+        // (`Owned::release`).
+        if self.kept.left_nothing() {
+            return;
+        }
         let prepared = &self.prepared;
         if prepared.options.wait_all {
             if let Some(cgroups) = &prepared.cgroups
