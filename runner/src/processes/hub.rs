@@ -105,14 +105,14 @@ struct Ready {
     /// Why fork events are missing, if they are.
     connector_reason: Option<String>,
     /// How long the thread lets events pile up between rounds, from the
-    /// number of CPUs it registered (`super::pause`).
+    /// number of CPUs online (`super::pause`).
     pause: Duration,
 }
 
 /// The listener's sockets: the taskstats socket registered for every CPU's
 /// exits, the proc connector's (or why there is none) and what they are.
 fn set_up_sockets() -> Result<(OwnedFd, Option<OwnedFd>, Ready), String> {
-    let (taskstats, family, cpus) = registered()?;
+    let (taskstats, family, _) = registered()?;
     let (connector, connector_reason) = match socket::connector() {
         Ok(fd) => {
             socket::enlarge_buffer(&fd, CONNECTOR_BUFFER);
@@ -125,7 +125,7 @@ fn set_up_sockets() -> Result<(OwnedFd, Option<OwnedFd>, Ready), String> {
             )),
         ),
     };
-    let pause = super::pause(super::count_cpus(&cpus));
+    let pause = super::pause(super::online_cpus());
     let ready = Ready { family, delay_accounting: super::delay_accounting(), connector_reason, pause };
     Ok((taskstats, connector, ready))
 }

@@ -58,17 +58,23 @@ const STORM_PER_CPU: f64 = 10_000.0;
 /// fastest storm of every CPU fills half the buffers meanwhile (625 ms on 2
 /// CPUs). Measured in an exit storm of 20,000 processes: stepmon's CPU
 /// 0.076-0.097 s with a 300 ms pause, 0.100-0.134 s with 50 ms.
-/// `cpus`: of the possible CPUs the listener registered ([`count_cpus`]).
+/// `cpus`: the online CPUs ([`online_cpus`]), the ones that fork.
 fn pause(cpus: usize) -> Duration {
     #[allow(clippy::cast_precision_loss)] // CPU counts far below 2^52
     let seconds = PAUSE_RECORDS / (STORM_PER_CPU * cpus.max(1) as f64);
     Duration::from_secs_f64(seconds).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
+/// The CPUs online now (`/sys/devices/system/cpu/online`, one small file;
+/// not `possible`, which a VM ready for CPU hotplug may set far above what
+/// runs); 1 when it cannot be read.
+fn online_cpus() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/online").map_or(1, |list| count_cpus(&list))
+}
+
 /// How many CPUs a cpulist names (`0-7`, `0,2-3`: the format of
-/// `/sys/devices/system/cpu/possible`,
+/// `/sys/devices/system/cpu/{possible,online}`,
 /// <https://docs.kernel.org/admin-guide/cputopology.html>); 1 when it
-/// cannot be read (the longest pause of [`pause`]'s clamp, as before there
-/// was a count).
+/// cannot be read (the longest pause of [`pause`]'s clamp).
 fn count_cpus(cpulist: &str) -> usize {
     let count = cpulist.trim().split(',').try_fold(0usize, |count, range| {
         let (first, last) = range.split_once('-').unwrap_or((range, range));
@@ -294,5 +300,6 @@ mod tests {
         assert_eq!(count_cpus("3-1"), 1);
         assert_eq!(count_cpus("0-x"), 1);
         assert!(pause(1) > pause(count_cpus("0-63")));
+        assert!(online_cpus() >= 1);
     }
 }
