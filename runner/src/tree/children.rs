@@ -19,11 +19,9 @@ fn parse_list(text: &str) -> impl Iterator<Item = i32> + '_ {
 fn from_task_files(pid: &str) -> Option<Vec<i32>> {
     let mut found = Vec::new();
     let mut any = false;
-    let task_dir = format!("/proc/{pid}/task");
-    for task in stepmon_fdread::list_dir(&task_dir).ok()? {
-        let Ok(text) = fs::read_to_string(std::path::Path::new(&task_dir).join(&task.name).join("children")) else {
-            continue;
-        };
+    let tasks = std::path::PathBuf::from(format!("/proc/{pid}/task"));
+    for task in stepmon_fdread::list_dir(&tasks).ok()? {
+        let Ok(text) = fs::read_to_string(tasks.join(task.name).join("children")) else { continue };
         any = true;
         found.extend(parse_list(&text));
     }
