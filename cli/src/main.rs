@@ -40,6 +40,8 @@ mod push;
 mod reports;
 #[cfg(target_os = "linux")]
 mod run;
+#[cfg(target_os = "linux")]
+mod run_argv;
 
 /// One command line everywhere; off Linux only `stepmon report` and
 /// `stepmon diff` (pure data, for reading a CI job's record on a laptop)
@@ -123,8 +125,12 @@ fn main() {
     use clap::Parser;
     #[cfg(target_os = "linux")]
     if std::env::args_os().nth(1).is_some_and(|first| first == "run") {
-        let cli::RunCmd::Run(args) = cli::RunOnly::parse().command;
-        exit_with(run::run(*args));
+        let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        let args = run_argv::common_run(&argv).unwrap_or_else(|| {
+            let cli::RunCmd::Run(args) = cli::RunOnly::parse_from(argv).command;
+            *args
+        });
+        exit_with(run::run(args));
     }
     let result = match cli::Cli::parse().command {
         #[cfg(target_os = "linux")]
