@@ -38,7 +38,9 @@ check() {
 # verify NAME: evaluates the queued checks on /tmp/NAME.json in one jq run
 # (starting jq costs about 0.3 s of emulated CPU), printing each value.
 verify() {
-    name=$1
+    # Its own variable: `name` is the callers' (a check of "$name-second"
+    # must not rename the step the caller goes on with).
+    vname=$1
     tab=$(printf '\t')
     program=
     i=0
@@ -46,24 +48,24 @@ verify() {
         i=$((i + 1))
         program="$program (try (($expr) as \$v | [$i, (\$v != null and (\$v $cond)), (\$v | tojson)])
             catch [$i, false, \"jq: \\(.)\"]),"
-    done <"/tmp/$name.checks"
-    jq -r "${program%,} | @tsv" "/tmp/$name.json" >"/tmp/$name.verdicts" 2>&1
+    done <"/tmp/$vname.checks"
+    jq -r "${program%,} | @tsv" "/tmp/$vname.json" >"/tmp/$vname.verdicts" 2>&1
     i=0
     fails_before=$FAILS
     while IFS=$tab read -r expr cond; do
         i=$((i + 1))
-        verdict=$(awk -F '\t' -v i="$i" '$1 == i { print $2 "\t" $3 }' "/tmp/$name.verdicts")
+        verdict=$(awk -F '\t' -v i="$i" '$1 == i { print $2 "\t" $3 }' "/tmp/$vname.verdicts")
         case $verdict in
-            "true$tab"*) pass "$name: $expr = ${verdict#*"$tab"} ($cond)" ;;
-            "false$tab"*) fail "$name: $expr = ${verdict#*"$tab"}, expected $cond" ;;
-            *) fail "$name: $expr: no verdict (no JSON report? jq said: $(head -c 300 "/tmp/$name.verdicts"))" ;;
+            "true$tab"*) pass "$vname: $expr = ${verdict#*"$tab"} ($cond)" ;;
+            "false$tab"*) fail "$vname: $expr = ${verdict#*"$tab"}, expected $cond" ;;
+            *) fail "$vname: $expr: no verdict (no JSON report? jq said: $(head -c 300 "/tmp/$vname.verdicts"))" ;;
         esac
-    done <"/tmp/$name.checks"
+    done <"/tmp/$vname.checks"
     if [ "$FAILS" -gt "$fails_before" ]; then
         # What a failed step measured, kept with the FAIL lines (finish
         # prints them again at the end of the console).
         # (A document that is not a run's, e.g. doctor's, is shown whole.)
-        detail="DETAIL $name: $(jq -c "if .resourceUsage then {summary: .stepmon.summary, sources: .stepmon.sources, samples: [.resourceUsage.samples[] | {t: .timestamp, pids: .pidsStat.current, mem: .stepmon.memoryCurrent, peak: .memoryStat.peak, cpu: .cpuStat.usageNanos, missing: [.stepmon.missing[]? | .field + \": \" + .reason]}]} else . end" "/tmp/$name.json" 2>&1 | head -c 4000)"
+        detail="DETAIL $vname: $(jq -c "if .resourceUsage then {summary: .stepmon.summary, sources: .stepmon.sources, samples: [.resourceUsage.samples[] | {t: .timestamp, pids: .pidsStat.current, mem: .stepmon.memoryCurrent, peak: .memoryStat.peak, cpu: .cpuStat.usageNanos, missing: [.stepmon.missing[]? | .field + \": \" + .reason]}]} else . end" "/tmp/$vname.json" 2>&1 | head -c 4000)"
         echo "$detail"
         echo "$detail" >>"$FAIL_LIST"
     fi

@@ -120,7 +120,6 @@ runc_checks() {
         check "$name-second" '.stepmon.cgroup' '| test("^/sys/fs/cgroup/stepmon-run\\.[0-9.]+/step$")'
         check "$name-second" '.stepmon.controllers | sort' '== ["cpu", "io", "memory", "pids"]'
         verify "$name-second"
-        name=runc-rw # (verify sets it)
         doctor_checks rw 'a cgroup namespace with a writable cgroupfs, so each step gets a cgroup of its own, a pid namespace of its own' ok
         check "$name-doctor" "$CONTAINER_HINT" '== "for exact per-process records, with --pid=host, --network=host and --cap-add NET_ADMIN"'
         check "$name-doctor" '.rungs[] | select(.resource == "memory") | .rung' '== "cgroupV2"'
