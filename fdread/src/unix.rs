@@ -142,13 +142,18 @@ enum End {
 }
 
 /// `pread` from offset 0 until `end`, appending to `buf` (the file's bytes
-/// start at the length `buf` had). Each `pread` is offered at least
-/// [`INITIAL_CAPACITY`] bytes, or as many as were read so far.
+/// start at the length `buf` had). The first `pread`, and each after one
+/// that filled the space it was offered, is offered at least
+/// [`INITIAL_CAPACITY`] bytes, or as many as were read so far. After a
+/// short read the space left is offered as it is: the read that finds the
+/// end (`End::EmptyRead`) needs no more, and growing the buffer for it
+/// touched a fresh page — a page fault — on every small file read whole.
 fn pread_to_end(fd: &OwnedFd, buf: &mut Vec<u8>, end: End) -> io::Result<()> {
     let start = buf.len();
+    let mut short = false;
     loop {
         let read_so_far = buf.len().saturating_sub(start);
-        let wanted = INITIAL_CAPACITY.max(read_so_far);
+        let wanted = if short { 1 } else { INITIAL_CAPACITY.max(read_so_far) };
         if buf.capacity().saturating_sub(buf.len()) < wanted {
             buf.reserve(wanted);
         }
@@ -159,6 +164,7 @@ fn pread_to_end(fd: &OwnedFd, buf: &mut Vec<u8>, end: End) -> io::Result<()> {
         if filled == 0 || (end == End::ShortRead && filled < offered) {
             return Ok(());
         }
+        short = filled < offered;
     }
 }
 
@@ -326,8 +332,25 @@ mod tests {
     }
 
     #[test]
+    fn finds_the_end_in_the_space_a_short_read_left() {
+        let scratch = tempfile::Builder::new().prefix("stepmon-fdread-").tempdir().unwrap();
+        // Around the first read's size: one byte of space left, none, one byte more.
+        for len in [INITIAL_CAPACITY - 1, INITIAL_CAPACITY, INITIAL_CAPACITY + 1] {
+            let content: Vec<u8> = (0..len).map(|i| b"abcdefghij"[i % 10]).collect();
+            let path = scratch.path().join(format!("f{len}"));
+            std::fs::write(&path, &content).unwrap();
+            let mut buf = Vec::new();
+            assert_eq!(HeldFile::open(&path).unwrap().read(&mut buf).unwrap(), content.as_slice(), "{len} bytes");
+            assert_eq!(read_path(&path).unwrap(), content, "{len} bytes");
+        }
+    }
+
+    #[test]
     #[cfg(target_os = "linux")]
     fn procfs_seq_files_reread_from_zero() {
+        // A file of many records, which may return less before its end.
+        let mountinfo = std::fs::read("/proc/self/mountinfo").unwrap();
+        assert_eq!(read_path("/proc/self/mountinfo").unwrap(), mountinfo);
         let file = HeldFile::open("/proc/self/stat").unwrap();
         let mut buf = Vec::new();
         let a = file.read(&mut buf).unwrap().to_vec();

@@ -4,7 +4,7 @@ use std::io;
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
 
-use stepmon_fdread::{Dir, HeldFile, read_once};
+use stepmon_fdread::{Dir, HeldFile};
 
 use super::file::ProcFile;
 use super::reading::{StatSnapshot, SysReading};
@@ -34,11 +34,10 @@ pub enum ReadStrategy {
     OpenReadClose,
 }
 
-/// A file's descriptor (when held) and its reusable buffer.
+/// A file's descriptor (when held).
 #[derive(Debug, Default)]
 struct Slot {
     file: Option<HeldFile>,
-    buf: Vec<u8>,
     /// The entry every reading reports for a file a procfs root said is
     /// absent at open (see [`ReadStrategy::HeldPread`]), built once.
     absent: Option<Missing>,
@@ -68,6 +67,11 @@ pub struct SysProbe {
     strategy: ReadStrategy,
     user_hz: NonZeroU64,
     slots: [Slot; ProcFile::ALL.len()],
+    /// Every file's bytes of the last reading, one after another: one
+    /// buffer instead of one a file, so a start of `stepmon` touches one
+    /// fresh page of memory for them, not six (each first touch is a page
+    /// fault).
+    buf: Vec<u8>,
     /// `cpuN` lines of the last good `/proc/stat`: the capacity for the
     /// next reading's per-CPU list, so it is allocated once at its size.
     cpus_seen: usize,
@@ -89,7 +93,8 @@ impl SysProbe {
         let hz = NonZeroU64::new(rustix::param::clock_ticks_per_second())
             .or(NonZeroU64::new(DEFAULT_USER_HZ))
             .unwrap_or(NonZeroU64::MIN);
-        let mut probe = SysProbe { root, dir, strategy, user_hz: hz, slots: Default::default(), cpus_seen: 0 };
+        let mut probe =
+            SysProbe { root, dir, strategy, user_hz: hz, slots: Default::default(), buf: Vec::new(), cpus_seen: 0 };
         if strategy == ReadStrategy::HeldPread {
             let procfs = is_procfs(&probe.dir);
             for file in ProcFile::ALL {
@@ -133,25 +138,31 @@ impl SysProbe {
     /// buffer the probe keeps: once it has grown to fit, reading with
     /// [`ReadStrategy::HeldPread`] makes no allocation.
     pub fn read_file(&mut self, file: ProcFile) -> io::Result<&[u8]> {
+        self.buf.clear();
+        let range = self.append_file(file)?;
+        Ok(self.buf.get(range).unwrap_or_default())
+    }
+
+    /// Appends the content of `file` to the buffer; where it is there.
+    fn append_file(&mut self, file: ProcFile) -> io::Result<std::ops::Range<usize>> {
         let slot = self.slots.get_mut(file.index()).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // stat, meminfo, loadavg and pressure/* are `single_open` files (one
+        // pread each), a replay directory's are regular files: a short read
+        // is the end of either.
         match self.strategy {
             ReadStrategy::HeldPread => {
                 let held = match slot.file.take() {
                     Some(held) => held,
                     None => HeldFile::open_at(&self.dir, file.path())?,
                 };
-                // stat, meminfo, loadavg and pressure/* are `single_open`
-                // files: one pread each.
-                held.read_single(&mut slot.buf)?;
+                let range = held.read_single_append(&mut self.buf)?;
                 // Kept only after a good read: after an error the next reading
                 // re-opens (the file may have been replaced or come back).
                 slot.file = Some(held);
+                Ok(range)
             }
-            ReadStrategy::OpenReadClose => {
-                read_once(&self.dir, file.path(), &mut slot.buf)?;
-            }
+            ReadStrategy::OpenReadClose => HeldFile::open_at(&self.dir, file.path())?.read_single_append(&mut self.buf),
         }
-        Ok(&slot.buf)
     }
 
     /// Reads and parses every file. Never fails as a whole: parts that could
@@ -161,19 +172,33 @@ impl SysProbe {
         let mut reading = SysReading::new(jiff::Timestamp::now(), self.user_hz);
         // Every file first, then every parse: a parser run right after a
         // system call is slower (see `CgroupProbe::read` in stepmon-sampler).
-        let errors = ProcFile::ALL.map(|file| {
+        self.buf.clear();
+        let read = ProcFile::ALL.map(|file| {
             let absent = self.slots.get(file.index()).is_none_or(|slot| slot.absent.is_some());
-            if absent { None } else { self.read_file(file).err() }
+            if absent {
+                None
+            } else {
+                let start = self.buf.len();
+                let range = self.append_file(file);
+                // A failed read may have left part of the file behind.
+                if range.is_err() {
+                    self.buf.truncate(start);
+                }
+                Some(range)
+            }
         });
-        for (file, error) in ProcFile::ALL.into_iter().zip(errors) {
+        for (file, read) in ProcFile::ALL.into_iter().zip(read) {
             let Some(slot) = self.slots.get(file.index()) else { continue };
             if let Some(absent) = &slot.absent {
                 reading.missing.push(absent.clone());
                 continue;
             }
-            match error {
-                None => parse_into(file, &slot.buf, self.cpus_seen, &mut reading),
-                Some(e) => reading.missing.push(missing_file(file, &e)),
+            match read {
+                Some(Ok(range)) => {
+                    parse_into(file, self.buf.get(range).unwrap_or_default(), self.cpus_seen, &mut reading)
+                }
+                Some(Err(e)) => reading.missing.push(missing_file(file, &e)),
+                None => {}
             }
         }
         if let Some(stat) = &reading.stat {
