@@ -72,8 +72,11 @@ enum Ask {
     Root(u64, u32, u32, u64),
     /// The step's processes still alive.
     Live(u64, mpsc::Sender<Vec<u32>>),
-    /// The step's processes are reaped: read what is queued, then hand its tracker back.
-    Stop(u64, mpsc::Sender<Ended>),
+    /// The step's processes are reaped: read what is queued, then hand its
+    /// tracker back. A channel of one slot: an unbounded one allocates (and
+    /// zeroes) room for 31 trackers, four pages to fault in at every step's
+    /// end.
+    Stop(u64, mpsc::SyncSender<Ended>),
     /// The step was dropped before its end: its tracker goes.
     Forget(u64),
 }
@@ -268,7 +271,7 @@ impl Hub {
     /// Stops tracking the step once what was queued is read: its tracker
     /// comes on the receiver (the thread reads meanwhile).
     pub(super) fn stop(&self, step: u64) -> Option<mpsc::Receiver<Ended>> {
-        let (reply, ended) = mpsc::channel();
+        let (reply, ended) = mpsc::sync_channel(1);
         self.ask(Ask::Stop(step, reply)).then_some(ended)
     }
 }

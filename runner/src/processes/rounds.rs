@@ -88,7 +88,7 @@ pub(super) struct Watched {
 pub(super) struct Stopping {
     pub(super) since: Instant,
     pub(super) marker_read: bool,
-    pub(super) reply: mpsc::Sender<Ended>,
+    pub(super) reply: mpsc::SyncSender<Ended>,
 }
 
 /// Hands `each` a tracker at a time, the last one by value (a record is
