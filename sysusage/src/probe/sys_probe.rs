@@ -68,9 +68,9 @@ pub struct SysProbe {
     user_hz: NonZeroU64,
     slots: [Slot; ProcFile::ALL.len()],
     /// Every file's bytes of the last reading, one after another: one
-    /// buffer instead of one a file, so a start of `stepmon` touches one
-    /// fresh page of memory for them, not six (each first touch is a page
-    /// fault).
+    /// buffer instead of one a file, so a start of `stepmon` touches one to
+    /// three fresh pages of memory for them instead of six (each first
+    /// touch is a page fault).
     buf: Vec<u8>,
     /// `cpuN` lines of the last good `/proc/stat`: the capacity for the
     /// next reading's per-CPU list, so it is allocated once at its size.

@@ -477,8 +477,9 @@ impl Stack {
     /// 12 KiB, and the command's child runs below it until its exec.
     const LEN: usize = 64 * 1024;
     const GUARD: usize = 4096;
-    /// Spare stacks kept: as many steps at once as a builder usually runs
-    /// on a small machine start without a `mmap` each.
+    /// At most this many spare stacks are kept: that many steps of a
+    /// builder (`-j4` on a small machine) start without a `mmap` each; the
+    /// stacks of more are unmapped.
     const SPARE_AT_MOST: usize = 4;
 
     fn new() -> Option<Stack> {
