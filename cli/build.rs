@@ -5,8 +5,8 @@
 
 fn main() {
     println!("cargo::rerun-if-changed=hot-text.ld");
-    // GNU ld, gold and LLD take a script that ends in `INSERT` as an
-    // addition to their default layout.
+    // GNU ld and LLD take a script that ends in `INSERT` as an addition to
+    // their default layout.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
         // Two arguments, not `-Wl,-T,PATH`: a comma in the path would split it.
