@@ -8,8 +8,8 @@ fn main() {
     println!("cargo::rerun-if-changed=hot-text.ld");
     println!("cargo::rerun-if-env-changed=STEPMON_HOT_TEXT");
     let wanted = std::env::var("STEPMON_HOT_TEXT").map_or(true, |v| v != "0");
-    // GNU ld and LLD take a script that ends in `INSERT` as an addition to
-    // their default layout.
+    // GNU ld and LLD (both tried) take a script that ends in `INSERT` as an
+    // addition to their default layout.
     if wanted && std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
         // Two arguments, not `-Wl,-T,PATH`: a comma in the path would split it.
