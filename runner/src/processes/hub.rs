@@ -62,23 +62,30 @@ const MARKER_BIT: u32 = 0x4000_0000;
 /// What a step asks of the thread, which alone owns the trackers: a lock
 /// shared with a thread that reads without pause would starve the steps
 /// (seen in the VM tier: the step's root was set only after the step had
-/// exited, so SIGTERM reached nobody).
+/// exited, so SIGTERM reached nobody). Each answer comes on a channel of
+/// one slot ([`reply_channel`]).
 #[derive(Debug)]
 enum Ask {
     /// A step is about to spawn: track it from now on (answered once the
     /// thread will hand it every event read from here on).
-    Open(u64, mpsc::Sender<()>),
+    Open(u64, mpsc::SyncSender<()>),
     /// The step's main process was spawned (pid, its subreaper's pid, s since the epoch).
     Root(u64, u32, u32, u64),
     /// The step's processes still alive.
-    Live(u64, mpsc::Sender<Vec<u32>>),
+    Live(u64, mpsc::SyncSender<Vec<u32>>),
     /// The step's processes are reaped: read what is queued, then hand its
-    /// tracker back. A channel of one slot: an unbounded one allocates (and
-    /// zeroes) room for 31 trackers, four pages to fault in at every step's
-    /// end.
+    /// tracker back.
     Stop(u64, mpsc::SyncSender<Ended>),
     /// The step was dropped before its end: its tracker goes.
     Forget(u64),
+}
+
+/// The channel an answer comes on: one slot, which the thread's one send
+/// never waits for. An unbounded channel allocates (and zeroes) a block of
+/// 31 slots at its first send: for [`Ask::Stop`]'s trackers four pages to
+/// fault in at every step's end.
+fn reply_channel<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
+    mpsc::sync_channel(1)
 }
 
 /// The listener every step of a process shares; cheap to clone.
@@ -159,7 +166,7 @@ impl Hub {
         let preopened = preopen.then(|| {
             let step = next_step.fetch_add(1, Ordering::Relaxed);
             // Nobody waits for its answer: the thread takes it before it reads.
-            let (reply, _) = mpsc::channel();
+            let (reply, _) = reply_channel();
             let _ = asks.send(Ask::Open(step, reply));
             step
         });
@@ -241,7 +248,7 @@ impl Hub {
             return Ok(step);
         }
         let step = self.shared.next_step.fetch_add(1, Ordering::Relaxed) & u64::from(MARKER_BIT - 1);
-        let (reply, opened) = mpsc::channel();
+        let (reply, opened) = reply_channel();
         if self.ask(Ask::Open(step, reply)) && opened.recv().is_ok() {
             Ok(step)
         } else {
@@ -255,7 +262,7 @@ impl Hub {
 
     /// The step's processes alive as far as the records tell, waiting `wait` at most.
     pub(super) fn live(&self, step: u64, wait: Duration) -> Vec<u32> {
-        let (reply, live) = mpsc::channel();
+        let (reply, live) = reply_channel();
         if !self.ask(Ask::Live(step, reply)) {
             return Vec::new();
         }
@@ -271,7 +278,7 @@ impl Hub {
     /// Stops tracking the step once what was queued is read: its tracker
     /// comes on the receiver (the thread reads meanwhile).
     pub(super) fn stop(&self, step: u64) -> Option<mpsc::Receiver<Ended>> {
-        let (reply, ended) = mpsc::sync_channel(1);
+        let (reply, ended) = reply_channel();
         self.ask(Ask::Stop(step, reply)).then_some(ended)
     }
 }
