@@ -113,6 +113,15 @@ impl HeldFile {
         Ok(buf.as_slice())
     }
 
+    /// [`read`](Self::read) appending to `buf` instead of replacing its
+    /// content: returns where the file's bytes are in `buf`. On error `buf`
+    /// may hold part of the file after the range's start.
+    pub fn read_append(&self, buf: &mut Vec<u8>) -> io::Result<core::ops::Range<usize>> {
+        let start = buf.len();
+        pread_to_end(&self.fd, buf, End::EmptyRead)?;
+        Ok(start..buf.len())
+    }
+
     /// [`read_single`](Self::read_single) appending to `buf` instead of
     /// replacing its content: returns where the file's bytes are in `buf`.
     /// For reading several files into one buffer (a probe that reads every
@@ -342,6 +351,11 @@ mod tests {
             let mut buf = Vec::new();
             assert_eq!(HeldFile::open(&path).unwrap().read(&mut buf).unwrap(), content.as_slice(), "{len} bytes");
             assert_eq!(read_path(&path).unwrap(), content, "{len} bytes");
+            // Appended after other bytes: the range is the whole file.
+            let mut appended = b"before".to_vec();
+            let range = HeldFile::open(&path).unwrap().read_append(&mut appended).unwrap();
+            assert_eq!((range.start, &appended[range]), (6, content.as_slice()), "{len} bytes");
+            assert_eq!(&appended[..6], b"before");
         }
     }
 

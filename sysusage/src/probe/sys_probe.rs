@@ -146,22 +146,21 @@ impl SysProbe {
     /// Appends the content of `file` to the buffer; where it is there.
     fn append_file(&mut self, file: ProcFile) -> io::Result<std::ops::Range<usize>> {
         let slot = self.slots.get_mut(file.index()).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // stat, meminfo, loadavg and pressure/* are `single_open` files (one
-        // pread each), a replay directory's are regular files: a short read
-        // is the end of either.
         match self.strategy {
             ReadStrategy::HeldPread => {
                 let held = match slot.file.take() {
                     Some(held) => held,
                     None => HeldFile::open_at(&self.dir, file.path())?,
                 };
+                // stat, meminfo, loadavg and pressure/* are `single_open`
+                // files: one pread each.
                 let range = held.read_single_append(&mut self.buf)?;
                 // Kept only after a good read: after an error the next reading
                 // re-opens (the file may have been replaced or come back).
                 slot.file = Some(held);
                 Ok(range)
             }
-            ReadStrategy::OpenReadClose => HeldFile::open_at(&self.dir, file.path())?.read_single_append(&mut self.buf),
+            ReadStrategy::OpenReadClose => HeldFile::open_at(&self.dir, file.path())?.read_append(&mut self.buf),
         }
     }
 
