@@ -260,3 +260,17 @@ fn size_core_and_count_flags_refuse_junk_before_anything_runs() {
         assert!(!marker.exists(), "{flag} {junk}: the step ran");
     }
 }
+
+/// cli/hot-text.ld is linked only into a build that opts in with
+/// `STEPMON_HOT_TEXT=1` (scripts/build-release): the tests' own debug build,
+/// like `cargo install`, must link with the linker's default layout. The
+/// script's output section is named in the section-name table of a binary
+/// linked with it, and nowhere else (no source of the binary holds the name).
+#[test]
+fn the_hot_text_script_is_linked_only_where_the_build_opts_in() {
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_stepmon")).unwrap();
+    let section = b".text.hot_start";
+    let linked = binary.windows(section.len()).any(|w| w == section);
+    let opted_in = option_env!("STEPMON_HOT_TEXT") == Some("1");
+    assert_eq!(linked, opted_in, "STEPMON_HOT_TEXT={:?} at build time", option_env!("STEPMON_HOT_TEXT"));
+}
