@@ -53,10 +53,9 @@ impl FileProblem {
 impl fmt::Display for Hint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Hint::CgroupAccess => f.write_str(
-                "creating cgroups needs root, or a delegated subtree: \
-                 systemd-run --user --scope -p Delegate=yes stepmon run --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD",
-            ),
+            Hint::CgroupAccess => {
+                write!(f, "creating cgroups needs root, or a delegated subtree: {}", stepmon_runner::DELEGATED_RUN)
+            }
             Hint::OutputFile(FileProblem::Permission) => f.write_str(
                 "stepmon's user may not write there: give a path in a directory it can write, or `-` for stdout",
             ),
@@ -184,6 +183,7 @@ mod tests {
         let refused = CliError::cgroup("cannot open /sys/fs/cgroup/x", &error(ErrorKind::PermissionDenied));
         assert_eq!(refused.hint, Some(Hint::CgroupAccess));
         assert!(shown(&refused).contains("delegated subtree"));
+        assert!(shown(&refused).ends_with(stepmon_runner::DELEGATED_RUN), "{}", shown(&refused));
         assert_eq!(CliError::cgroup("cannot open x", &error(ErrorKind::NotFound)).hint, None);
     }
 

@@ -1,5 +1,10 @@
-//! BuildKit's `NetworkSample` (buildkit-usage-model.md §2.8), from the step's
-//! point of view.
+//! BuildKit's `NetworkSample`, from the step's point of view. The type:
+//! <https://github.com/moby/buildkit/blob/master/executor/resources/types/types.go>;
+//! BuildKit's sampler, which reads the host end of the step's veth pair
+//! (`/sys/class/net/<veth>/statistics`):
+//! <https://github.com/moby/buildkit/blob/master/util/network/cniprovider/cni_linux.go>,
+//! made relative to the step's start in `cniNS.Sample` of
+//! <https://github.com/moby/buildkit/blob/master/util/network/cniprovider/cni.go>.
 
 use serde::{Deserialize, Serialize};
 

@@ -76,9 +76,7 @@ pub(super) fn layout(facts: &Facts) -> &'static str {
 
 /// Privileges and delegation; returns whether a run cgroup can be created.
 pub(super) fn privileges(facts: &Facts, own: &Path, checks: &mut Vec<Check>) -> bool {
-    let delegate_hint = "run inside a delegated scope: systemd-run --user --scope -p Delegate=yes \
-         stepmon run --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD"
-        .to_owned();
+    let delegate_hint = format!("run inside a delegated scope: {}", crate::DELEGATED_RUN);
     let nsdelegate = facts.mount_options.split(',').any(|o| o == "nsdelegate");
     let own_writable = writable(own) && writable(&own.join("cgroup.procs"));
     let can_run = match &facts.probe {
@@ -169,7 +167,7 @@ pub(super) fn controller_check(facts: &Facts, own: &Path, controller: &'static s
             // A cgroup with processes cannot enable controllers for its
             // children (no-internal-process rule); `run` moves itself aside
             // when given its own cgroup as --cgroup-parent.
-            "in a delegated scope, pass --cgroup-parent \"$(stepmon doctor --own-cgroup)\"".to_owned()
+            format!("run inside a delegated scope: {}", crate::DELEGATED_RUN)
         };
         return Check::not(
             Status::Missing,

@@ -75,11 +75,7 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     let up = if inputs.location.is_none() {
         Some("mount cgroup2 (systemd.unified_cgroup_hierarchy=1) for a cgroup of the step's own".to_owned())
     } else if inputs.euid != 0 {
-        Some(
-            "run as root, or in a delegated scope: systemd-run --user --scope -p Delegate=yes stepmon run \
-             --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD"
-                .to_owned(),
-        )
+        Some(format!("run as root, or in a delegated scope: {}", crate::DELEGATED_RUN))
     } else {
         Some("a writable cgroupfs (a container started with a private, writable cgroup mount)".to_owned())
     };

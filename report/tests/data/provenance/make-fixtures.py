@@ -36,7 +36,8 @@ def strip_stepmon(value):
 def buildkit_usage(run):
     """`resourceUsage` as BuildKit writes it: no start sample, and no
     `kernel`/`vmalloc` in memoryStat (declared in BuildKit's MemoryStat but
-    never filled, buildkit-usage-model.md §2.4)."""
+    never filled: https://github.com/moby/buildkit/blob/master/executor/resources/memory.go
+    sets neither)."""
     usage = strip_stepmon(run["resourceUsage"])
     for sample in usage["samples"]:
         for key in ("kernel", "vmalloc"):
