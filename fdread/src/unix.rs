@@ -29,11 +29,26 @@ pub fn retry_eintr<T>(mut call: impl FnMut() -> rustix::io::Result<T>) -> io::Re
     }
 }
 
+/// How a directory that is listed is opened: readable, for `getdents64`.
+const READABLE_DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
+/// Bytes of the buffer [`Dir::list_names`] hands to each `getdents64`, on
+/// the stack: a cgroup v2 directory with every controller (about 45 files
+/// and a few children, some 40 bytes an entry) fits in one call.
+#[cfg(target_os = "linux")]
+const LIST_BUFFER: usize = 4096;
+
 /// A directory held open (`O_PATH` on Linux) so files in it can be opened relative to
 /// it, even after the directory was renamed, and without re-resolving its path.
 #[derive(Debug)]
 pub struct Dir {
     fd: OwnedFd,
+    /// Opened readable ([`Dir::open_readable`]): listed through `fd` itself.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    readable: bool,
+    /// A listing moved `fd`'s directory offset (the next one seeks back).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    listed: bool,
 }
 
 impl Dir {
@@ -41,15 +56,95 @@ impl Dir {
     pub fn open(path: impl AsRef<Path>) -> io::Result<Dir> {
         let path = path.as_ref();
         let fd = retry_eintr(|| rustix::fs::open(path, DIR_FLAGS, Mode::empty()))?;
-        Ok(Dir { fd })
+        Ok(Dir { fd, readable: false, listed: false })
+    }
+
+    /// Opens a directory readable rather than as an `O_PATH` anchor, so
+    /// that [`list_names`](Self::list_names) reads it through this fd: no
+    /// second open and close. Needs read permission on the directory
+    /// (`EACCES` without it, where [`open`](Self::open) succeeds).
+    pub fn open_readable(path: impl AsRef<Path>) -> io::Result<Dir> {
+        let path = path.as_ref();
+        let fd = retry_eintr(|| rustix::fs::open(path, READABLE_DIR_FLAGS, Mode::empty()))?;
+        Ok(Dir { fd, readable: true, listed: false })
     }
 
     /// Opens a subdirectory relative to this one.
     pub fn open_dir_at(&self, name: impl AsRef<Path>) -> io::Result<Dir> {
         let name = name.as_ref();
         let fd = retry_eintr(|| rustix::fs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()))?;
-        Ok(Dir { fd })
+        Ok(Dir { fd, readable: false, listed: false })
     }
+
+    /// Calls `each` with the name of every entry of the directory but `.`
+    /// and `..`, in the order the filesystem lists them, without
+    /// allocating: `getdents64` into a buffer on the stack until it returns
+    /// 0 (two calls for a directory that fits the buffer).
+    ///
+    /// A directory from [`open_readable`](Self::open_readable) is read
+    /// through its own fd (a later listing seeks back to the start first);
+    /// one from [`open`](Self::open) (`O_PATH`, which `getdents64` refuses)
+    /// through a readable fd opened relative to it and closed again.
+    ///
+    /// ```
+    /// # #[cfg(target_os = "linux")] {
+    /// let mut proc_dir = stepmon_fdread::Dir::open_readable("/proc")?;
+    /// let mut has_self = false;
+    /// proc_dir.list_names(|name| has_self |= name == "self")?;
+    /// assert!(has_self);
+    /// # }
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[cfg(target_os = "linux")]
+    pub fn list_names(&mut self, mut each: impl FnMut(&std::ffi::OsStr)) -> io::Result<()> {
+        if !self.readable {
+            let fd = retry_eintr(|| rustix::fs::openat(&self.fd, ".", READABLE_DIR_FLAGS, Mode::empty()))?;
+            return list_names_from(fd.as_fd(), &mut each);
+        }
+        if self.listed {
+            retry_eintr(|| rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)))?;
+        }
+        self.listed = true;
+        list_names_from(self.fd.as_fd(), &mut each)
+    }
+
+    /// The directory's inode number (`fstat`'s `st_ino`; `O_PATH` fds may
+    /// be given to `fstat` since Linux 3.6, open(2)).
+    #[cfg(target_os = "linux")]
+    pub fn inode(&self) -> io::Result<u64> {
+        let stat = retry_eintr(|| rustix::fs::fstat(&self.fd))?;
+        #[allow(clippy::useless_conversion)] // `c_ulong` on some targets
+        Ok(u64::from(stat.st_ino))
+    }
+
+    /// The magic number of the filesystem holding the directory
+    /// (`fstatfs`'s `f_type`, one of `linux/magic.h`, e.g. `0x63677270` for
+    /// cgroup2; `O_PATH` fds may be given to `fstatfs` since Linux 3.12,
+    /// open(2)).
+    #[cfg(target_os = "linux")]
+    pub fn filesystem_magic(&self) -> io::Result<u64> {
+        let statfs = retry_eintr(|| rustix::fs::fstatfs(&self.fd))?;
+        // The magic numbers are 32-bit constants; `f_type` is a signed
+        // word, negative for the large ones on 32-bit targets.
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+        Ok(u64::from(statfs.f_type as u32))
+    }
+}
+
+/// [`Dir::list_names`] on a readable directory fd, from its current offset.
+#[cfg(target_os = "linux")]
+fn list_names_from(fd: BorrowedFd<'_>, each: &mut impl FnMut(&std::ffi::OsStr)) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); LIST_BUFFER];
+    let mut entries = rustix::fs::RawDir::new(fd, &mut buf);
+    while let Some(entry) = entries.next() {
+        let entry = entry.map_err(io::Error::from)?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            each(std::ffi::OsStr::from_bytes(name));
+        }
+    }
+    Ok(())
 }
 
 impl AsFd for Dir {
@@ -234,8 +329,7 @@ pub struct DirEntry {
 pub fn list_dir(path: impl AsRef<Path>) -> io::Result<Vec<DirEntry>> {
     use std::os::unix::ffi::OsStrExt;
     let path = path.as_ref();
-    let flags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
-    let fd = retry_eintr(|| rustix::fs::open(path, flags, Mode::empty()))?;
+    let fd = retry_eintr(|| rustix::fs::open(path, READABLE_DIR_FLAGS, Mode::empty()))?;
     let mut dir = rustix::fs::Dir::new(fd)?;
     let mut entries = Vec::new();
     while let Some(entry) = dir.read() {
@@ -291,6 +385,44 @@ mod tests {
         assert_eq!(got, [("file", false), ("link", false), ("sub", true)]);
         assert_eq!(list_dir(scratch.path().join("file")).unwrap_err().raw_os_error(), Some(20)); // ENOTDIR
         assert_eq!(list_dir(scratch.path().join("gone")).unwrap_err().kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn lists_names_through_a_readable_or_path_dir_again_and_beyond_one_buffer() {
+        use std::os::unix::fs::MetadataExt;
+        let scratch = tempfile::Builder::new().prefix("stepmon-fdread-").tempdir().unwrap();
+        // More entries than one getdents64 buffer holds (~60 bytes each).
+        let mut expected: Vec<String> = (0..200).map(|i| format!("memory.long-name-of-entry-{i:04}")).collect();
+        for name in &expected {
+            std::fs::write(scratch.path().join(name), b"").unwrap();
+        }
+        std::fs::create_dir(scratch.path().join("child")).unwrap();
+        expected.push("child".to_owned());
+        expected.sort();
+        let names = |dir: &mut Dir| {
+            let mut names = Vec::new();
+            dir.list_names(|name| names.push(name.to_str().unwrap().to_owned())).unwrap();
+            names.sort();
+            names
+        };
+        let mut readable = Dir::open_readable(scratch.path()).unwrap();
+        assert_eq!(names(&mut readable), expected);
+        assert_eq!(names(&mut readable), expected, "a second listing starts from the start again");
+        // Still an anchor for openat after the listing moved its offset.
+        assert!(HeldFile::open_at(&readable, "child").is_ok());
+        let mut path_only = Dir::open(scratch.path()).unwrap();
+        assert_eq!(names(&mut path_only), expected);
+        assert_eq!(names(&mut path_only), expected);
+        let mut sub = path_only.open_dir_at("child").unwrap();
+        assert_eq!(names(&mut sub), Vec::<String>::new(), "an empty directory lists nothing, not . or ..");
+
+        assert_eq!(readable.inode().unwrap(), std::fs::metadata(scratch.path()).unwrap().ino());
+        assert_eq!(sub.inode().unwrap(), std::fs::metadata(scratch.path().join("child")).unwrap().ino());
+        // PROC_SUPER_MAGIC (include/uapi/linux/magic.h), through an O_PATH fd.
+        assert_eq!(Dir::open("/proc").unwrap().filesystem_magic().unwrap(), 0x9fa0);
+        assert_ne!(readable.filesystem_magic().unwrap(), 0x9fa0);
+        assert_eq!(Dir::open_readable(scratch.path().join("gone")).unwrap_err().kind(), io::ErrorKind::NotFound);
     }
 
     #[test]

@@ -80,9 +80,12 @@ fn removed_files_and_directories_give_reasons_not_errors() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
     }
-    // A kernel without memory.peak (< 5.19) and pids.peak (< 6.1).
+    // A kernel without memory.peak (< 5.19) and pids.peak (< 6.1), so
+    // without memory.swap.peak (6.5) either: a directory that kept it would
+    // show a kernel that has the other two (cgroup_probe_partial.rs).
     std::fs::remove_file(dir.join("memory.peak")).unwrap();
     std::fs::remove_file(dir.join("pids.peak")).unwrap();
+    std::fs::remove_file(dir.join("memory.swap.peak")).unwrap();
     let mut probe = CgroupProbe::open(dir).unwrap();
     let s = probe.read(at());
     assert_eq!(s.memory_stat.unwrap().peak, None);

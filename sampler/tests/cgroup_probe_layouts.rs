@@ -165,15 +165,26 @@ fn no_proc_cgroups_means_not_enabled() {
     check("child-no-proc-cgroups", &read_n(&mut layout.probe(), 2));
 }
 
+/// The files of a root cgroup, copied: no cgroup.events, cpu.max,
+/// memory.{current,events,max,high,peak,swap.*}, pids.*; cpu.stat without
+/// bandwidth keys. A copy is not the root (that is the directory on cgroup2
+/// with the hierarchy's first inode; `cgroup_probe_partial.rs` reads the
+/// real one): it is a directory without the files every non-root cgroup
+/// with these controllers has, so not as the kernel made it, and says so
+/// instead of "does not exist on the root cgroup".
 #[test]
-fn root_cgroup_has_no_per_cgroup_files() {
+fn a_copy_of_the_root_cgroup_is_not_the_root() {
     let layout = Layout::new("root", Some(PROC_CGROUPS_PURE_V2));
-    // The root: no cgroup.events, cpu.max, memory.{current,events,max,high,peak,swap.*}, pids.*;
-    // cpu.stat without bandwidth keys.
     layout.write("cgroup.controllers", b"cpuset cpu io memory hugetlb pids rdma misc\n");
     layout.write("cpu.stat", b"usage_usec 900000\nuser_usec 600000\nsystem_usec 300000\nnice_usec 10\n");
     layout.copy(&["cpu.pressure", "memory.pressure", "io.pressure", "memory.stat", "io.stat"]);
-    check("root", &read_n(&mut layout.probe(), 2));
+    let mut probe = layout.probe();
+    assert!(!probe.is_root());
+    let samples = read_n(&mut probe, 2);
+    for missing in samples.iter().flat_map(|s| &s.stepmon.missing) {
+        assert_ne!(missing.kind, MissingKind::NotOnRootCgroup, "{missing:?}");
+    }
+    check("root", &samples);
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! The cgroup files a step sample reads, what each belongs to, and why one
-//! can be absent.
+//! The cgroup files a step sample reads, what each belongs to, and since
+//! when and under which settings the kernel creates each.
 
-use crate::model::{Missing, MissingKind};
+use core::fmt;
 
 /// A controller whose files live in a cgroup only when it is enabled there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +19,14 @@ impl Controller {
             Controller::Memory => "memory",
             Controller::Io => "io",
             Controller::Pids => "pids",
+        }
+    }
+
+    /// The first release whose cgroup v2 has the controller.
+    pub(crate) fn since(self) -> Version {
+        match self {
+            Controller::Cpu => CPU_CONTROLLER,
+            Controller::Memory | Controller::Io | Controller::Pids => CGROUP_V2,
         }
     }
 
@@ -57,21 +65,124 @@ pub(crate) enum CgroupFile {
     CgroupEvents,
 }
 
+/// A Linux release, as the "since" of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Version {
+    major: u8,
+    minor: u8,
+}
+
+impl Version {
+    pub(crate) const fn new(major: u8, minor: u8) -> Version {
+        Version { major, minor }
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// cgroup v2 left development in Linux 4.5 with `cgroup.controllers`,
+/// `cgroup.events` and the memory, io and pids controllers
+/// (<https://kernelnewbies.org/Linux_4.5>).
+pub(crate) const CGROUP_V2: Version = Version::new(4, 5);
+/// The cpu controller came to cgroup v2 in Linux 4.15
+/// (<https://kernelnewbies.org/Linux_4.15>).
+const CPU_CONTROLLER: Version = Version::new(4, 15);
+/// Pressure stall information, with the cgroup `*.pressure` files, came in
+/// Linux 4.20 (<https://kernelnewbies.org/Linux_4.20>).
+const PSI: Version = Version::new(4, 20);
+
+/// Since which release the kernel creates a file: in a non-root cgroup,
+/// and at the root when that came later.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Since {
+    pub(crate) version: Version,
+    pub(crate) root: Option<Version>,
+}
+
+impl Since {
+    const fn new(version: Version) -> Since {
+        Since { version, root: None }
+    }
+
+    const fn with_root(version: Version, root: Version) -> Since {
+        Since { version, root: Some(root) }
+    }
+
+    /// The release for a non-root cgroup, or for the root.
+    pub(crate) fn at(self, is_root: bool) -> Version {
+        match self.root {
+            Some(root) if is_root => root,
+            _ => self.version,
+        }
+    }
+}
+
+impl fmt::Display for Since {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.root {
+            Some(root) => write!(f, "{} (root: {root})", self.version),
+            None => write!(f, "{}", self.version),
+        }
+    }
+}
+
+/// A setting besides the kernel's release that decides whether a file
+/// exists. The files that need the same setting come and go together, so
+/// one of them present shows the setting is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// PSI (`CONFIG_PSI`, `psi=1`, `cgroup.pressure`): writing 0 to
+    /// `cgroup.pressure` hides every `*.pressure` file of the cgroup at once
+    /// (`cgroup_pressure_write` in kernel/cgroup/cgroup.c), and without PSI
+    /// none is created.
+    Psi,
+    /// Swap accounting: `memory.swap.current` and `memory.swap.peak` are
+    /// both of mm/memcontrol.c's `swap_files`, added together or not at all.
+    SwapAccounting,
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`, which only `irq.pressure` needs.
+    IrqTimeAccounting,
+}
+
+impl Gate {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Gate::Psi => "pressure stall information",
+            Gate::SwapAccounting => "swap accounting",
+            Gate::IrqTimeAccounting => "IRQ time accounting",
+        }
+    }
+}
+
 /// What an absent file means beyond "controller not enabled".
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Requirement {
-    /// Core file of every cgroup (since the given version).
-    Core(&'static str),
+    /// Core file of every cgroup (since the given release).
+    Core(Since),
     /// PSI (`CONFIG_PSI`, `psi=1`, `cgroup.pressure`).
     Psi,
     /// Needs a kernel at least this new once the controller is enabled.
-    Kernel(&'static str),
+    Kernel(Version),
     /// Created with the controller whenever it is enabled, on every kernel
-    /// whose cgroup v2 has the controller (since the given version): absent
-    /// with another of the controller's files present is no old kernel.
-    WithController(&'static str),
-    /// Needs a kernel feature once the controller is enabled.
-    Feature(&'static str),
+    /// whose cgroup v2 has the controller (since the given release).
+    WithController(Since),
+    /// Needs a kernel feature (and a release at least this new).
+    Feature(&'static str, Version),
+}
+
+impl Requirement {
+    /// The first release that creates the file (where its controller is
+    /// enabled and its [`Gate`]s are on).
+    pub(crate) fn since(self) -> Since {
+        match self {
+            Requirement::Core(since) | Requirement::WithController(since) => since,
+            Requirement::Psi => Since::new(PSI),
+            Requirement::Kernel(version) | Requirement::Feature(_, version) => Since::new(version),
+        }
+    }
 }
 
 pub(crate) struct FileInfo {
@@ -82,6 +193,8 @@ pub(crate) struct FileInfo {
     pub(crate) requirement: Requirement,
     /// Absent on the root cgroup.
     pub(crate) not_on_root: bool,
+    /// The settings the file needs besides the release.
+    pub(crate) gates: &'static [Gate],
 }
 
 impl CgroupFile {
@@ -112,183 +225,76 @@ impl CgroupFile {
         self as usize
     }
 
+    /// The file whose name is `name`, if the probe reads one of that name.
+    pub(crate) fn named(name: &[u8]) -> Option<CgroupFile> {
+        CgroupFile::ALL.into_iter().find(|file| file.info().name.as_bytes() == name)
+    }
+
     pub(crate) fn info(self) -> FileInfo {
         use Controller::{Cpu, Io, Memory, Pids};
         use Requirement::{Core, Feature, Kernel, Psi, WithController};
-        let (name, field, controller, requirement, not_on_root) = match self {
-            CgroupFile::CpuStat => ("cpu.stat", "cpuStat", None, Core("4.15 (root: 5.8)"), false),
-            CgroupFile::CpuPressure => ("cpu.pressure", "cpuStat.pressure", None, Psi, false),
-            CgroupFile::CpuMax => ("cpu.max", "stepmon.cpuMaxQuotaUsec", Some(Cpu), WithController("4.15"), true),
-            CgroupFile::MemoryStat => {
-                ("memory.stat", "memoryStat", Some(Memory), WithController("4.5 (root: 6.0)"), false)
+        const V: fn(u8, u8) -> Version = Version::new;
+        const PSI_GATE: &[Gate] = &[Gate::Psi];
+        const SWAP_GATE: &[Gate] = &[Gate::SwapAccounting];
+        let with_memory = WithController(Since::new(CGROUP_V2));
+        let with_pids = WithController(Since::new(CGROUP_V2));
+        let (name, field, controller, requirement, not_on_root, gates): (_, _, _, _, _, &'static [Gate]) = match self {
+            CgroupFile::CpuStat => {
+                ("cpu.stat", "cpuStat", None, Core(Since::with_root(CPU_CONTROLLER, V(5, 8))), false, &[])
             }
-            CgroupFile::MemoryEvents => {
-                ("memory.events", "stepmon.memoryEvents", Some(Memory), WithController("4.5"), true)
+            CgroupFile::CpuPressure => ("cpu.pressure", "cpuStat.pressure", None, Psi, false, PSI_GATE),
+            CgroupFile::CpuMax => {
+                ("cpu.max", "stepmon.cpuMaxQuotaUsec", Some(Cpu), WithController(Since::new(CPU_CONTROLLER)), true, &[])
             }
-            CgroupFile::MemoryPeak => ("memory.peak", "memoryStat.peak", Some(Memory), Kernel("5.19"), true),
+            CgroupFile::MemoryStat => (
+                "memory.stat",
+                "memoryStat",
+                Some(Memory),
+                WithController(Since::with_root(CGROUP_V2, V(6, 0))),
+                false,
+                &[],
+            ),
+            CgroupFile::MemoryEvents => ("memory.events", "stepmon.memoryEvents", Some(Memory), with_memory, true, &[]),
+            CgroupFile::MemoryPeak => ("memory.peak", "memoryStat.peak", Some(Memory), Kernel(V(5, 19)), true, &[]),
             CgroupFile::MemoryCurrent => {
-                ("memory.current", "stepmon.memoryCurrent", Some(Memory), WithController("4.5"), true)
+                ("memory.current", "stepmon.memoryCurrent", Some(Memory), with_memory, true, &[])
             }
             CgroupFile::MemorySwapCurrent => (
                 "memory.swap.current",
                 "memoryStat.swapBytes",
                 Some(Memory),
-                Feature("swap accounting (CONFIG_SWAP, swapaccount)"),
+                Feature("swap accounting (CONFIG_SWAP, swapaccount)", CGROUP_V2),
                 true,
+                SWAP_GATE,
             ),
             CgroupFile::MemorySwapPeak => {
-                ("memory.swap.peak", "stepmon.memorySwapPeak", Some(Memory), Kernel("6.5"), true)
+                ("memory.swap.peak", "stepmon.memorySwapPeak", Some(Memory), Kernel(V(6, 5)), true, SWAP_GATE)
             }
-            CgroupFile::MemoryMax => ("memory.max", "stepmon.memoryMax", Some(Memory), WithController("4.5"), true),
-            CgroupFile::MemoryHigh => ("memory.high", "stepmon.memoryHigh", Some(Memory), WithController("4.5"), true),
-            CgroupFile::MemoryPressure => ("memory.pressure", "memoryStat.pressure", None, Psi, false),
-            CgroupFile::IoStat => ("io.stat", "ioStat", Some(Io), Feature("CONFIG_BLK_CGROUP (root: 5.9)"), false),
-            CgroupFile::IoPressure => ("io.pressure", "ioStat.pressure", None, Psi, false),
-            CgroupFile::PidsCurrent => ("pids.current", "pidsStat.current", Some(Pids), WithController("4.5"), true),
-            CgroupFile::PidsPeak => ("pids.peak", "stepmon.pidsPeak", Some(Pids), Kernel("6.1"), true),
-            CgroupFile::PidsMax => ("pids.max", "stepmon.pidsMax", Some(Pids), WithController("4.5"), true),
+            CgroupFile::MemoryMax => ("memory.max", "stepmon.memoryMax", Some(Memory), with_memory, true, &[]),
+            CgroupFile::MemoryHigh => ("memory.high", "stepmon.memoryHigh", Some(Memory), with_memory, true, &[]),
+            CgroupFile::MemoryPressure => ("memory.pressure", "memoryStat.pressure", None, Psi, false, PSI_GATE),
+            // io.stat is the io controller's own file (block/blk-cgroup.c):
+            // with io enabled it exists; at the root since 5.9.
+            CgroupFile::IoStat => {
+                ("io.stat", "ioStat", Some(Io), WithController(Since::with_root(CGROUP_V2, V(5, 9))), false, &[])
+            }
+            CgroupFile::IoPressure => ("io.pressure", "ioStat.pressure", None, Psi, false, PSI_GATE),
+            CgroupFile::PidsCurrent => ("pids.current", "pidsStat.current", Some(Pids), with_pids, true, &[]),
+            CgroupFile::PidsPeak => ("pids.peak", "stepmon.pidsPeak", Some(Pids), Kernel(V(6, 1)), true, &[]),
+            CgroupFile::PidsMax => ("pids.max", "stepmon.pidsMax", Some(Pids), with_pids, true, &[]),
             CgroupFile::IrqPressure => (
                 "irq.pressure",
                 "stepmon.irqPressure",
                 None,
-                Feature("Linux 6.1+ with CONFIG_IRQ_TIME_ACCOUNTING"),
+                Feature("Linux 6.1+ with CONFIG_IRQ_TIME_ACCOUNTING", V(6, 1)),
                 false,
+                &[Gate::Psi, Gate::IrqTimeAccounting],
             ),
-            CgroupFile::CgroupEvents => ("cgroup.events", "stepmon.populated", None, Core("4.5"), true),
-        };
-        FileInfo { name, field, controller, requirement, not_on_root }
-    }
-}
-
-/// Where the probe stands: which controllers the cgroup has, which are
-/// bound to cgroup v1 on this host, whether it is the root.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Context {
-    /// The cgroup's `cgroup.controllers` (enabled for it by its parent).
-    pub(crate) enabled: Vec<String>,
-    /// Controllers bound to a v1 hierarchy (`/proc/cgroups` hierarchy ≠ 0).
-    pub(crate) on_v1: Vec<String>,
-    pub(crate) is_root: bool,
-    /// Per controller, the first of its files that could be opened, if any:
-    /// proof that the kernel has the controller in cgroup v2 here.
-    pub(crate) present: Vec<(Controller, &'static str)>,
-}
-
-impl Context {
-    fn has(&self, controller: Controller) -> bool {
-        self.enabled.iter().any(|c| c == controller.name())
-    }
-
-    /// The entry for a file that does not exist: the field to report, the
-    /// file that tells, why.
-    pub(crate) fn absent(&self, file: CgroupFile) -> Missing {
-        let (field, source, kind, reason) = self.why_absent(file);
-        Missing::new(field, source, kind, reason)
-    }
-
-    fn why_absent(&self, file: CgroupFile) -> (&'static str, &'static str, MissingKind, String) {
-        let info = file.info();
-        if let Some(controller) = info.controller
-            && !self.has(controller)
-        {
-            let name = controller.name();
-            // Without the cpu controller cpu.stat still exists (core keys);
-            // only the cpu-controller fields are absent, so name those.
-            let object = if controller == Controller::Cpu { info.field } else { controller.object() };
-            return if self.on_v1.iter().any(|c| c == name) {
-                (
-                    object,
-                    "cgroup.controllers",
-                    MissingKind::ControllerOnCgroupV1,
-                    format!(
-                        "the {name} controller is bound to a cgroup v1 hierarchy on this host (hybrid layout), so cgroup v2 cannot account it"
-                    ),
-                )
-            } else {
-                (
-                    object,
-                    "cgroup.controllers",
-                    MissingKind::ControllerNotEnabled,
-                    format!(
-                        "the {name} controller is not enabled for this cgroup (add +{name} to the parent's cgroup.subtree_control)"
-                    ),
-                )
-            };
-        }
-        if self.is_root && info.not_on_root {
-            return (
-                info.field,
-                info.name,
-                MissingKind::NotOnRootCgroup,
-                format!("{} does not exist on the root cgroup", info.name),
-            );
-        }
-        if let Requirement::WithController(_) = info.requirement
-            && let Some(controller) = info.controller
-            && let Some(&(_, present)) = self.present.iter().find(|(c, _)| *c == controller)
-        {
-            return (
-                info.field,
-                info.name,
-                MissingKind::NotFound,
-                format!(
-                    "{} does not exist although {present} does: the kernel creates {} in every cgroup with the {} controller, so this directory is not as the kernel made it (a copy, or files removed)",
-                    info.name,
-                    info.name,
-                    controller.name()
-                ),
-            );
-        }
-        match info.requirement {
-            Requirement::Psi => (
-                info.field,
-                info.name,
-                MissingKind::PsiDisabled,
-                format!(
-                    "{} is absent: pressure stall information is disabled (CONFIG_PSI, boot with psi=1, or cgroup.pressure is 0)",
-                    info.name
-                ),
-            ),
-            Requirement::Kernel(version) | Requirement::WithController(version) => (
-                info.field,
-                info.name,
-                MissingKind::KernelTooOld,
-                format!("{} needs Linux {version} or newer", info.name),
-            ),
-            Requirement::Feature(feature) => {
-                (info.field, info.name, MissingKind::KernelFeatureMissing, format!("{} needs {feature}", info.name))
+            CgroupFile::CgroupEvents => {
+                ("cgroup.events", "stepmon.populated", None, Core(Since::new(CGROUP_V2)), true, &[])
             }
-            Requirement::Core(version) => (
-                info.field,
-                info.name,
-                MissingKind::KernelTooOld,
-                format!("{} is absent (a core cgroup file since Linux {version})", info.name),
-            ),
-        }
-    }
-}
-
-impl Context {
-    /// The entries for a `cpu.stat` without the bandwidth keys (`nr_periods`,
-    /// `nr_throttled`, `throttled_usec`): the cpu controller is bound to v1
-    /// or not enabled, or the kernel lacks `CONFIG_CFS_BANDWIDTH`.
-    pub(crate) fn cpu_bandwidth_absent(&self) -> [Missing; 3] {
-        let cpu_enabled = self.has(Controller::Cpu);
-        let (kind, reason) = if self.on_v1.iter().any(|c| c == "cpu") && !cpu_enabled {
-            (
-                MissingKind::ControllerOnCgroupV1,
-                "the cpu controller is bound to a cgroup v1 hierarchy on this host (hybrid layout); cpu.stat has only the core usage keys",
-            )
-        } else if !cpu_enabled {
-            (
-                MissingKind::ControllerNotEnabled,
-                "the cpu controller is not enabled for this cgroup; cpu.stat has only the core usage keys",
-            )
-        } else {
-            (MissingKind::KernelFeatureMissing, "cpu.stat has no bandwidth keys (CONFIG_CFS_BANDWIDTH)")
         };
-        ["cpuStat.nrPeriods", "cpuStat.nrThrottled", "cpuStat.throttledNanos"]
-            .map(|field| Missing::new(field, "cpu.stat", kind, reason))
+        FileInfo { name, field, controller, requirement, not_on_root, gates }
     }
 }
 
@@ -300,28 +306,17 @@ mod tests {
     fn index_is_the_position_in_all() {
         for (position, file) in CgroupFile::ALL.iter().enumerate() {
             assert_eq!(file.index(), position, "{file:?}");
+            assert_eq!(CgroupFile::named(file.info().name.as_bytes()), Some(*file));
         }
+        assert_eq!(CgroupFile::named(b"cgroup.controllers"), None);
     }
 
-    /// The probe adds an entry made at open without searching the list for
-    /// its field unless a read failed (`Reader::note_fixed`): that needs the
-    /// cpu bandwidth entries to name fields no file's entry names.
     #[test]
-    fn no_file_names_a_cpu_bandwidth_field() {
-        let context =
-            Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: false, present: Vec::new() };
-        for bandwidth in context.cpu_bandwidth_absent() {
-            for file in CgroupFile::ALL {
-                let info = file.info();
-                let object = info.controller.map(Controller::object);
-                assert!(info.field != bandwidth.field && object != Some(&*bandwidth.field), "{file:?}");
-                for context in [
-                    Context { enabled: Vec::new(), on_v1: Vec::new(), is_root: false, present: Vec::new() },
-                    Context { enabled: Vec::new(), on_v1: vec!["cpu".to_owned()], is_root: true, present: Vec::new() },
-                ] {
-                    assert_ne!(context.absent(file).field, bandwidth.field, "{file:?}");
-                }
-            }
-        }
+    fn releases_print_as_the_kernel_numbers_them() {
+        assert_eq!(CgroupFile::CpuStat.info().requirement.since().to_string(), "4.15 (root: 5.8)");
+        assert_eq!(CgroupFile::MemoryPeak.info().requirement.since().to_string(), "5.19");
+        assert!(Version::new(4, 20) > Version::new(4, 5) && Version::new(5, 0) > Version::new(4, 20));
+        assert_eq!(CgroupFile::IoStat.info().requirement.since().at(true), Version::new(5, 9));
+        assert_eq!(CgroupFile::IoStat.info().requirement.since().at(false), CGROUP_V2);
     }
 }

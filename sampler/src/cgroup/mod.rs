@@ -1,8 +1,10 @@
 //! The cgroup step probe (Linux).
 
+mod absent;
 pub mod discover;
 mod files;
 mod probe;
+mod root;
 pub mod v1;
 
 pub use probe::CgroupProbe;

@@ -2,6 +2,7 @@
 
 use std::io;
 use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -13,7 +14,8 @@ use stepmon_fdread::{Dir, HeldFile, is_gone, is_unsupported};
 use stepmon_psi::Pressure;
 use stepmon_sysusage::model::PressureJson;
 
-use super::files::{CgroupFile, Context, Controller};
+use super::absent::Context;
+use super::files::CgroupFile;
 use crate::model::{
     CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, Missing, MissingKind, PidsStat, StepSample,
 };
@@ -56,10 +58,12 @@ pub struct CgroupProbe {
     /// Length of the last sample's `missing` list: the next one's capacity
     /// (it is the same on every sample unless a read or parse fails).
     missing_len: usize,
+    /// The directory is the root of the cgroup v2 hierarchy.
+    is_root: bool,
 }
 
-/// `ENOENT` (include/uapi/asm-generic/errno-base.h): what opening a file of
-/// a controller the cgroup lacks returns, given without the open.
+/// `ENOENT` (include/uapi/asm-generic/errno-base.h): what opening a file the
+/// directory's listing lacks returns, given without the open.
 const ENOENT: i32 = 2;
 
 /// A file of the sample as found at open.
@@ -105,48 +109,54 @@ impl CgroupProbe {
     /// controllers bound to cgroup v1 from controllers not enabled.
     pub fn open_with_proc(path: impl AsRef<Path>, proc_root: &Path) -> io::Result<CgroupProbe> {
         let path = path.as_ref().to_path_buf();
-        let dir = Dir::open(&path)?;
+        // Readable, to be listed through the same fd; without read
+        // permission on the directory (where an O_PATH open still works),
+        // every file is tried instead.
+        let (mut dir, listable) = match Dir::open_readable(&path) {
+            Ok(dir) => (dir, true),
+            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => (Dir::open(&path)?, false),
+            Err(error) => return Err(error),
+        };
         let mut buf = Vec::new();
         let controllers = HeldFile::open_at(&dir, "cgroup.controllers")?;
         let enabled: Vec<String> = {
-            let bytes = controllers.read(&mut buf)?;
+            // One show() of a kernfs seq_file, or a regular file: one pread.
+            let bytes = controllers.read_single(&mut buf)?;
             let list = ControllerList::parse(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             list.iter().map(str::to_owned).collect()
         };
-        // Only a non-root cgroup has `cgroup.events`. In any cgroup a
-        // controller's files exist only when `cgroup.controllers` lists it
-        // (Documentation/admin-guide/cgroup-v2.rst, "Controlling Controllers";
-        // the root's lists the controllers bound to cgroup v2), and the root
-        // has none of the files marked "non-root" there: those are known
-        // absent without an open each (13 of 21 files on a hybrid host's step
-        // cgroup, which gets no controller; 12 at its root).
-        let events = HeldFile::open_at(&dir, CgroupFile::CgroupEvents.info().name);
-        let is_root = events.as_ref().is_err_and(is_gone);
-        let mut events = Some(events);
-        let opened = CgroupFile::ALL.map(|file| {
-            let info = file.info();
-            if file == CgroupFile::CgroupEvents {
-                return events.take().unwrap_or_else(|| HeldFile::open_at(&dir, info.name));
-            }
-            match info.controller {
-                _ if is_root && info.not_on_root => Err(io::Error::from_raw_os_error(ENOENT)),
-                Some(controller) if !enabled.iter().any(|c| c == controller.name()) => {
-                    Err(io::Error::from_raw_os_error(ENOENT))
+        // Which files exist comes from the directory itself: one listing
+        // (two getdents64 on kernfs) instead of an open that fails for each
+        // absent file (14 of the 19 on a step cgroup of a hybrid host,
+        // which gets no controller). Only the listed ones are opened.
+        let mut listed = [!listable; CgroupFile::ALL.len()];
+        if listable {
+            match dir.list_names(|name| {
+                if let Some(file) = CgroupFile::named(name.as_bytes())
+                    && let Some(slot) = listed.get_mut(file.index())
+                {
+                    *slot = true;
                 }
-                _ => HeldFile::open_at(&dir, info.name),
-            }
-        });
-        let mut present: Vec<(Controller, &'static str)> = Vec::new();
-        for (file, opened) in CgroupFile::ALL.into_iter().zip(&opened) {
-            let info = file.info();
-            if let Some(controller) = info.controller
-                && opened.is_ok()
-                && !present.iter().any(|(c, _)| *c == controller)
-            {
-                present.push((controller, info.name));
+            }) {
+                Ok(()) => {}
+                // Could not be listed after all: try every file.
+                Err(_) => listed = [true; CgroupFile::ALL.len()],
             }
         }
-        let context = Context { enabled, on_v1: super::controllers_on_v1(proc_root), is_root, present };
+        let opened = CgroupFile::ALL.map(|file| match listed.get(file.index()) {
+            Some(true) => HeldFile::open_at(&dir, file.info().name),
+            _ => Err(io::Error::from_raw_os_error(ENOENT)),
+        });
+        // A file that exists but cannot be opened (ELOOP, EACCES) exists all the same.
+        let exists = core::array::from_fn(|index| match opened.get(index) {
+            Some(Ok(_)) => true,
+            Some(Err(error)) => !is_gone(error),
+            None => false,
+        });
+        // Only the root lacks `cgroup.events`; where it exists no more is asked.
+        let events = CgroupFile::CgroupEvents.index();
+        let is_root = !exists.get(events).copied().unwrap_or(false) && super::root::is_hierarchy_root(&dir)?;
+        let context = Context::new(enabled, super::controllers_on_v1(proc_root), is_root, exists);
         let mut files: Vec<Slot> = Vec::with_capacity(CgroupFile::ALL.len());
         for (file, opened) in CgroupFile::ALL.into_iter().zip(opened) {
             let entry = match opened {
@@ -166,13 +176,23 @@ impl CgroupProbe {
         }
         let cpu_bandwidth_absent = context.cpu_bandwidth_absent();
         let reads = files.iter().map(|_| Ok(0..0)).collect();
-        Ok(CgroupProbe { path, files, cpu_bandwidth_absent, buf, reads, missing_len: 0 })
+        Ok(CgroupProbe { path, files, cpu_bandwidth_absent, buf, reads, missing_len: 0, is_root })
     }
 
     /// The cgroup directory.
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the directory is the root of the cgroup v2 hierarchy (a
+    /// directory on cgroup2 with the hierarchy's first inode), where the
+    /// files the kernel documents as "non-root" do not exist and are
+    /// reported so. A copy of the root, or the root of a cgroup namespace
+    /// (a container's own cgroup), is not.
+    #[must_use]
+    pub fn is_root(&self) -> bool {
+        self.is_root
     }
 
     /// Reads one sample now.
