@@ -139,7 +139,7 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
     // directories were just removed, and those another stepmon's start
     // removed meanwhile (every run collects on start).
     if !args.dry_run {
-        for result in crate::job::mark_orphans() {
+        for result in stepmon_job::mark_orphans() {
             match result {
                 Ok(done) => eprintln!("stepmon: {done}"),
                 Err(why) => eprintln!("stepmon: warning: {why}"),

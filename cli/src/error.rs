@@ -134,6 +134,18 @@ impl From<stepmon_runner::RunError> for CliError {
     }
 }
 
+impl From<stepmon_job::JobError> for CliError {
+    /// A job record that cannot be opened or written is an output file: its
+    /// hint, when one helps.
+    fn from(error: stepmon_job::JobError) -> Self {
+        let hint = match &error {
+            stepmon_job::JobError::Thread { .. } => None,
+            _ => error.io_error().and_then(FileProblem::of).map(Hint::OutputFile),
+        };
+        CliError { message: error.to_string(), hint }
+    }
+}
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "stepmon: error: {}", self.message)?;
@@ -192,6 +204,20 @@ mod tests {
         // Before, every EACCES got the cgroup hint, whatever failed.
         assert_eq!(CliError::io("cannot write to stdout", &error(ErrorKind::PermissionDenied)).hint, None);
         assert_eq!(CliError::io("cannot read stdin", &error(ErrorKind::PermissionDenied)).hint, None);
+    }
+
+    #[test]
+    fn a_job_record_gets_an_output_files_hint_its_thread_none() {
+        let open =
+            stepmon_job::JobError::Open { path: "/ci/job.jsonl".into(), source: error(ErrorKind::PermissionDenied) };
+        let e = CliError::from(open);
+        assert!(e.message.starts_with("cannot open the job record /ci/job.jsonl: "), "{}", e.message);
+        assert_eq!(e.hint, Some(Hint::OutputFile(FileProblem::Permission)));
+        let full =
+            stepmon_job::JobError::Append { path: "/ci/job.jsonl".into(), source: error(ErrorKind::StorageFull) };
+        assert_eq!(CliError::from(full).hint, None);
+        let thread = stepmon_job::JobError::Thread { source: error(ErrorKind::PermissionDenied) };
+        assert_eq!(CliError::from(thread).hint, None);
     }
 
     #[test]

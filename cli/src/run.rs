@@ -8,7 +8,6 @@ pub use stepmon_runner::NetMode;
 use stepmon_runner::{CgroupMode, Limits, StepOptions};
 
 use crate::error::CliError;
-use crate::job::JobWriter;
 use crate::outputs::{Failed, Kept, Pending, Target};
 
 /// Arguments of `stepmon run`.
@@ -152,19 +151,6 @@ fn parse_name(text: &str) -> Result<String, String> {
 /// container runners do.
 pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
 
-/// Appends the step's end to its job record, once its samples are all in
-/// (the sample thread ends when the runner drops its sender).
-///
-/// Returns why the record stopped short (e.g. a full disk), if it did.
-fn end_job(
-    job: Option<std::thread::JoinHandle<JobWriter>>,
-    exit_code: i32,
-    error: Option<String>,
-    document: Option<stepmon_report::RunDocument>,
-) -> Option<String> {
-    job.and_then(|thread| thread.join().ok()).and_then(|writer| writer.end(exit_code, error, document))
-}
-
 /// Runs the step; returns the exit status stepmon should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let spawn_mode = stepmon_runner::spawn::Mode::from_env().map_err(CliError::new)?;
@@ -209,15 +195,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     options.forward_signals = true;
     let mut job = None;
     if let Some(path) = &args.job {
-        let writer = JobWriter::open(path, crate::job::start(args.name.as_deref(), &args.labels, &command))?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        options.live = Some(tx);
-        job = Some(writer.follow(rx).map_err(|e| CliError::io("cannot start the job record's thread", &e))?);
+        let (thread, samples) = crate::job::start(path, args.name.as_deref(), &args.labels, &command)?;
+        options.live = Some(samples);
+        job = Some(thread);
     }
     let prepared = match stepmon_runner::prepare(options) {
         Ok(prepared) => prepared,
         Err(e) => {
-            end_job(job, e.exit_code, Some(e.message.clone()), None);
+            crate::job::end(job, e.exit_code, Some(e.message.clone()), None);
             if e.exit_code != INTERNAL_ERROR {
                 eprintln!("stepmon: error: {}", e.message);
                 return Ok(e.exit_code);
@@ -233,7 +218,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let mut finished = match prepared.run() {
         Ok(finished) => finished,
         Err(e) => {
-            end_job(job, INTERNAL_ERROR, Some(e.message.clone()), None);
+            crate::job::end(job, INTERNAL_ERROR, Some(e.message.clone()), None);
             return Err(CliError::from(e));
         }
     };
@@ -250,7 +235,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     if let Some(info) = finished.document.stepmon.as_mut() {
         info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
     }
-    if let Some(stopped) = end_job(job, finished.exit_code, None, Some(finished.document.clone()))
+    if let Some(stopped) = crate::job::end(job, finished.exit_code, None, Some(finished.document.clone()))
         && let Some(info) = finished.document.stepmon.as_mut()
     {
         info.warnings.push(stopped);

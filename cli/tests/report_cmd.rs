@@ -10,9 +10,8 @@ use std::path::PathBuf;
 
 use common::{leftovers, live, run_stepmon, scratch};
 use serde_json::Value;
-use stepmon_outfile::Appender;
+use stepmon_job::{JobWriter, LiveSample, MarkerDirs, SampleOf, StepStart};
 use stepmon_report::RunDocument;
-use stepmon_report::job::{self, Record, SampleOf, SampleRecord, StepEnd, StepStart};
 
 fn data(path: &str) -> String {
     let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../report/tests/data", path].iter().collect();
@@ -135,9 +134,8 @@ fn report_of_a_recorded_job_writes_every_format_and_marks_the_interrupted_step()
 }
 
 /// A builder that runs its steps through the libraries writes the job
-/// record `stepmon report` reads: the lines of `stepmon_report::job::line`,
-/// appended by `stepmon_outfile::Appender`, no CLI code involved (a recorded
-/// run document stands in for the runner's).
+/// record `stepmon report` reads: `stepmon_job::JobWriter`'s lines, no CLI
+/// code involved (a recorded run document stands in for the runner's).
 #[test]
 fn a_job_record_written_through_the_libraries_is_read_by_stepmon_report() {
     let run_file: PathBuf =
@@ -146,25 +144,24 @@ fn a_job_record_written_through_the_libraries_is_read_by_stepmon_report() {
     let info = document.stepmon.clone().unwrap();
     let dir = scratch("job-library");
     let path = dir.join("job.jsonl");
-    // Two steps of one job, each with its own appender, their lines interleaved.
-    let (mut first, mut second) = (Appender::open(&path).unwrap(), Appender::open(&path).unwrap());
+    // The markers in the scratch directory, not where `stepmon gc` looks.
+    let markers = MarkerDirs::new(vec![dir.join("markers")]);
+    // Two steps of one job, each with its own writer, their lines interleaved.
     let build = StepStart::new(4242, info.start.unwrap(), "build".into(), info.command.clone());
     let lint = StepStart::new(4243, info.start.unwrap(), "lint".into(), vec!["make".into(), "lint".into()]);
-    first.append(&job::line(&Record::StepStart(build.clone())).unwrap()).unwrap();
-    second.append(&job::line(&Record::StepStart(lint.clone())).unwrap()).unwrap();
+    let mut first = JobWriter::open_marked(&path, build, &markers).unwrap();
+    let mut second = JobWriter::open_marked(&path, lint, &markers).unwrap();
     for sample in &document.resource_usage.samples {
-        for (out, step) in [(&mut first, &build), (&mut second, &lint)] {
-            let record = SampleRecord::new(step.step.clone(), SampleOf::Step, sample.clone());
-            out.append(&job::line(&Record::Sample(Box::new(record))).unwrap()).unwrap();
+        for out in [&mut first, &mut second] {
+            assert!(out.append_sample(LiveSample::new(SampleOf::Step, sample.clone())).is_written());
         }
     }
     // The build ends with its document; the lint's writer dies without an end.
-    let mut end = StepEnd::new(build.step.clone(), info.end.unwrap(), 0);
     let mut ended = document.clone();
     ended.stepmon.as_mut().unwrap().name = Some("build".into());
-    end.document = Some(Box::new(ended));
-    first.append(&job::line(&Record::StepEnd(end)).unwrap()).unwrap();
-    first.sync().unwrap();
+    let report = first.end(0, None, Some(ended));
+    assert!(report.stopped.is_none() && report.sync.is_none(), "{report:?}");
+    drop(second);
 
     let run = run_stepmon(&["report", "--format", "json", path.to_str().unwrap()]);
     assert!(run.status.success(), "{}", run.stderr);

@@ -2,7 +2,9 @@
 //! FILE`) in one append-only JSON Lines file, a [`Record`] per line —
 //! [`StepStart`], a [`SampleRecord`] per sample, [`StepEnd`] with the whole
 //! run document, and [`StepCollected`] when `stepmon gc` cleaned up after a
-//! killed stepmon. `stepmon-report` reads a job back.
+//! killed stepmon. `stepmon-job` writes a job record, `stepmon-report` reads
+//! one back; [`LiveSample`] is what the runner hands the writer as a step
+//! runs.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -75,6 +77,26 @@ pub enum SampleOf {
     /// The enclosing cgroup (the step had none of its own; others' usage is
     /// in it too).
     Enclosing,
+}
+
+/// One sample of a running step as the runner hands it over while the step
+/// runs (`stepmon_runner::StepOptions::live`), for a job record's writer
+/// (`stepmon-job`) to append as a [`SampleRecord`] of its step.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LiveSample {
+    /// Whose sample it is.
+    pub of: SampleOf,
+    /// The sample.
+    pub sample: StepSample,
+}
+
+impl LiveSample {
+    /// The sample `sample` of `of`.
+    #[must_use]
+    pub fn new(of: SampleOf, sample: StepSample) -> LiveSample {
+        LiveSample { of, sample }
+    }
 }
 
 /// One sample of a running step, as it was taken.

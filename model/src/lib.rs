@@ -22,7 +22,8 @@
 //! * [`advice`] — what to change next time (the parallelism a step's
 //!   memory and cores hold), as `stepmon-report` advised it.
 //! * [`labels`] — a step's name, labels and CI context.
-//! * [`job`] — the lines of a job record.
+//! * [`job`] — the lines of a job record, and the live samples a job
+//!   record's writer takes from the runner.
 //!
 //! Only serde and jiff: no I/O, no kernel calls — the readers
 //! (`stepmon-sysusage`, `stepmon-sampler`) and the runner
@@ -65,7 +66,7 @@ pub mod verdict;
 
 pub use document::{Collector, Host, NotEnabled, RunDocument, RunInfo};
 pub use float::round_millis;
-pub use job::SampleOf;
+pub use job::{LiveSample, SampleOf};
 pub use labels::{CiContext, Label};
 pub use missing::{Missing, MissingKind};
 pub use sample::{StepSample, StepUsage, UsageSummary};

@@ -40,7 +40,7 @@ mod options;
 pub use error::{DELEGATED_RUN, INTERNAL_ERROR, RunError};
 pub use finished::Finished;
 pub use notice::Notice;
-pub use options::{CgroupMode, Limits, LiveSample, MODE_VARIABLE, Mode, NetMode, SampleOf, StepOptions};
+pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions};
 
 #[cfg(target_os = "linux")]
 pub mod cgroup;

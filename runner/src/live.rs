@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use futures::StreamExt as _;
 use stepmon_sampler::Recorder;
 
-use crate::options::{LiveSample, SampleOf};
+use stepmon_model::{LiveSample, SampleOf};
 
 /// Sends the samples `recorder` took so far (the baseline), then each
 /// periodic one until the recording is finalised, from a thread of its own;
@@ -20,7 +20,7 @@ pub(crate) fn forward(recorder: &Recorder, of: SampleOf, tx: Sender<LiveSample>)
     let taken = recorder.snapshot();
     let last = taken.last().map(|t| t.at);
     for timed in taken {
-        tx.send(LiveSample { of, sample: timed.sample }).ok()?;
+        tx.send(LiveSample::new(of, timed.sample)).ok()?;
     }
     let forwarding = move || {
         futures::executor::block_on(async {
@@ -28,7 +28,7 @@ pub(crate) fn forward(recorder: &Recorder, of: SampleOf, tx: Sender<LiveSample>)
                 if last.is_some_and(|last| timed.at <= last) {
                     continue;
                 }
-                if tx.send(LiveSample { of, sample: timed.sample }).is_err() {
+                if tx.send(LiveSample::new(of, timed.sample)).is_err() {
                     break;
                 }
             }

@@ -136,9 +136,10 @@ pub struct StepOptions {
     pub forward_signals: bool,
     /// Where the step's samples go as they are taken (the baseline first,
     /// then each periodic one), for a record that must outlive this process
-    /// (`stepmon run --job`). The final samples are in the run document.
+    /// (`stepmon run --job`; `stepmon_job::JobWriter::follow` appends them
+    /// to a job record). The final samples are in the run document.
     /// A closed receiver only stops the forwarding; the step goes on.
-    pub live: Option<std::sync::mpsc::Sender<LiveSample>>,
+    pub live: Option<std::sync::mpsc::Sender<stepmon_model::LiveSample>>,
     /// How often the process tree's memory is sampled where no memory
     /// cgroup covers the step alone
     /// ([`stepmon_model::source::TreeMemory`]).
@@ -147,19 +148,6 @@ pub struct StepOptions {
     /// where the step lacks a cgroup of its own (off: the process tree
     /// alone measures it, as where that cgroup cannot be read).
     pub enclosing: bool,
-}
-
-/// Whose sample a [`LiveSample`] is: the job record's own [`SampleOf`].
-pub use stepmon_model::SampleOf;
-
-/// One sample of a running step, sent to [`StepOptions::live`].
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct LiveSample {
-    /// Whose sample it is.
-    pub of: SampleOf,
-    /// The sample.
-    pub sample: stepmon_sampler::model::StepSample,
 }
 
 impl StepOptions {

@@ -1,6 +1,6 @@
 //! Torn lines of a job record: a line its writer's `write(2)` cut short.
 //!
-//! The writer appends each line with one `write(2)` (cli/src/job.rs); a
+//! The writer appends each line with one `write(2)` (`stepmon-job`); a
 //! write reaches the page cache whole before it returns, so a stepmon killed
 //! (even by SIGKILL) leaves whole lines only. A line is cut short when the
 //! write was short: the file system filled up mid-line (write(2): "the

@@ -24,11 +24,11 @@ use crate::cgroup::placement::{self};
 use crate::error::RunError;
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
-use crate::options::SampleOf;
 use crate::processes::{Hub, Session};
 use crate::spawn::subreaper::{self, Kept};
 use crate::spawn::{self, Target};
 use crate::tree::{Progress, Reaper};
+use stepmon_model::SampleOf;
 
 /// A running step: await it (it is a runtime-agnostic [`Future`] through
 /// [`IntoFuture`]) or [`Step::wait`] for it; kill, freeze or thaw it

@@ -1,0 +1,82 @@
+//! A CI job's record, written as its steps run: the steps of one job in one
+//! append-only JSON Lines file, a [`Record`] per line — what `stepmon run
+//! --job FILE` writes and `stepmon report FILE` reads back
+//! (`stepmon_report::job::read`).
+//!
+//! * [`JobWriter`]: one step's lines. [`JobWriter::open`] appends its
+//!   [`StepStart`] (made by [`start()`]), [`JobWriter::append_sample`] each
+//!   [`LiveSample`] the runner hands over as it takes it (or
+//!   [`JobWriter::follow`], on a thread of its own), and [`JobWriter::end`]
+//!   its [`StepEnd`] with the run document, then syncs the file.
+//! * [`line()`]: a record as one line, the bytes every writer appends.
+//! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
+//!   writers (a `stepCollected` line each), by the markers
+//!   ([`MarkerDirs`]) every writer leaves while its step runs.
+//!
+//! Each line goes out in one `write(2)` on an `O_APPEND` descriptor
+//! (`stepmon_outfile::Appender`), so any number of writers — steps running
+//! at once, in one process or many — share one record without tearing each
+//! other's lines. A failed or short write (a full disk) stops the record of
+//! that step, never the step: the writer keeps why ([`JobWriter::stopped`],
+//! [`EndReport`]) and prints nothing; the caller says it.
+//!
+//! Only `stepmon-model`, `stepmon-outfile`, serde, jiff and the
+//! `/proc/PID/stat` parser of `stepmon-sysusage`: a builder that runs steps
+//! with `stepmon-runner` writes the record without compiling the exports of
+//! `stepmon-report`.
+//!
+//! ```
+//! use stepmon_job::{JobWriter, LiveSample, Record, SampleOf, StepSample};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("job.jsonl");
+//! let command = vec!["make".to_owned(), "-j8".to_owned()];
+//! let mut writer = JobWriter::open(&path, stepmon_job::start(Some("build"), &[], &command))?;
+//! let sample: StepSample = serde_json::from_str(r#"{"timestamp": "2026-12-04T10:00:00Z"}"#)?;
+//! assert!(writer.append_sample(LiveSample::new(SampleOf::Step, sample)).is_written());
+//! let report = writer.end(0, None, None);
+//! assert!(report.stopped.is_none() && report.sync.is_none());
+//!
+//! let text = std::fs::read_to_string(&path)?;
+//! let kinds: Vec<&str> = text.lines().map(|l| l.split('"').nth(3).unwrap_or("")).collect();
+//! assert_eq!(kinds, ["stepStart", "sample", "stepEnd"]);
+//! let first: Record = serde_json::from_str(text.lines().next().unwrap_or(""))?;
+//! assert!(matches!(first, Record::StepStart(start) if start.name == "build"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod marker;
+mod owner;
+mod start;
+mod writer;
+
+pub use error::JobError;
+pub use marker::{Collected, MarkerDirs, mark_collected, mark_orphans};
+pub use start::start;
+pub use writer::{Appended, EndReport, JobWriter};
+
+pub use stepmon_model::job::{LiveSample, Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
+pub use stepmon_model::sample::StepSample;
+
+/// `record` as one line of a job record: its JSON, compact, `kind` first
+/// (serde writes an internally tagged enum's tag first), and a newline — to
+/// be appended with one `write(2)`.
+///
+/// The reader relies on this layout: it finds a record glued to the end of
+/// a torn line by its leading `{"kind":"`, and tells a sample line that
+/// repeats a sample of its step's run document by its bytes.
+///
+/// # Errors
+/// serde_json's, should a value not serialise.
+pub fn line(record: &Record) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = serde_json::to_vec(record)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,200 @@
+//! One step's lines in a job record: its start, its samples as they are
+//! taken, its end.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+use std::thread::JoinHandle;
+
+use jiff::Timestamp;
+use stepmon_model::RunDocument;
+use stepmon_model::job::{LiveSample, Record, SampleRecord, StepEnd, StepStart};
+use stepmon_outfile::Appender;
+
+use crate::error::JobError;
+use crate::marker::MarkerDirs;
+
+/// The record of one step in a job record: its start is appended when it
+/// is opened, its samples as they come, its end when [`JobWriter::end`]
+/// is called.
+///
+/// Appending never stops the step: the first line that cannot be appended
+/// whole stops this step's record (nothing more is appended, so at most
+/// that line is torn), the writer keeps why ([`JobWriter::stopped`]), and
+/// every later append is skipped.
+#[derive(Debug)]
+pub struct JobWriter {
+    file: Appender,
+    step: String,
+    /// Why appending stopped (a full disk, a short write).
+    stopped: Option<JobError>,
+    /// This writer's gc marker, removed at the step's end.
+    marker: Option<PathBuf>,
+}
+
+/// What became of a line a [`JobWriter`] was asked to append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "the append that stops the record is the one to say so (`Appended::Stopped`)"]
+pub enum Appended {
+    /// Appended whole.
+    Written,
+    /// Not appended, and this append stopped the record:
+    /// [`JobWriter::stopped`] says why. Say it now; nothing more of the
+    /// step will be appended.
+    Stopped,
+    /// Not appended: an earlier append stopped the record.
+    AlreadyStopped,
+}
+
+impl Appended {
+    /// Whether the line was appended.
+    #[must_use]
+    pub fn is_written(self) -> bool {
+        self == Appended::Written
+    }
+}
+
+/// What [`JobWriter::end`] did, for the caller to say: the record itself
+/// cannot.
+#[derive(Debug)]
+#[non_exhaustive]
+#[must_use = "a record that stopped short should be said where it can be read (the run document's warnings)"]
+pub struct EndReport {
+    /// What became of the end line.
+    pub end: Appended,
+    /// Why the record stopped short, when it did (the end line's append or
+    /// an earlier one): the step has no end in the record, and a report of
+    /// it shows it interrupted.
+    pub stopped: Option<JobError>,
+    /// The end was appended but could not be flushed to disk.
+    pub sync: Option<JobError>,
+}
+
+impl JobWriter {
+    /// Opens (creates) the job record `path` for appending, appends
+    /// `start` (see [`crate::start()`]), and leaves a gc marker where
+    /// [`MarkerDirs::from_env`] says (where `stepmon gc` looks).
+    ///
+    /// # Errors
+    /// [`JobError::Open`] when the file cannot be opened for appending;
+    /// [`JobError::Append`] (or [`JobError::Encode`]) when the start line
+    /// cannot be appended whole.
+    pub fn open(path: impl AsRef<Path>, start: StepStart) -> Result<JobWriter, JobError> {
+        JobWriter::open_marked(path, start, &MarkerDirs::from_env())
+    }
+
+    /// [`JobWriter::open`] with the gc marker in the first of `markers`
+    /// that takes it (none: [`MarkerDirs::new`] of no directory).
+    ///
+    /// # Errors
+    /// Those of [`JobWriter::open`].
+    pub fn open_marked(path: impl AsRef<Path>, start: StepStart, markers: &MarkerDirs) -> Result<JobWriter, JobError> {
+        let path = path.as_ref();
+        let file = Appender::open(path).map_err(|source| JobError::Open { path: path.to_owned(), source })?;
+        let mut writer = JobWriter { file, step: start.step.clone(), stopped: None, marker: None };
+        writer.write_line(&Record::StepStart(start))?;
+        writer.marker = markers.write(path, &writer.step);
+        Ok(writer)
+    }
+
+    /// The step's id in the record ([`StepStart::step`]).
+    #[must_use]
+    pub fn step(&self) -> &str {
+        &self.step
+    }
+
+    /// The job record's path, as given.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// Why the record stopped (the first line that could not be appended
+    /// whole), if it did.
+    #[must_use]
+    pub fn stopped(&self) -> Option<&JobError> {
+        self.stopped.as_ref()
+    }
+
+    /// Appends `live` as a sample line of this step, in one `write(2)`.
+    pub fn append_sample(&mut self, live: LiveSample) -> Appended {
+        let record = SampleRecord::new(self.step.clone(), live.of, live.sample);
+        self.append(&Record::Sample(Box::new(record)))
+    }
+
+    /// Appends each sample of `samples` as it arrives, on a thread of its
+    /// own, until every sender is gone (the runner drops its sender of
+    /// `StepOptions::live` when the step's recording ends); the thread
+    /// returns the writer, for [`JobWriter::end`]. `on_stop` is called once,
+    /// on that thread, with why, when an append stops the record.
+    ///
+    /// # Errors
+    /// [`JobError::Thread`] when the thread cannot start; the writer is
+    /// dropped then, its step's record ending with its start.
+    pub fn follow(
+        mut self,
+        samples: Receiver<LiveSample>,
+        on_stop: impl FnOnce(&JobError) + Send + 'static,
+    ) -> Result<JoinHandle<JobWriter>, JobError> {
+        let mut on_stop = Some(on_stop);
+        let appending = move || {
+            for live in samples {
+                if self.append_sample(live) == Appended::Stopped
+                    && let (Some(say), Some(why)) = (on_stop.take(), self.stopped.as_ref())
+                {
+                    say(why);
+                }
+            }
+            self
+        };
+        std::thread::Builder::new()
+            .name("stepmon-job".into())
+            .spawn(appending)
+            .map_err(|source| JobError::Thread { source })
+    }
+
+    /// Appends the step's end — `exit_code` (the status the step's caller
+    /// exits with for it), `error` (why it did not run, when it did not),
+    /// its run `document` (when it ran; its end time is the end line's) —
+    /// syncs the file to disk (`fdatasync(2)`: a finished step survives
+    /// the machine going away, its live samples may not) and removes the
+    /// gc marker.
+    pub fn end(mut self, exit_code: i32, error: Option<String>, document: Option<RunDocument>) -> EndReport {
+        let at = document.as_ref().and_then(|d| d.stepmon.as_ref()).and_then(|r| r.end);
+        let mut end = StepEnd::new(self.step.clone(), at.unwrap_or_else(Timestamp::now), exit_code);
+        end.error = error;
+        end.document = document.map(Box::new);
+        let appended = self.append(&Record::StepEnd(end));
+        if let Some(marker) = self.marker.take() {
+            let _ = std::fs::remove_file(marker);
+        }
+        let sync = match appended {
+            Appended::Written => {
+                self.file.sync().err().map(|source| JobError::Sync { path: self.file.path().to_owned(), source })
+            }
+            Appended::Stopped | Appended::AlreadyStopped => None,
+        };
+        EndReport { end: appended, stopped: self.stopped, sync }
+    }
+
+    /// Appends `record` as one line in one `write(2)`, unless the record
+    /// has stopped; the first failure stops it.
+    fn append(&mut self, record: &Record) -> Appended {
+        if self.stopped.is_some() {
+            return Appended::AlreadyStopped;
+        }
+        match self.write_line(record) {
+            Ok(()) => Appended::Written,
+            Err(why) => {
+                self.stopped = Some(why);
+                Appended::Stopped
+            }
+        }
+    }
+
+    /// `record` as one line, appended in one `write(2)`.
+    fn write_line(&mut self, record: &Record) -> Result<(), JobError> {
+        let line =
+            crate::line(record).map_err(|source| JobError::Encode { path: self.file.path().to_owned(), source })?;
+        self.file.append(&line).map_err(|source| JobError::Append { path: self.file.path().to_owned(), source })
+    }
+}
