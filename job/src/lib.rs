@@ -48,7 +48,6 @@
 
 mod error;
 mod marker;
-mod owner;
 mod start;
 mod writer;
 

@@ -20,7 +20,14 @@ use stepmon_model::job::{Record, StepCollected};
 use stepmon_outfile::Appender;
 
 use crate::error::JobError;
-use crate::owner::start_time;
+#[cfg(target_os = "linux")]
+use stepmon_sysusage::probe::start_ticks as start_time;
+
+/// Off Linux no process's start time is known: no markers.
+#[cfg(not(target_os = "linux"))]
+fn start_time(_pid: u32) -> Option<u64> {
+    None
+}
 
 /// What a marker says: the job record and the step in it.
 #[derive(Debug, Serialize, Deserialize)]

@@ -42,11 +42,11 @@ pub struct RunCgroups {
     pub scope: Option<crate::cgroup::systemd::Scope>,
 }
 
-/// This process's start time in clock ticks since boot (field 22 of
-/// `/proc/<pid>/stat`): with the PID it identifies a process across PID reuse.
+/// The start time of `pid` in clock ticks since boot: with the PID it
+/// identifies a process across PID reuse
+/// ([`stepmon_sysusage::probe::start_ticks`]).
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = stepmon_fdread::read_path(format!("/proc/{pid}/stat")).ok()?;
-    Some(stepmon_sysusage::parse::ProcStat::parse(&stat).ok()?.start_ticks)
+    stepmon_sysusage::probe::start_ticks(pid)
 }
 
 /// This process's [`start_time`], read once (a builder named every step's

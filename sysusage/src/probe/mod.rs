@@ -14,11 +14,15 @@
 //! disabled, a parse error, ...).
 
 mod file;
+#[cfg(target_os = "linux")]
+mod process;
 mod reading;
 #[cfg(target_os = "linux")]
 mod sys_probe;
 
 pub use file::ProcFile;
+#[cfg(target_os = "linux")]
+pub use process::start_ticks;
 pub use reading::{StatSnapshot, SysReading};
 pub use stepmon_model::missing::{Missing, MissingKind};
 #[cfg(target_os = "linux")]
