@@ -19,7 +19,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 /// Where cgroup v1's memory hierarchy is mounted on a hybrid host (floor.c's
 /// `V1_MEMORY_MOUNT`).
@@ -27,13 +27,17 @@ const V1_MEMORY_MOUNT: &str = "/sys/fs/cgroup/memory";
 /// The uid and gid of `nobody` and `nogroup` on Debian.
 const NOBODY: u32 = 65534;
 
-/// The binary, built once for every test of this file in a scratch
-/// directory (removed when the test process ends: the directory lives in
-/// the static, so its files are left to the OS's tmp clean-up only if the
-/// process is killed). `Err` says why it cannot be built here.
-fn floor_program() -> &'static Result<(tempfile::TempDir, PathBuf), String> {
-    static BUILT: OnceLock<Result<(tempfile::TempDir, PathBuf), String>> = OnceLock::new();
-    BUILT.get_or_init(|| {
+/// The program, built for one test in a scratch directory that is removed
+/// with it (also when the test fails).
+struct Floor {
+    _dir: tempfile::TempDir,
+    program: PathBuf,
+}
+
+impl Floor {
+    /// Builds floor.c as ci/vm/lib/build.sh does; `Err` says why gcc cannot
+    /// build it here.
+    fn build() -> Result<Self, String> {
         // `gcc -print-file-name=libc.a` prints the bare name when gcc has no
         // static libc (Debian's libc6-dev, which scripts/setup installs).
         let libc = match Command::new("gcc").arg("-print-file-name=libc.a").output() {
@@ -45,7 +49,7 @@ fn floor_program() -> &'static Result<(tempfile::TempDir, PathBuf), String> {
             return Err("gcc has no static libc (libc.a; Debian's libc6-dev, which scripts/setup installs)".into());
         }
         let dir = tempfile::tempdir().unwrap();
-        // Readable and runnable by `nobody` (the error-path test).
+        // Runnable by `nobody` (the error-path test).
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let program = dir.path().join("floor");
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("floor/floor.c");
@@ -58,8 +62,8 @@ fn floor_program() -> &'static Result<(tempfile::TempDir, PathBuf), String> {
             .unwrap();
         // gcc is there with a static libc: a failed build is floor.c's fault.
         assert!(out.status.success(), "gcc {}: {}", source.display(), String::from_utf8_lossy(&out.stderr));
-        Ok((dir, program))
-    })
+        Ok(Floor { _dir: dir, program })
+    }
 }
 
 /// The cgroup2 directory floor uses by default, as floor.c chooses it:
@@ -98,23 +102,23 @@ fn is_root() -> bool {
 
 /// What a test needs: the program and the cgroup2 directory; `None` after
 /// `SKIPPED` when this host cannot run it.
-fn host(test: &str) -> Option<(&'static Path, PathBuf)> {
-    let program = match floor_program() {
-        Ok((_, program)) => program.as_path(),
+fn host(test: &str) -> Option<(Floor, PathBuf)> {
+    if !is_root() {
+        skip::skip(test, "needs root to create cgroups");
+        return None;
+    }
+    let floor = match Floor::build() {
+        Ok(floor) => floor,
         Err(why) => {
             skip::skip(test, why);
             return None;
         }
     };
-    if !is_root() {
-        skip::skip(test, "needs root to create cgroups");
-        return None;
-    }
     let Some(root) = cgroup2_root() else {
         skip::skip(test, "no cgroup2 mount at /sys/fs/cgroup/unified or /sys/fs/cgroup");
         return None;
     };
-    Some((program, root))
+    Some((floor, root))
 }
 
 /// The `floor.*` entries of `dir`: floor's cgroups there.
@@ -171,7 +175,8 @@ fn floor(program: &Path, args: &[&str]) -> Command {
 #[test]
 fn runs_the_command_in_its_cgroup_and_passes_its_status_on() {
     let test = "runs_the_command_in_its_cgroup_and_passes_its_status_on";
-    let Some((program, root)) = host(test) else { return };
+    let Some((built, root)) = host(test) else { return };
+    let program = built.program.as_path();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let dirs = [root.as_path()];
 
@@ -213,7 +218,8 @@ fn runs_the_command_in_its_cgroup_and_passes_its_status_on() {
 #[test]
 fn floor_v1_memory_joins_a_v1_memory_cgroup_and_reads_its_peak() {
     let test = "floor_v1_memory_joins_a_v1_memory_cgroup_and_reads_its_peak";
-    let Some((program, root)) = host(test) else { return };
+    let Some((built, root)) = host(test) else { return };
+    let program = built.program.as_path();
     let Some(v1) = own_v1_memory_dir() else {
         return skip::skip(test, format!("no cgroup v1 memory hierarchy at {V1_MEMORY_MOUNT} (pure cgroup v2?)"));
     };
@@ -260,7 +266,8 @@ fn floor_v1_memory_joins_a_v1_memory_cgroup_and_reads_its_peak() {
 #[test]
 fn an_error_says_what_failed_exits_125_and_leaves_nothing() {
     let test = "an_error_says_what_failed_exits_125_and_leaves_nothing";
-    let Some((program, root)) = host(test) else { return };
+    let Some((built, root)) = host(test) else { return };
+    let program = built.program.as_path();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
 
     let run = run_clean(floor(program, &[]), &[&root]);
