@@ -106,30 +106,47 @@ static int is_cgroup2(const char *dir)
 	return statfs(dir, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-/* Reads the file `dir`/`name` into buf (NUL-terminated); dies on failure. */
-static size_t read_file(const char *dir, const char *name, char *buf, size_t size)
+/* `what` failed in root: says so, and whether root is no cgroup2 directory
+ * at all (asked only on failure, so that a run pays for no statfs). */
+static void __attribute__((noreturn)) die_in(const char *root, const char *what, const char *path)
+{
+	int saved = errno;
+
+	if (!is_cgroup2(root))
+		die(0, "%s is not a cgroup2 directory (set FLOOR_CGROUP2)", root);
+	errno = saved;
+	die(1, "%s %s", what, path);
+}
+
+/* Opens `dir`/`name` (flags | O_CLOEXEC); dies on failure. */
+static int open_in(const char *dir, const char *name, int flags)
 {
 	char path[4096 + 64];
-	size_t len = 0;
-	ssize_t n;
 	int fd;
 
 	path_of(path, sizeof path, "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
 		die(1, "open %s", path);
-	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			die(1, "read %s", path);
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return len;
+	return fd;
+}
+
+/* One read of the whole file behind `fd` into buf (NUL-terminated): a
+ * cgroup or /proc file is generated whole on the first read
+ * (Documentation/filesystems/seq_file.rst), so a read that does not fill
+ * buf got all of it. Dies on failure, naming `dir`/`name`. */
+static void read_whole(int fd, const char *dir, const char *name, char *buf, size_t size)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		die(1, "read %s/%s", dir, name);
+	if ((size_t)n == size - 1)
+		die(0, "%s/%s is longer than %zu bytes", dir, name, size - 2);
+	buf[n] = '\0';
 }
 
 /* This process's cgroup in the v1 memory hierarchy: the path of the line
@@ -140,7 +157,10 @@ static void own_v1_memory_cgroup(char *out, size_t size)
 	static char buf[16384];
 	char *line, *next;
 
-	read_file("/proc/self", "cgroup", buf, sizeof buf);
+	int fd = open_in("/proc/self", "cgroup", O_RDONLY);
+
+	read_whole(fd, "/proc/self", "cgroup", buf, sizeof buf);
+	close(fd);
 	for (line = buf; *line != '\0'; line = next) {
 		char *controllers, *path, *c, *end;
 
@@ -203,7 +223,7 @@ int main(int argc, char **argv)
 	char usage_buf[64];
 	struct clone_args args;
 	struct sigaction sa;
-	int cgroup_fd, tasks_fd = -1, status;
+	int cgroup_fd, stat_fd, tasks_fd = -1, usage_fd = -1, status;
 	long pid;
 	pid_t got;
 
@@ -215,8 +235,6 @@ int main(int argc, char **argv)
 		die(0, "FLOOR_V1=%s: only FLOOR_V1=memory is known", v1);
 	if (root == NULL || root[0] == '\0')
 		root = is_cgroup2("/sys/fs/cgroup/unified") ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
-	if (!is_cgroup2(root))
-		die(0, "%s is not a cgroup2 directory (set FLOOR_CGROUP2)", root);
 
 	/* Passed on to the child, so that the cgroups are removed after it ends
 	 * (a signal before clone3 returns finds no child and is lost). */
@@ -235,14 +253,23 @@ int main(int argc, char **argv)
 
 		memcpy(made, v2_dir, sizeof made);
 		v2_dir[0] = '\0'; /* not made: never remove it */
-		die(1, "mkdir %s", made);
+		die_in(root, "mkdir", made);
 	}
 	cgroup_fd = open(v2_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cgroup_fd < 0)
 		die(1, "open %s", v2_dir);
+	/* Opened now, read once after the wait: the step's end costs one read
+	 * (a directory that is no cgroup has no cpu.stat). */
+	stat_fd = openat(cgroup_fd, "cpu.stat", O_RDONLY | O_CLOEXEC);
+	if (stat_fd < 0) {
+		char path[sizeof v2_dir + 16];
+
+		path_of(path, sizeof path, "%s/cpu.stat", v2_dir);
+		die_in(root, "open", path);
+	}
 
 	if (want_v1) {
-		char own[4096], tasks[sizeof v1_dir + 8];
+		char own[4096];
 
 		own_v1_memory_cgroup(own, sizeof own);
 		/* "/" is the hierarchy's root: no doubled slash. */
@@ -255,10 +282,8 @@ int main(int argc, char **argv)
 			v1_dir[0] = '\0';
 			die(1, "mkdir %s", made);
 		}
-		path_of(tasks, sizeof tasks, "%s/tasks", v1_dir);
-		tasks_fd = open(tasks, O_WRONLY | O_CLOEXEC);
-		if (tasks_fd < 0)
-			die(1, "open %s", tasks);
+		tasks_fd = open_in(v1_dir, "tasks", O_WRONLY);
+		usage_fd = open_in(v1_dir, "memory.max_usage_in_bytes", O_RDONLY);
 	}
 
 	/* clone3 has no glibc wrapper: the raw system call
@@ -280,16 +305,15 @@ int main(int argc, char **argv)
 	if (got < 0)
 		die(1, "wait4 %ld", pid);
 	child_pid = 0;
-	close(cgroup_fd);
-	if (tasks_fd >= 0)
-		close(tasks_fd);
+	/* The fds stay open: exit closes them, and an open file does not keep
+	 * a cgroup from being removed. */
 
 	/* The one read a monitor needs after the step: its CPU time. */
-	read_file(v2_dir, "cpu.stat", stat_buf, sizeof stat_buf);
+	read_whole(stat_fd, v2_dir, "cpu.stat", stat_buf, sizeof stat_buf);
 	if (want_print)
 		fprintf(stderr, "%s/cpu.stat:\n%s", v2_dir, stat_buf);
 	if (want_v1) {
-		read_file(v1_dir, "memory.max_usage_in_bytes", usage_buf, sizeof usage_buf);
+		read_whole(usage_fd, v1_dir, "memory.max_usage_in_bytes", usage_buf, sizeof usage_buf);
 		if (want_print)
 			fprintf(stderr, "%s/memory.max_usage_in_bytes: %s", v1_dir, usage_buf);
 	}

@@ -277,6 +277,20 @@ fn an_error_says_what_failed_exits_125_and_leaves_nothing() {
     let run = run_clean(command, &[&root]);
     assert_eq!(run.code(), Some(125), "{}", run.stderr());
     assert!(run.stderr().contains("/proc is not a cgroup2 directory"), "{}", run.stderr());
+    // A directory that is no cgroup: floor's mkdir there succeeds, the
+    // cpu.stat it then opens is missing, and the directory is removed.
+    let plain = tempfile::tempdir().unwrap();
+    let mut command = floor(program, &["/bin/true"]);
+    command.env("FLOOR_CGROUP2", plain.path());
+    let run = run_clean(command, &[&root, plain.path()]);
+    assert_eq!(run.code(), Some(125), "{}", run.stderr());
+    assert!(run.stderr().contains(" is not a cgroup2 directory"), "{}", run.stderr());
+    assert_eq!(
+        std::fs::read_dir(plain.path()).unwrap().count(),
+        0,
+        "floor left its directory in {}",
+        plain.path().display()
+    );
     let mut command = floor(program, &["/bin/true"]);
     command.env("FLOOR_V1", "cpu");
     let run = run_clean(command, &[&root]);
