@@ -43,9 +43,13 @@ enum { EXIT_FLOOR = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 /* Where cgroup v1's memory hierarchy is mounted on a hybrid host. */
 static const char V1_MEMORY_MOUNT[] = "/sys/fs/cgroup/memory";
 
-/* The cgroups made so far, removed on every way out ("" = none). */
-static char v2_dir[4096];
-static char v1_dir[4096];
+/* The cgroups made so far, removed on every way out ("" = none). Buffers
+ * are sized to what a cgroup path or file here holds, not PATH_MAX: each
+ * page a run touches is a page fault, and 4 KiB buffers cost 4-7 of them
+ * a run (perf stat -e page-faults). A longer path is an error that says
+ * so, never a truncation. */
+static char v2_dir[1024];
+static char v1_dir[1024];
 
 /* The child, for the signal handler to pass a signal on (0 = none yet). */
 static volatile sig_atomic_t child_pid;
@@ -121,7 +125,7 @@ static void __attribute__((noreturn)) die_in(const char *root, const char *what,
 /* Opens `dir`/`name` (flags | O_CLOEXEC); dies on failure. */
 static int open_in(const char *dir, const char *name, int flags)
 {
-	char path[4096 + 64];
+	char path[sizeof v2_dir + 64];
 	int fd;
 
 	path_of(path, sizeof path, "%s/%s", dir, name);
@@ -154,7 +158,7 @@ static void read_whole(int fd, const char *dir, const char *name, char *buf, siz
  * ("ID:CONTROLLERS:PATH", Documentation/admin-guide/cgroup-v1/cgroups.rst). */
 static void own_v1_memory_cgroup(char *out, size_t size)
 {
-	static char buf[16384];
+	char buf[2048];
 	char *line, *next;
 
 	int fd = open_in("/proc/self", "cgroup", O_RDONLY);
@@ -219,7 +223,7 @@ int main(int argc, char **argv)
 	const char *print = getenv("FLOOR_PRINT");
 	int want_v1 = v1 != NULL && v1[0] != '\0';
 	int want_print = print != NULL && strcmp(print, "1") == 0;
-	static char stat_buf[4096];
+	char stat_buf[1024];
 	char usage_buf[64];
 	struct clone_args args;
 	struct sigaction sa;
@@ -269,7 +273,7 @@ int main(int argc, char **argv)
 	}
 
 	if (want_v1) {
-		char own[4096];
+		char own[sizeof v1_dir];
 
 		own_v1_memory_cgroup(own, sizeof own);
 		/* "/" is the hierarchy's root: no doubled slash. */
