@@ -204,9 +204,11 @@ static void pass_on(int sig)
  * returns; failures say what failed on stderr. */
 static void __attribute__((noreturn)) run_child(int tasks_fd, char **argv)
 {
-	/* "0" is the writer itself; `tasks` moves one thread, where a
-	 * cgroup.procs write would wait for an RCU grace period
-	 * (Documentation/admin-guide/cgroup-v1/cgroups.rst, "tasks"). */
+	/* "0" is the writer itself (Documentation/admin-guide/cgroup-v1/
+	 * cgroups.rst, "tasks"). A `tasks` write moves one thread without
+	 * the thread-group lock; a cgroup.procs write takes it for writing
+	 * (cgroup_attach_lock in kernel/cgroup/cgroup.c), a percpu rwsem
+	 * whose writer waits for an RCU grace period. */
 	if (tasks_fd >= 0 && write(tasks_fd, "0", 1) != 1) {
 		fprintf(stderr, "floor: joining %s (write 0 to tasks): %s\n", v1_dir, strerror(errno));
 		_exit(EXIT_FLOOR);
