@@ -51,8 +51,11 @@ static const char V1_MEMORY_MOUNT[] = "/sys/fs/cgroup/memory";
 static char v2_dir[1024];
 static char v1_dir[1024];
 
-/* The child, for the signal handler to pass a signal on (0 = none yet). */
+/* For the signal handler: this process, the child to pass a signal on to
+ * (0 = none yet), and a signal that came before the child was known. */
+static pid_t floor_pid;
 static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t early_signal;
 
 /* Removes the cgroups made; 0, or -1 after saying which one stayed. */
 static int remove_cgroups(void)
@@ -196,8 +199,18 @@ static void pass_on(int sig)
 {
 	pid_t pid = child_pid;
 
+	if (getpid() != floor_pid) {
+		/* The child, before exec: it dies of the signal as the command
+		 * would (delivered once the handler returns). kill, not raise:
+		 * after a raw clone3, glibc's cached thread id is the parent's. */
+		signal(sig, SIG_DFL);
+		kill(getpid(), sig);
+		return;
+	}
 	if (pid > 0)
 		kill(pid, sig);
+	else
+		early_signal = sig;
 }
 
 /* In the child: join the v1 memory cgroup (if any) and exec CMD. Never
@@ -242,8 +255,9 @@ int main(int argc, char **argv)
 	if (root == NULL || root[0] == '\0')
 		root = is_cgroup2("/sys/fs/cgroup/unified") ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
 
-	/* Passed on to the child, so that the cgroups are removed after it ends
-	 * (a signal before clone3 returns finds no child and is lost). */
+	/* Passed on to the child, so that the cgroups are removed after it
+	 * ends. */
+	floor_pid = getpid();
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = pass_on;
 	sa.sa_flags = SA_RESTART;
@@ -253,7 +267,7 @@ int main(int argc, char **argv)
 		die(1, "sigaction");
 
 	/* The pid in the name: no two live floors share one. */
-	path_of(v2_dir, sizeof v2_dir, "%s/floor.%ld", root, (long)getpid());
+	path_of(v2_dir, sizeof v2_dir, "%s/floor.%ld", root, (long)floor_pid);
 	if (mkdir(v2_dir, 0755) != 0) {
 		char made[sizeof v2_dir];
 
@@ -280,7 +294,7 @@ int main(int argc, char **argv)
 		own_v1_memory_cgroup(own, sizeof own);
 		/* "/" is the hierarchy's root: no doubled slash. */
 		path_of(v1_dir, sizeof v1_dir, "%s%s/floor.%ld", V1_MEMORY_MOUNT, strcmp(own, "/") == 0 ? "" : own,
-			(long)getpid());
+			(long)floor_pid);
 		if (mkdir(v1_dir, 0755) != 0) {
 			char made[sizeof v1_dir];
 
@@ -304,6 +318,10 @@ int main(int argc, char **argv)
 	if (pid == 0)
 		run_child(tasks_fd, argv + 1);
 	child_pid = (pid_t)pid;
+	/* A signal between sigaction and the line above is passed on now (one
+	 * after it may be passed on twice, which is harmless). */
+	if (early_signal != 0)
+		kill((pid_t)pid, early_signal);
 
 	do
 		got = wait4((pid_t)pid, &status, 0, NULL);

@@ -311,6 +311,24 @@ fn an_error_says_what_failed_exits_125_and_leaves_nothing() {
     // The v2 mkdir had succeeded (the error is the v1 one): it was removed.
     assert!(floor_cgroups(&delegated.0).is_empty());
 
+    // SIGTERM to floor itself is passed on to the command; floor then
+    // removes its cgroup and exits as the command did.
+    let before = floor_cgroups(&root);
+    let mut child = floor(program, &["sleep", "30"]).stderr(Stdio::piped()).spawn().unwrap();
+    let made = root.join(format!("floor.{}", child.id()));
+    let _cleanup = KillOnDrop(made.clone());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !made.join("cgroup.procs").exists() || std::fs::read_to_string(made.join("cgroup.procs")).unwrap().is_empty()
+    {
+        assert!(std::time::Instant::now() < deadline, "floor did not start sleep in {} within 10 s", made.display());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15), "{status:?}");
+    assert_eq!(floor_cgroups(&root), before, "floor left {} after SIGTERM", made.display());
+
     // A child killed by a signal also ends with its cgroup removed.
     let run = run_clean(floor(program, &["sh", "-c", "kill -KILL $$"]), &[&root]);
     assert_eq!(run.code(), Some(128 + 9), "{}", run.stderr());
@@ -346,6 +364,25 @@ impl Drop for Delegated {
             && !std::thread::panicking()
         {
             panic!("removing {}: {e}", self.0.display());
+        }
+    }
+}
+
+/// A cgroup floor should have removed: if the test fails before floor did,
+/// what is in it is killed (`cgroup.kill`) and it is removed on drop.
+struct KillOnDrop(PathBuf);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if !self.0.exists() {
+            return;
+        }
+        let _ = std::fs::write(self.0.join("cgroup.kill"), "1");
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 }
