@@ -5,7 +5,7 @@
 # what it costs on hardware; and the builder is the debug build the tier's
 # tests use). The example builder (runner/examples/builder.rs) runs N steps
 # of /bin/true at P=1 and P=16, measured and --plain; the floor
-# (../shared/tools/floor, static C) and `stepmon run -q` are timed as one
+# (benches/floor/floor.c, static C) and `stepmon run -q` are timed as one
 # process per step through the builder's --plain. Fails only when a run
 # itself fails (a step that errs, a builder that cannot start).
 

@@ -96,11 +96,11 @@ vm_build() {
         and (.target.kind | index("example")) and .executable != null) | .executable' \
         "$VM_WORK/cargo-tree.json" | tail -n 1)
     [[ -x $VM_BUILDER_BIN ]] || vm_die "cargo did not report the builder example"
-    # The physical floor of a measured step (the peer program beside the
-    # repository), static, for the same report.
+    # The physical floor of a measured step (benches/floor/README.md),
+    # static, for the same report.
     VM_FLOOR_BIN=$VM_WORK/floor
-    gcc -O2 -static -o "$VM_FLOOR_BIN" "$VM_REPO/../shared/tools/floor/floor.c" ||
-        vm_die "building the floor program (../shared/tools/floor/floor.c) failed"
+    gcc -O2 -static -o "$VM_FLOOR_BIN" "$VM_REPO/benches/floor/floor.c" ||
+        vm_die "building the floor program (benches/floor/floor.c) failed"
     local expected=0
     for line in "${VM_TESTS[@]}"; do
         read -ra words <<<"$line"
