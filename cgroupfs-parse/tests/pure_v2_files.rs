@@ -1,6 +1,8 @@
 //! Every typed parser on hand-written pure cgroup v2 files
-//! (`tests/data/pure-v2-handmade/`, written from the kernel formats spec
-//! §3–§9 and §11; see `tests/data/README.md`). Values are distinct where
+//! (`tests/data/pure-v2-handmade/`, written from the kernel's cgroup v2
+//! and PSI documentation, <https://docs.kernel.org/admin-guide/cgroup-v2.html>
+//! and <https://docs.kernel.org/accounting/psi.html>; see
+//! `tests/data/README.md`). Values are distinct where
 //! possible so that a key mapped to the wrong field cannot go unnoticed.
 
 use stepmon_cgroupfs_parse::format::flat::FlatKeyed;

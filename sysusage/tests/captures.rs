@@ -1,5 +1,5 @@
 //! The real captures of the hybrid 6.18 host (`data/hybrid-6.18/`, copied
-//! from `shared/fixtures/hybrid-6.18/`, laid out like `/proc`), parsed
+//! from a hybrid 6.18 host, laid out like `/proc`), parsed
 //! directly and through `SysProbe` pointed at that directory.
 
 use std::num::NonZeroU64;

@@ -3,8 +3,7 @@
 //!
 //! seq_file-backed procfs files regenerate their content on every read from
 //! offset 0, so holding the file descriptors saves an `openat` + `close`
-//! pair per file and sample (rule 2 of "Parsing rules" in the kernel-format
-//! notes; <https://docs.kernel.org/filesystems/seq_file.html>). Every file is
+//! pair per file and sample (<https://docs.kernel.org/filesystems/seq_file.html>). Every file is
 //! read until EOF into a buffer that is kept and grows to fit (`/proc/stat`
 //! exceeds 4 KiB on large machines).
 //!
