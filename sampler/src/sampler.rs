@@ -34,10 +34,19 @@ pub enum StartError {
 struct Shared<P: Probe> {
     schedule: Mutex<Schedule<P::Sample>>,
     streams: Mutex<BTreeMap<SubId, Sender<P::Sample>>>,
-    // An async mutex: `close` awaits a read in flight instead of blocking a
-    // thread, and the driver holds it until that read is delivered, so a
+    // The driver holds the probe until a tick's read is delivered, so a
     // closing subscriber never loses or races with it (BuildKit #4004).
-    probe: async_lock::Mutex<P>,
+    //
+    // A plain mutex, held for one read and never across an `.await`: a
+    // caller, async or not, waits at most for the read in flight. Not an
+    // async mutex: `subscribe` (so `Monitor::record`) locks it from sync
+    // code, which builders call on an executor's thread. async-lock's mutex,
+    // once a waiter has starved (500 µs), lets only a starved waiter that an
+    // unlock notified take it, and its unlocks notify nobody else while that
+    // waiter has not run: a `lock_blocking` on the thread that would poll it
+    // (or on every worker thread) then parks for good, with every close
+    // behind it (tests/close_at_once.rs).
+    probe: Mutex<P>,
     clock: Arc<dyn Clock>,
     // Wakes the driver when subscribers change or the sampler stops.
     changed: Event,
@@ -55,13 +64,13 @@ impl<P: Probe> Shared<P> {
         Tick { mono: self.clock.now(), wall: self.clock.wall() }
     }
 
-    async fn on_tick(&self) {
+    fn on_tick(&self) {
         let now = self.clock.now();
         let due = lock(&self.schedule).on_tick(now);
         if due.is_empty() {
             return;
         }
-        let mut probe = self.probe.lock().await;
+        let mut probe = lock(&self.probe);
         // While this tick waited for the probe (a `close` taking its final
         // sample holds it), its subscribers may have left or the sampler
         // stopped: then nobody wants this read (for a step, it would read a
@@ -94,7 +103,7 @@ impl<P: Probe> Shared<P> {
                     if let Either::Left(_) = select(self.clock.sleep_until(deadline), changed).await
                         && !self.stopped.load(Ordering::Acquire)
                     {
-                        self.on_tick().await;
+                        self.on_tick();
                     }
                 }
             }
@@ -152,7 +161,7 @@ impl<P: Probe> Sampler<P> {
         let shared = Arc::new(Shared {
             schedule: Mutex::new(Schedule::new(policy)),
             streams: Mutex::new(BTreeMap::new()),
-            probe: async_lock::Mutex::new(probe),
+            probe: Mutex::new(probe),
             clock,
             changed: Event::new(),
             stopped: AtomicBool::new(false),
@@ -183,7 +192,7 @@ impl<P: Probe> Sampler<P> {
         let shared = &self.shared;
         let baseline = lock(&shared.schedule).policy().baseline;
         let id = if baseline {
-            let mut probe = shared.probe.lock_blocking();
+            let mut probe = lock(&shared.probe);
             let tick = shared.tick();
             let sample = probe.sample(tick);
             let id = lock(&shared.schedule).subscribe(tick.mono, Some(sample));
@@ -202,16 +211,11 @@ impl<P: Probe> Sampler<P> {
         lock(&self.shared.schedule).len()
     }
 
-    /// The probe, once no read is in flight (blocks the thread until then).
+    /// The probe, once no read is in flight (blocks the thread until then:
+    /// one read at most).
     #[cfg(target_os = "linux")]
-    pub(crate) fn probe_blocking(&self) -> async_lock::MutexGuard<'_, P> {
-        self.shared.probe.lock_blocking()
-    }
-
-    /// The probe, once no read is in flight.
-    #[cfg(target_os = "linux")]
-    pub(crate) async fn probe(&self) -> async_lock::MutexGuard<'_, P> {
-        self.shared.probe.lock().await
+    pub(crate) fn probe(&self) -> MutexGuard<'_, P> {
+        lock(&self.shared.probe)
     }
 
     /// Stops the ticks (subscribers can still close and take a final sample).
@@ -257,13 +261,13 @@ impl<P: Probe> Subscription<P> {
         lock(&self.shared.schedule).samples(self.id).map(<[_]>::to_vec).unwrap_or_default()
     }
 
-    /// Closes the subscription: waits for a read in flight, thins the
-    /// samples to the final interval and, with `capture_last`, appends one
-    /// final sample read now.
+    /// Closes the subscription: waits for a read in flight (blocking the
+    /// thread: one read at most), thins the samples to the final interval
+    /// and, with `capture_last`, appends one final sample read now.
     pub async fn close(mut self, capture_last: bool) -> Vec<Timed<P::Sample>> {
         self.closed = true;
         let shared = Arc::clone(&self.shared);
-        let mut probe = shared.probe.lock().await;
+        let mut probe = lock(&shared.probe);
         let mut samples = lock(&shared.schedule).close(self.id).unwrap_or_default();
         lock(&shared.streams).remove(&self.id);
         if capture_last {
@@ -308,23 +312,31 @@ impl<S> Stream for SampleStream<S> {
 
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
     use std::sync::atomic::AtomicU32;
 
     use super::*;
     use crate::clock::ManualClock;
 
-    /// Runs one tick while the probe is busy (as during a close's final
-    /// read), dropping `leaving` while the tick waits for it.
+    /// Runs one tick (due now) on a thread of its own while the probe is
+    /// busy (as during a close's final read), dropping `leaving` once the
+    /// tick has chosen whom it reads for, before it can have the probe.
     fn tick_behind_a_busy_probe<P: Probe>(sampler: &Sampler<P>, leaving: Subscription<P>) {
-        let waker = futures::task::noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let busy = sampler.shared.probe.lock_blocking();
-        let mut tick = Box::pin(sampler.shared.on_tick());
-        assert!(tick.as_mut().poll(&mut cx).is_pending(), "the tick waits for the probe");
-        drop(leaving);
-        drop(busy);
-        assert!(tick.as_mut().poll(&mut cx).is_ready());
+        let shared = &sampler.shared;
+        let now = shared.clock.now();
+        let due = lock(&shared.schedule).next_tick(now);
+        assert_eq!(due, Some(now), "a tick is due");
+        let busy = lock(&shared.probe);
+        std::thread::scope(|scope| {
+            let tick = scope.spawn(|| shared.on_tick());
+            // The tick has marked its subscribers due (the grid moved on)
+            // and now waits for the probe.
+            while lock(&shared.schedule).next_tick(now) == due {
+                std::thread::yield_now();
+            }
+            drop(leaving);
+            drop(busy);
+            tick.join().unwrap();
+        });
     }
 
     #[test]
@@ -339,6 +351,7 @@ mod tests {
         let (a, b) = (sampler.subscribe(), sampler.subscribe());
 
         // Both are due on the first tick; a leaves while it waits.
+        clock.advance(policy.min_interval);
         tick_behind_a_busy_probe(&sampler, a);
         assert_eq!(reads.load(Ordering::SeqCst), 1, "b is still subscribed: the tick reads for it");
         // b is due again one interval later; it leaves while that tick waits.

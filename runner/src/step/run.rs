@@ -298,14 +298,14 @@ impl Step {
         waited.await.map_err(|e| RunError::io("waiting for the step", &e))?;
         self.stop_listening();
         self.kill_cgroup_leftovers();
-        // The final samples are taken on a thread of their own
-        // (`Recorder::close_then`) and awaited through a channel: awaiting
-        // `Recorder::close` on a tokio worker while other steps closed theirs
-        // at the same time hung, about once in 60 steps (a wake-up lost
-        // between the sampler thread and the executor; not found yet), and a
-        // blocking close cannot run inside `futures::executor`.
-        let step_usage = close_off_thread(self.prepared.step_recorder.take()).await;
-        let enclosing_usage = close_off_thread(self.prepared.enclosing_recorder.take()).await;
+        let step_usage = match self.prepared.step_recorder.take() {
+            Some(recorder) => Some(recorder.close().await),
+            None => None,
+        };
+        let enclosing_usage = match self.prepared.enclosing_recorder.take() {
+            Some(recorder) => Some(recorder.close().await),
+            None => None,
+        };
         if self.prepared.own_monitor {
             self.prepared.monitor.shutdown().await;
         }
@@ -529,19 +529,6 @@ impl IntoFuture for Step {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.wait_async())
-    }
-}
-
-/// `recorder`'s final usage, taken on a thread of its own and awaited.
-async fn close_off_thread(recorder: Option<Recorder>) -> Option<StepUsage> {
-    let recorder = recorder?;
-    let (tx, rx) = futures::channel::oneshot::channel();
-    match recorder.close_then(move |usage| {
-        let _ = tx.send(usage);
-    }) {
-        Ok(()) => rx.await.ok(),
-        // No thread to be had: the executor's thread takes the samples.
-        Err(_) => None,
     }
 }
 

@@ -60,7 +60,7 @@ impl Inner {
         let system = open.system.close(true).await;
         open.step_sampler.stop();
         drop(open.step_sampler);
-        let end = self.system.probe().await.reading_since(closing);
+        let end = self.system.probe().reading_since(closing);
         let mut ext = SamplesExt::default();
         let delta = stepmon_sysusage::model::sys_cpu_delta(&record.baseline, &end);
         if delta.is_none() {
@@ -159,7 +159,7 @@ impl MonitorBackend {
     fn record_probe(&self, probe: StepProbe) -> Result<RecorderBackend, MonitorError> {
         let subscribing = Instant::now();
         let system = self.inner.system.subscribe();
-        let baseline = self.inner.system.probe_blocking().reading_since(subscribing);
+        let baseline = self.inner.system.probe().reading_since(subscribing);
         let step_sampler = Sampler::start(probe, self.inner.options.step_policy)?;
         let step = step_sampler.subscribe();
         let record = Arc::new(Record {
