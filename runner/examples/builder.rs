@@ -99,7 +99,10 @@ fn options(args: &Args) -> StepOptions {
 fn line(step: usize, result: Result<Finished, RunError>, took: f64) -> Value {
     let finished = match result {
         Ok(finished) => finished,
-        Err(e) => return json!({"step": step, "error": e.to_string(), "exitCode": e.exit_code}),
+        Err(e) => {
+            let error = std::error::Error::source(&e).map_or_else(|| e.to_string(), |why| format!("{e}: {why}"));
+            return json!({"step": step, "error": error, "errorKind": format!("{:?}", e.kind()), "exitCode": null});
+        }
     };
     let r = &finished.result;
     let cpu = r.cpu_user_seconds.value.zip(r.cpu_system_seconds.value).map(|(user, system)| user + system);

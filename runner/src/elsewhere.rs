@@ -5,13 +5,13 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::finished::Finished;
 use crate::notice::Notice;
 use crate::options::StepOptions;
 
 fn needs_linux() -> RunError {
-    RunError::new("running a measured step needs Linux (cgroups, procfs)")
+    RunError::new(RunErrorKind::Unsupported, "running a measured step needs Linux (cgroups, procfs)")
 }
 
 /// Fails: measured steps need Linux.

@@ -37,7 +37,7 @@ mod finished;
 mod notice;
 mod options;
 
-pub use error::{INTERNAL_ERROR, RunError};
+pub use error::{RunError, RunErrorKind};
 pub use finished::Finished;
 pub use notice::Notice;
 pub use options::{CgroupMode, Limits, LiveSample, MODE_VARIABLE, Mode, NetMode, SampleOf, StepOptions};

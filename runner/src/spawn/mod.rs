@@ -26,7 +26,7 @@ pub mod script;
 pub mod subreaper;
 mod sys;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -56,6 +56,29 @@ pub struct Target<'a> {
     pub netns: Option<BorrowedFd<'a>>,
     /// The namespace's path, for messages.
     pub netns_path: Option<&'a Path>,
+}
+
+/// Why a command did not start, from the stage its child failed at, as the
+/// runner reports it.
+fn not_started(stage: clone3::Stage, error: io::Error, program: &OsStr, namespace: Option<&Path>) -> crate::RunError {
+    use crate::RunErrorKind as Kind;
+    let (kind, message) = match (stage, namespace) {
+        (clone3::Stage::NetNs, Some(path)) => {
+            (Kind::Namespace, format!("cannot join the network namespace {}", path.display()))
+        }
+        (clone3::Stage::NetNs, None) => (Kind::Namespace, "cannot join the network namespace".to_owned()),
+        (clone3::Stage::JoinV1, _) => (Kind::Placement, "cannot join the step's cgroup v1 hierarchies".to_owned()),
+        (clone3::Stage::JoinCgroup, _) => (Kind::Placement, "cannot move the step into its cgroup".to_owned()),
+        (clone3::Stage::Exec, _) => {
+            let kind = match error.kind() {
+                io::ErrorKind::NotFound => Kind::NotFound,
+                io::ErrorKind::PermissionDenied => Kind::PermissionDenied,
+                _ => Kind::Spawn,
+            };
+            (kind, format!("cannot run {}", program.to_string_lossy()))
+        }
+    };
+    crate::RunError::with_source(kind, message, error)
 }
 
 /// The step's first process, started.
@@ -97,13 +120,7 @@ impl Started {
     #[must_use]
     pub fn failure_message(&mut self) -> Option<String> {
         let failure = self.report.take().and_then(clone3::Spawned::failure)?;
-        Some(match (failure.stage, &self.namespace) {
-            (clone3::Stage::NetNs, Some(path)) => {
-                format!("cannot join the network namespace {}: {}", path.display(), failure.error)
-            }
-            (clone3::Stage::JoinV1, _) => format!("cannot join the step's cgroup v1 hierarchies: {}", failure.error),
-            _ => format!("cannot run {}: {}", self.program.to_string_lossy(), failure.error),
-        })
+        Some(not_started(failure.stage, failure.error, &self.program, self.namespace.as_deref()).line())
     }
 }
 

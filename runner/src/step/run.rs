@@ -21,7 +21,7 @@ use super::notices::not_measured;
 use super::owned::{OwnedCgroups, OwnedV1};
 use super::{Finished, KILL_TIMEOUT, Prepared};
 use crate::cgroup::placement::{self};
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
 use crate::options::SampleOf;
@@ -95,7 +95,7 @@ impl Prepared {
         let tree_memory = (!self.memory_cgroup())
             .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval, &ticker));
         let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
-            .map_err(|e| RunError::new(e.to_string()))?;
+            .map_err(|e| RunError::with_source(RunErrorKind::Spawn, e.what, e.error))?;
         drop(v1_tasks);
         // While the step runs: what earlier runs left (the notice of a
         // failure is one of the step's messages).
@@ -366,11 +366,11 @@ impl Step {
         enclosing_usage: Option<StepUsage>,
     ) -> Result<Finished, RunError> {
         let mut messages = std::mem::take(&mut self.messages);
-        if let Some(message) = self.kept.failure_message() {
-            messages.push(message);
-        }
-        let status =
-            self.reaper.main_status().ok_or_else(|| RunError::new("the step's first process was not reaped"))?;
+        let not_started = self.kept.failure();
+        messages.extend(not_started.as_ref().map(RunError::line));
+        let status = self.reaper.main_status().ok_or_else(|| {
+            RunError::io("ending the step", io::Error::other("the step's first process was not reaped"))
+        })?;
         let (exit, signal, code) = exit_code(status);
         let session = self.processes.take();
         let reaper = &self.reaper;
@@ -513,13 +513,12 @@ impl Step {
         // verdicts and exports start from them.
         info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));
         let document = RunDocument::new(usage, info);
-        let cost = Cost {
-            placement_seconds: Some(placement.as_secs_f64()),
-            collector_cpu_seconds: Some(stepmon_cpu),
-            exit_to_result_seconds: exited.map(|at| at.elapsed().as_secs_f64()),
-        };
+        let mut cost = Cost::default();
+        cost.placement_seconds = Some(placement.as_secs_f64());
+        cost.collector_cpu_seconds = Some(stepmon_cpu);
+        cost.exit_to_result_seconds = exited.map(|at| at.elapsed().as_secs_f64());
         let result = StepResult::of(&document, cost);
-        Ok(Finished { result, document, exit_code: code, messages })
+        Ok(Finished { result, document, exit_code: code, messages, not_started })
     }
 }
 

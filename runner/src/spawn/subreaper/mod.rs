@@ -49,7 +49,7 @@ use rustix::process::{Pid, PidfdFlags, Signal};
 
 mod child;
 
-use super::clone3::{self, CLONE_VM, CloneArgs, Exec, Stage};
+use super::clone3::{self, CLONE_VM, CloneArgs, Exec};
 use super::reap::{Reaped, Rusage};
 use super::sys;
 use super::{Mode, SpawnError, Target};
@@ -213,20 +213,18 @@ impl Kept {
         self.subreaper
     }
 
-    /// Once the command's first process has exited: what to say if it
-    /// could not run the command (not found, not executable, namespace or
-    /// cgroup not joined).
+    /// Once the command's first process has exited: why it could not run
+    /// the command, if it could not (not found, not executable, namespace
+    /// or cgroup not joined).
+    pub fn failure(&mut self) -> Option<crate::RunError> {
+        let failure = clone3::read_report(self.report.take()?)?;
+        Some(super::not_started(failure.stage, failure.error, &self.program, self.namespace.as_deref()))
+    }
+
+    /// [`Kept::failure`] in one line.
     #[must_use]
     pub fn failure_message(&mut self) -> Option<String> {
-        let failure = clone3::read_report(self.report.take()?)?;
-        Some(match (failure.stage, &self.namespace) {
-            (Stage::NetNs, Some(path)) => {
-                format!("cannot join the network namespace {}: {}", path.display(), failure.error)
-            }
-            (Stage::JoinV1, _) => format!("cannot join the step's cgroup v1 hierarchies: {}", failure.error),
-            (Stage::JoinCgroup, _) => format!("cannot move the step into its cgroup: {}", failure.error),
-            _ => format!("cannot run {}: {}", self.program.to_string_lossy(), failure.error),
-        })
+        self.failure().map(|e| e.line())
     }
 }
 
