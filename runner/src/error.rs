@@ -16,6 +16,9 @@ pub enum RunErrorKind {
     /// The program exists but may not be executed (`EACCES`, `EPERM`). A
     /// shell's 126.
     PermissionDenied,
+    /// The step's working directory ([`crate::StepOptions::current_dir`])
+    /// could not be entered.
+    WorkingDirectory,
     /// A cgroup of the step's own was required
     /// ([`crate::CgroupMode::Require`]) and none could be made; its
     /// `source()` says why.
@@ -27,16 +30,16 @@ pub enum RunErrorKind {
     /// The step's network namespace could not be created or joined (a
     /// refusal: `source()` of kind `PermissionDenied`).
     Namespace,
-    /// The step's processes could not be set up: its subreaper, the clone,
-    /// a pipe, or an `exec` failure other than the two above (such as
-    /// `ENOEXEC`).
+    /// The step's processes or streams could not be set up: its subreaper,
+    /// the clone, a pipe, `/dev/null`, a move onto fd 0–2, or an `exec`
+    /// failure other than the two above (such as `ENOEXEC`).
     Spawn,
     /// Options that do not go together (a limit without a cgroup,
     /// loopback traffic without a namespace of the step's own, no
     /// command).
     InvalidOptions,
     /// The runner's own I/O: signal handlers, the sampler, reading the
-    /// host, waiting for the step.
+    /// host, waiting for the step, its pipes.
     Io,
     /// Measured steps need Linux.
     Unsupported,

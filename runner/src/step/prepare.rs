@@ -27,11 +27,13 @@ use crate::signals::Caught;
 use crate::spawn::{self};
 use crate::ticker::Ticker;
 
-/// Finds `program` like `execvp` would, to report "not found" before any
-/// cgroup is created: a path that exists, or a file of that name in `PATH`.
-pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
-    spawn::lookup::find_program(program, std::env::var_os("PATH").as_deref(), Path::is_file)
-        .filter(|found| found.exists())
+/// Finds `program` like `execvp` would in the step, to report "not found"
+/// before any cgroup is created: a path that exists, or a file of that
+/// name in `path` (the step's `PATH`), a relative one from `dir` (the
+/// step's working directory) when it has one.
+pub(super) fn resolve(program: &OsStr, path: Option<&OsStr>, dir: Option<&Path>) -> Option<PathBuf> {
+    let from_dir = |p: &Path| dir.filter(|_| p.is_relative()).map_or_else(|| p.to_path_buf(), |dir| dir.join(p));
+    spawn::lookup::find_program(program, path, |p| from_dir(p).is_file()).filter(|found| from_dir(found).exists())
 }
 
 /// Places the step: discovers the host, creates its cgroups (or says why it
@@ -72,7 +74,10 @@ pub(crate) fn prepare_with(
     };
     let program =
         options.command.first().ok_or_else(|| RunError::new(RunErrorKind::InvalidOptions, "no command given"))?;
-    if resolve(program).is_none() {
+    // A working directory that cannot be entered is the child's to report
+    // (a command that did not start), whatever the program.
+    let dir = options.action.current_dir.as_deref();
+    if dir.is_none_or(Path::is_dir) && resolve(program, options.action.path().as_deref(), dir).is_none() {
         return Err(RunError::new(
             RunErrorKind::NotFound,
             format!("cannot run {}: command not found", stepmon_model::labels::quote(&program.to_string_lossy())),
