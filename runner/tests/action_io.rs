@@ -189,6 +189,26 @@ fn stdin_from_a_file_a_pipe_and_null() {
         let finished = within("cat of a pipe", move || running.wait()).unwrap();
         assert_eq!(finished.exit_code, 0);
         assert_eq!(reader.join().unwrap().unwrap(), "written while it ran\n", "{mode:?}");
+        // A pipe written asynchronously, more than it holds (the writes wait
+        // for cat, which waits for its stdout to be read), then closed.
+        let written = pattern(256 << 10, 3);
+        let mut options = step(&["cat"], mode);
+        options.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut running = stepmon_runner::prepare(options).unwrap().start().unwrap();
+        let mut stdin = running.stdin.take().unwrap();
+        let all = written.clone();
+        let finished = within("cat of an async pipe", move || {
+            smol::block_on(async move {
+                let write = async {
+                    futures::io::AsyncWriteExt::write_all(&mut stdin, &all).await?;
+                    futures::io::AsyncWriteExt::close(&mut stdin).await
+                };
+                let (wrote, finished) = futures::future::join(write, running.output()).await;
+                wrote.map(|()| finished)
+            })
+        });
+        let finished = finished.unwrap().unwrap();
+        assert!(finished.stdout == written, "{mode:?}: {} bytes back of {}", finished.stdout.len(), written.len());
         // /dev/null: nothing to read.
         let mut options = step(&["cat"], mode);
         options.stdin(Stdio::null()).stdout(Stdio::piped());
