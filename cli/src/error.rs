@@ -3,10 +3,31 @@
 //! A hint is chosen by what failed ([`Hint`]), not by the error's words:
 //! an output file that cannot be written gets an output file's hint, a
 //! cgroup that cannot be created a cgroup's. It is put in words only when
-//! the error is printed.
+//! the error is printed. A runner's error is matched by its kind
+//! ([`stepmon_runner::RunErrorKind`]): the library names no flag, so the
+//! hints and exit statuses that do are chosen here.
 
+use std::error::Error as _;
 use std::fmt;
 use std::io::ErrorKind;
+
+use stepmon_runner::{RunError, RunErrorKind};
+
+/// Exit status of stepmon when it fails itself (not the step), as `env` and
+/// container runners use.
+pub const INTERNAL_ERROR: i32 = 125;
+
+/// The exit status for a runner's error before the step ran, as shells give
+/// it for a command that cannot run: 127 not found, 126 not executable,
+/// else [`INTERNAL_ERROR`].
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub fn exit_code_of(error: &RunError) -> i32 {
+    match error.kind() {
+        RunErrorKind::NotFound => 127,
+        RunErrorKind::PermissionDenied => 126,
+        _ => INTERNAL_ERROR,
+    }
+}
 
 /// What the user can do about an error, by what failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +36,13 @@ pub enum Hint {
     // Cgroups are Linux's: elsewhere nothing makes this hint.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     CgroupAccess,
+    /// A cgroup of the step's own was required (`--require-cgroup`) and
+    /// none could be made.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    CgroupRequired,
+    /// Creating or joining a network namespace was refused.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    NamespaceAccess,
     /// A file stepmon writes (`--output`, `--job`, ...) could not be
     /// created or written, for this reason.
     OutputFile(FileProblem),
@@ -56,6 +84,12 @@ impl fmt::Display for Hint {
             Hint::CgroupAccess => {
                 write!(f, "creating cgroups needs root, or a delegated subtree: {}", stepmon_runner::DELEGATED_RUN)
             }
+            Hint::CgroupRequired => {
+                f.write_str("a cgroup of the step's own needs root or a delegated subtree, and a writable cgroupfs")
+            }
+            Hint::NamespaceAccess => f.write_str(
+                "a network namespace for the step needs root (CAP_SYS_ADMIN); without one, run with --net host",
+            ),
             Hint::OutputFile(FileProblem::Permission) => f.write_str(
                 "stepmon's user may not write there: give a path in a directory it can write, or `-` for stdout",
             ),
@@ -128,9 +162,26 @@ impl CliError {
     }
 }
 
-impl From<stepmon_runner::RunError> for CliError {
-    fn from(error: stepmon_runner::RunError) -> Self {
-        CliError { message: error.message, hint: error.hint.map(Hint::Text) }
+impl From<RunError> for CliError {
+    /// What failed and why on one line, and the hint for its kind: the
+    /// delegation hint for a refused cgroup, root for a refused namespace.
+    fn from(error: RunError) -> Self {
+        let refused = error
+            .io_error()
+            .is_some_and(|e| matches!(e.kind(), ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem));
+        let message = match (error.kind(), error.source()) {
+            // Why no cgroup could be made, and the flag that required one.
+            (RunErrorKind::NoCgroup, Some(why)) => format!("{why} (--require-cgroup)"),
+            (_, Some(why)) => format!("{error}: {why}"),
+            (_, None) => error.to_string(),
+        };
+        let hint = match error.kind() {
+            RunErrorKind::Placement if refused => Some(Hint::CgroupAccess),
+            RunErrorKind::Namespace if refused => Some(Hint::NamespaceAccess),
+            RunErrorKind::NoCgroup => Some(Hint::CgroupRequired),
+            _ => None,
+        };
+        CliError { message, hint }
     }
 }
 
@@ -159,6 +210,7 @@ impl fmt::Display for CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io;
 
     fn error(kind: ErrorKind) -> std::io::Error {
         std::io::Error::from(kind)
@@ -218,6 +270,46 @@ mod tests {
         assert_eq!(CliError::from(full).hint, None);
         let thread = stepmon_job::JobError::Thread { source: error(ErrorKind::PermissionDenied) };
         assert_eq!(CliError::from(thread).hint, None);
+    }
+
+    #[test]
+    fn a_runners_error_gets_the_hint_and_status_of_its_kind() {
+        let run_error = |kind, what: &str, source: Option<ErrorKind>| match source {
+            Some(source) => RunError::with_source(kind, what, error(source)),
+            None => RunError::new(kind, what),
+        };
+        let cases = [
+            // A refused cgroup (the parent given, a limit): the delegation hint.
+            (RunErrorKind::Placement, Some(ErrorKind::PermissionDenied), Some(Hint::CgroupAccess), 125),
+            (RunErrorKind::Placement, Some(ErrorKind::ReadOnlyFilesystem), Some(Hint::CgroupAccess), 125),
+            // Failed for another reason: no hint.
+            (RunErrorKind::Placement, Some(ErrorKind::ResourceBusy), None, 125),
+            (RunErrorKind::Namespace, Some(ErrorKind::PermissionDenied), Some(Hint::NamespaceAccess), 125),
+            (RunErrorKind::Namespace, Some(ErrorKind::NotFound), None, 125),
+            (RunErrorKind::NoCgroup, Some(ErrorKind::Other), Some(Hint::CgroupRequired), 125),
+            // Signal handlers, the subreaper, waiting: none, rather than the cgroup's.
+            (RunErrorKind::Io, Some(ErrorKind::PermissionDenied), None, 125),
+            (RunErrorKind::Spawn, Some(ErrorKind::PermissionDenied), None, 125),
+            (RunErrorKind::NotFound, None, None, 127),
+            (RunErrorKind::PermissionDenied, None, None, 126),
+        ];
+        for (kind, source, hint, code) in cases {
+            let e = run_error(kind, "cannot do it", source);
+            assert_eq!(exit_code_of(&e), code, "{kind:?}");
+            assert_eq!(CliError::from(e).hint, hint, "{kind:?} {source:?}");
+        }
+        // The words: what failed, then why; a required cgroup names its flag.
+        let denied = io::Error::from_raw_os_error(13);
+        let placement = CliError::from(RunError::with_source(RunErrorKind::Placement, "cannot create X", denied));
+        assert_eq!(placement.message, "cannot create X: Permission denied (os error 13)");
+        let why = io::Error::other("cannot create a cgroup under /x: Permission denied (os error 13)");
+        let required = CliError::from(RunError::with_source(RunErrorKind::NoCgroup, "required", why));
+        assert_eq!(
+            required.message,
+            "cannot create a cgroup under /x: Permission denied (os error 13) (--require-cgroup)"
+        );
+        assert!(shown(&required).contains("a cgroup of the step's own needs root or a delegated subtree"));
+        assert!(shown(&placement).contains("delegated subtree"));
     }
 
     #[test]

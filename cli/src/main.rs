@@ -156,7 +156,7 @@ fn main() {
                 "stepmon: error: `stepmon {name}` runs steps in Linux cgroups; this platform has none\n  \
                  hint: `stepmon report` and `stepmon diff` read records made on Linux here"
             );
-            std::process::exit(stepmon_runner::INTERNAL_ERROR);
+            std::process::exit(error::INTERNAL_ERROR);
         }
     };
     exit_with(result);
@@ -168,7 +168,7 @@ fn exit_with(result: Result<i32, error::CliError>) -> ! {
         Ok(code) => std::process::exit(code),
         Err(error) => {
             eprintln!("{error}");
-            std::process::exit(stepmon_runner::INTERNAL_ERROR);
+            std::process::exit(error::INTERNAL_ERROR);
         }
     }
 }

@@ -109,9 +109,9 @@ impl fmt::Display for Failed {
 pub fn error_line(failed: &Failed, summary_shown: bool, status: i32, strict: bool) -> String {
     let summary = if summary_shown { "; the step's numbers are in the summary above" } else { "" };
     let exit = if strict {
-        format!("exit status {} (--strict-output; the step's was {status})", stepmon_runner::INTERNAL_ERROR)
+        format!("exit status {} (--strict-output; the step's was {status})", crate::error::INTERNAL_ERROR)
     } else {
-        format!("exit status {status}, the step's own (--strict-output makes it {})", stepmon_runner::INTERNAL_ERROR)
+        format!("exit status {status}, the step's own (--strict-output makes it {})", crate::error::INTERNAL_ERROR)
     };
     format!("stepmon: error: {failed}{summary}; {exit}")
 }

@@ -147,13 +147,29 @@ fn parse_name(text: &str) -> Result<String, String> {
     if text.is_empty() { Err("the name is empty".to_owned()) } else { Ok(text.to_owned()) }
 }
 
-/// Exit status of stepmon when it fails itself (not the step), as `env` and
-/// container runners do.
-pub const INTERNAL_ERROR: i32 = stepmon_runner::INTERNAL_ERROR;
+use crate::error::INTERNAL_ERROR;
+
+/// Flags that do not go together, said in flags (the runner says the same
+/// of its options in its own words).
+fn check_flags(args: &RunArgs) -> Result<(), CliError> {
+    if args.include_loopback && args.net == NetMode::Host {
+        return Err(CliError::new("--include-loopback needs --net isolated or --net ns:PATH")
+            .hint("with --net host the step's traffic cannot be told from the host's"));
+    }
+    let needs_cgroup =
+        args.cgroup_parent.is_some() || args.memory_max.is_some() || args.cpus.is_some() || args.pids_max.is_some();
+    if args.no_cgroup && needs_cgroup {
+        return Err(CliError::new(
+            "--no-cgroup cannot go with --cgroup-parent, --memory-max, --cpus or --pids-max (they need a cgroup of the step's own)",
+        ));
+    }
+    Ok(())
+}
 
 /// Runs the step; returns the exit status stepmon should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let spawn_mode = stepmon_runner::spawn::Mode::from_env().map_err(CliError::new)?;
+    check_flags(&args)?;
     let delivery = crate::fleet::Delivery {
         push: args.push.as_deref(),
         group: &args.push_group,
@@ -202,12 +218,16 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let prepared = match stepmon_runner::prepare(options) {
         Ok(prepared) => prepared,
         Err(e) => {
-            crate::job::end(job, e.exit_code, Some(e.message.clone()), None);
-            if e.exit_code != INTERNAL_ERROR {
-                eprintln!("stepmon: error: {}", e.message);
-                return Ok(e.exit_code);
+            // A command that cannot run ends as a shell's would: its
+            // status, one line, no hint.
+            let code = crate::error::exit_code_of(&e);
+            let error = CliError::from(e);
+            crate::job::end(job, code, Some(error.message.clone()), None);
+            if code != INTERNAL_ERROR {
+                eprintln!("stepmon: error: {}", error.message);
+                return Ok(code);
             }
-            return Err(CliError::from(e));
+            return Err(error);
         }
     };
     if !args.quiet {
@@ -218,8 +238,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let mut finished = match prepared.run() {
         Ok(finished) => finished,
         Err(e) => {
-            crate::job::end(job, INTERNAL_ERROR, Some(e.message.clone()), None);
-            return Err(CliError::from(e));
+            let error = CliError::from(e);
+            crate::job::end(job, INTERNAL_ERROR, Some(error.message.clone()), None);
+            return Err(error);
         }
     };
     for message in &finished.messages {

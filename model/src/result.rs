@@ -28,6 +28,7 @@ use crate::source::{Bound, Group, Rung, Source};
 
 /// How the step's first process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Exit {
     /// It exited with this status.
     Code(i32),
@@ -39,6 +40,7 @@ pub enum Exit {
 
 /// One number of the step.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Reading<T> {
     /// The value; `None` when not measured ([`Reading::missing`] says why).
     pub value: Option<T>,
@@ -80,6 +82,7 @@ impl<T> Reading<T> {
 
 /// What stepmon itself cost for the step, as the caller measured it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Cost {
     /// From the start call to the step's first process created in its
     /// cgroups (placement, the subreaper, the spawn), s.
@@ -94,6 +97,7 @@ pub struct Cost {
 
 /// A finished step's numbers; see the module docs.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StepResult {
     /// How its first process ended.
     pub exit: Exit,

@@ -3,27 +3,37 @@
 //!
 //! ```text
 //! builder --steps N --parallel P [--runtime tokio|smol|futures|blocking]
-//!         [--no-cgroup] [--plain] [--heap-mib M] -- CMD ARGS...
+//!         [--no-cgroup] [--plain] [--heap-mib M] [--dir DIR] [--inherit-stdout]
+//!         -- CMD ARGS...
 //! ```
+//!
+//! Each step is an action as a build system gives it: its own variable
+//! `STEP_INDEX` (0, 1, ...), its own working directory (a new temporary
+//! directory per step, or `--dir DIR` for all), and its stdout piped and
+//! read whole while it runs (`--inherit-stdout`: this process's stdout
+//! instead), as cargo reads rustc's JSON.
 //!
 //! One line per step from its typed result (`Finished::result`),
 //! `{"step", "exitCode", "wallSeconds", "cpuSeconds", "memoryPeakBytes",
 //! "memorySource", "processesReaped", "leftoversKilled", "overheadSeconds",
-//! "placementSeconds", "exitToResultSeconds"}` (`null` where not measured),
-//! then `{"steps", "failed", "wallSeconds"}`. `overheadSeconds` is the time
-//! from the start call to the result less the step's own wall time. `--plain` runs the
-//! steps with `std::process::Command`, unmeasured, for comparison.
-//! `--heap-mib M` first fills M MiB of heap and holds it, as a builder's
-//! own state would be (what forking from a large process costs a step).
+//! "placementSeconds", "exitToResultSeconds", "stdoutBytes"}` (`null` where
+//! not measured or not piped), then `{"steps", "failed", "wallSeconds"}`.
+//! `overheadSeconds` is the time from the start call to the result less the
+//! step's own wall time. `--plain` runs the same actions (variable,
+//! directory, pipe) with `std::process::Command`, unmeasured, for
+//! comparison. `--heap-mib M` first fills M MiB of heap and holds it, as a
+//! builder's own state would be (what forking from a large process costs a
+//! step).
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use stepmon_runner::{CgroupMode, Finished, RunError, Runner, StepOptions};
+use stepmon_runner::{CgroupMode, Finished, RunError, Runner, Stdio, StepOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Runtime {
@@ -41,6 +51,9 @@ struct Args {
     no_cgroup: bool,
     plain: bool,
     heap_mib: usize,
+    /// The working directory of every step (`None`: one of its own each).
+    dir: Option<PathBuf>,
+    inherit_stdout: bool,
     command: Vec<OsString>,
 }
 
@@ -53,6 +66,8 @@ fn parse() -> Result<Args, String> {
         no_cgroup: false,
         plain: false,
         heap_mib: 0,
+        dir: None,
+        inherit_stdout: false,
         command: Vec::new(),
     };
     let number = |value: Option<OsString>, name: &str| -> Result<usize, String> {
@@ -74,6 +89,8 @@ fn parse() -> Result<Args, String> {
             Some("--no-cgroup") => parsed.no_cgroup = true,
             Some("--plain") => parsed.plain = true,
             Some("--heap-mib") => parsed.heap_mib = number(args.next(), "--heap-mib")?,
+            Some("--dir") => parsed.dir = Some(args.next().ok_or("--dir needs a directory")?.into()),
+            Some("--inherit-stdout") => parsed.inherit_stdout = true,
             Some("--") => {
                 parsed.command = args.collect();
                 break;
@@ -82,24 +99,57 @@ fn parse() -> Result<Args, String> {
         }
     }
     if parsed.command.is_empty() {
-        return Err("usage: builder --steps N --parallel P [--runtime R] [--no-cgroup] [--plain] -- CMD ARGS...".into());
+        return Err("usage: builder --steps N --parallel P [--runtime R] [--no-cgroup] [--plain] [--dir DIR] \
+                    [--inherit-stdout] -- CMD ARGS..."
+            .into());
     }
     Ok(parsed)
 }
 
-fn options(args: &Args) -> StepOptions {
+/// A step's working directory: the one given, or a new temporary one
+/// (removed when dropped, after the step).
+enum Workdir {
+    Given(PathBuf),
+    Own(tempfile::TempDir),
+}
+
+impl Workdir {
+    fn new(args: &Args) -> std::io::Result<Workdir> {
+        match &args.dir {
+            Some(dir) => Ok(Workdir::Given(dir.clone())),
+            None => tempfile::Builder::new().prefix("builder-step-").tempdir().map(Workdir::Own),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Workdir::Given(dir) => dir,
+            Workdir::Own(dir) => dir.path(),
+        }
+    }
+}
+
+/// Step `step`'s action: its variable, its directory, its stdout.
+fn options(args: &Args, step: usize, dir: &Workdir) -> StepOptions {
     let mut options = StepOptions::new(&args.command);
     if args.no_cgroup {
         options.cgroup = CgroupMode::Never;
+    }
+    options.env("STEP_INDEX", step.to_string()).current_dir(dir.path());
+    if !args.inherit_stdout {
+        options.stdout(Stdio::piped());
     }
     options
 }
 
 /// The step's JSON line, from its typed result.
-fn line(step: usize, result: Result<Finished, RunError>, took: f64) -> Value {
+fn line(step: usize, result: Result<Finished, RunError>, took: f64, piped: bool) -> Value {
     let finished = match result {
         Ok(finished) => finished,
-        Err(e) => return json!({"step": step, "error": e.to_string(), "exitCode": e.exit_code}),
+        Err(e) => {
+            let error = std::error::Error::source(&e).map_or_else(|| e.to_string(), |why| format!("{e}: {why}"));
+            return json!({"step": step, "error": error, "errorKind": format!("{:?}", e.kind()), "exitCode": null});
+        }
     };
     let r = &finished.result;
     let cpu = r.cpu_user_seconds.value.zip(r.cpu_system_seconds.value).map(|(user, system)| user + system);
@@ -115,14 +165,21 @@ fn line(step: usize, result: Result<Finished, RunError>, took: f64) -> Value {
         "overheadSeconds": r.wall_seconds.map(|w| (took - w).max(0.0)),
         "placementSeconds": r.cost.placement_seconds,
         "exitToResultSeconds": r.cost.exit_to_result_seconds,
+        "stdoutBytes": piped.then_some(finished.stdout.len()),
     })
 }
 
 /// Prints a step's line; whether it failed.
-fn report(step: usize, result: Result<Finished, RunError>, started: Instant) -> bool {
-    let value = line(step, result, started.elapsed().as_secs_f64());
+fn report(args: &Args, step: usize, result: Result<Finished, RunError>, started: Instant) -> bool {
+    let value = line(step, result, started.elapsed().as_secs_f64(), !args.inherit_stdout);
     println!("{value}");
     value["exitCode"] != json!(0)
+}
+
+/// A step that could not be given its directory.
+fn no_dir(step: usize, error: &std::io::Error) -> bool {
+    println!("{}", json!({"step": step, "error": format!("cannot create its directory: {error}"), "exitCode": null}));
+    true
 }
 
 /// Runs `each(step)` for every step, `args.parallel` threads at a time;
@@ -151,20 +208,29 @@ fn on_threads(args: &Args, each: impl Fn(usize) -> bool + Sync) -> usize {
 fn run_blocking(args: &Args, runner: &Runner) -> usize {
     on_threads(args, |step| {
         let started = Instant::now();
-        let result = runner.start(options(args)).and_then(stepmon_runner::Step::wait);
-        report(step, result, started)
+        let dir = match Workdir::new(args) {
+            Ok(dir) => dir,
+            Err(e) => return no_dir(step, &e),
+        };
+        // Its stdout read as it comes (no thread: one poll with the step's end).
+        let result = runner.start(options(args, step, &dir)).and_then(stepmon_runner::Step::wait_with_output);
+        report(args, step, result, started)
     })
 }
 
 /// One step as a future: started (placement is a few file writes, done
-/// inline), then awaited.
+/// inline), then awaited with its stdout read meanwhile.
 async fn one(runner: Runner, args: Args, step: usize) -> bool {
     let started = Instant::now();
-    let result = match runner.start(options(&args)) {
-        Ok(running) => running.await,
+    let dir = match Workdir::new(&args) {
+        Ok(dir) => dir,
+        Err(e) => return no_dir(step, &e),
+    };
+    let result = match runner.start(options(&args, step, &dir)) {
+        Ok(running) => running.output().await,
         Err(e) => Err(e),
     };
-    report(step, result, started)
+    report(&args, step, result, started)
 }
 
 fn run_async(args: &Args, runner: &Runner) -> usize {
@@ -194,13 +260,28 @@ fn run_async(args: &Args, runner: &Runner) -> usize {
     }
 }
 
-/// `--plain`: the same steps with `std::process::Command`, unmeasured.
+/// `--plain`: the same actions with `std::process::Command`, unmeasured.
 fn run_plain(args: &Args) -> usize {
     on_threads(args, |step| {
         let started = Instant::now();
-        let status = std::process::Command::new(&args.command[0]).args(&args.command[1..]).status();
-        let code = status.ok().and_then(|s| s.code());
-        println!("{}", json!({"step": step, "exitCode": code, "wallSeconds": started.elapsed().as_secs_f64()}));
+        let dir = match Workdir::new(args) {
+            Ok(dir) => dir,
+            Err(e) => return no_dir(step, &e),
+        };
+        let mut command = std::process::Command::new(&args.command[0]);
+        command.args(&args.command[1..]).env("STEP_INDEX", step.to_string()).current_dir(dir.path());
+        let (code, stdout_bytes) = if args.inherit_stdout {
+            (command.status().ok().and_then(|s| s.code()), None)
+        } else {
+            // `output()` pipes stderr too; the measured steps inherit it.
+            command.stderr(std::process::Stdio::inherit());
+            match command.output() {
+                Ok(output) => (output.status.code(), Some(output.stdout.len())),
+                Err(_) => (None, None),
+            }
+        };
+        let wall = started.elapsed().as_secs_f64();
+        println!("{}", json!({"step": step, "exitCode": code, "wallSeconds": wall, "stdoutBytes": stdout_bytes}));
         code != Some(0)
     })
 }

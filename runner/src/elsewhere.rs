@@ -2,16 +2,18 @@
 //! no procfs: the same API, where preparing or starting a step says so. A
 //! builder's code compiles unchanged on macOS and Windows.
 
+use std::convert::Infallible;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::finished::Finished;
 use crate::notice::Notice;
 use crate::options::StepOptions;
 
 fn needs_linux() -> RunError {
-    RunError::new("running a measured step needs Linux (cgroups, procfs)")
+    RunError::new(RunErrorKind::Unsupported, "running a measured step needs Linux (cgroups, procfs)")
 }
 
 /// Fails: measured steps need Linux.
@@ -41,35 +43,56 @@ impl Prepared {
     }
 }
 
-/// A running step; none exists off Linux.
+/// A running step; none exists off Linux (its fields are the Linux
+/// API's, so a builder's code that takes its pipes compiles).
 #[derive(Debug)]
-pub enum Step {}
+pub struct Step {
+    /// See the Linux API.
+    pub stdin: Option<ChildStdin>,
+    /// See the Linux API.
+    pub stdout: Option<ChildStdout>,
+    /// See the Linux API.
+    pub stderr: Option<ChildStderr>,
+    never: Infallible,
+}
 
 impl Step {
     /// See the Linux API.
     #[must_use]
     pub fn pid(&self) -> u32 {
-        match *self {}
+        match self.never {}
     }
 
     /// See the Linux API.
     pub fn kill(&self) -> std::io::Result<()> {
-        match *self {}
+        match self.never {}
     }
 
     /// See the Linux API.
     pub fn freeze(&self) -> std::io::Result<()> {
-        match *self {}
+        match self.never {}
     }
 
     /// See the Linux API.
     pub fn thaw(&self) -> std::io::Result<()> {
-        match *self {}
+        match self.never {}
     }
 
     /// See the Linux API.
     pub fn wait(self) -> Result<Finished, RunError> {
-        match self {}
+        match self.never {}
+    }
+
+    /// See the Linux API.
+    pub fn wait_with_output(self) -> Result<Finished, RunError> {
+        match self.never {}
+    }
+
+    /// See the Linux API.
+    // The Linux signature, `Send + 'static` said rather than inferred.
+    #[allow(clippy::manual_async_fn)]
+    pub fn output(self) -> impl Future<Output = Result<Finished, RunError>> + Send + 'static {
+        async move { match self.never {} }
     }
 }
 
@@ -78,7 +101,58 @@ impl IntoFuture for Step {
     type IntoFuture = Pin<Box<dyn Future<Output = Result<Finished, RunError>> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        match self {}
+        match self.never {}
+    }
+}
+
+/// Pipe ends of a step; none exists off Linux.
+macro_rules! no_end {
+    ($($name:ident),*) => {$(
+        /// See the Linux API.
+        #[derive(Debug)]
+        pub enum $name {}
+
+        impl std::io::Read for $name {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                match *self {}
+            }
+        }
+
+        impl futures::io::AsyncRead for $name {
+            fn poll_read(self: Pin<&mut Self>, _: &mut Context<'_>, _: &mut [u8]) -> Poll<std::io::Result<usize>> {
+                match *self {}
+            }
+        }
+    )*};
+}
+
+no_end!(ChildStdout, ChildStderr);
+
+/// See the Linux API.
+#[derive(Debug)]
+pub enum ChildStdin {}
+
+impl std::io::Write for ChildStdin {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        match *self {}
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match *self {}
+    }
+}
+
+impl futures::io::AsyncWrite for ChildStdin {
+    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, _: &[u8]) -> Poll<std::io::Result<usize>> {
+        match *self {}
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match *self {}
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match *self {}
     }
 }
 

@@ -1,82 +1,147 @@
-//! Why a step could not be run as asked: one line, a hint, and the exit
-//! status a command-line wrapper should end with.
+//! Why a step could not be run as asked: a kind to match on, one line
+//! saying what failed, and the underlying error as its `source()`.
 
 use std::fmt;
 use std::io;
 
-/// Exit status of a wrapper that failed itself (not the step), as `env` and
-/// container runners use.
-pub const INTERNAL_ERROR: i32 = 125;
-
-/// How to run a step without root, in a delegated subtree: `systemd-run`
-/// creates a transient scope with `Delegate=yes`, and the shell it starts
-/// there expands `$(stepmon doctor --own-cgroup)`, so `--cgroup-parent`
-/// names that scope. (Expanded by the caller's shell, before `systemd-run`,
-/// it would name the caller's own cgroup: the scope does not exist yet.)
-/// `CMD` stands for the step's command. Every hint that suggests delegation
-/// quotes this one string. Delegation:
-/// <https://docs.kernel.org/admin-guide/cgroup-v2.html#delegation>,
-/// <https://systemd.io/CGROUP_DELEGATION/>.
-pub const DELEGATED_RUN: &str = "systemd-run --user --scope -p Delegate=yes -- \
-     sh -c 'stepmon run --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD'";
-
-/// A failure of the runner (not of the step).
-#[derive(Debug)]
+/// What kind of failure a [`RunError`] is, to match on (as
+/// `std::io::ErrorKind` is for `io::Error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub struct RunError {
-    /// What went wrong.
-    pub message: String,
-    /// What to do about it.
-    pub hint: Option<String>,
-    /// 127 when the command does not exist, else [`INTERNAL_ERROR`].
-    pub exit_code: i32,
+pub enum RunErrorKind {
+    /// The command's program was not found: not in the step's `PATH`, or
+    /// (a command that did not start) its file or its `#!` interpreter is
+    /// missing. A shell's 127.
+    NotFound,
+    /// The program exists but may not be executed (`EACCES`, `EPERM`). A
+    /// shell's 126.
+    PermissionDenied,
+    /// The step's working directory ([`crate::StepOptions::current_dir`])
+    /// could not be entered.
+    WorkingDirectory,
+    /// A cgroup of the step's own was required
+    /// ([`crate::CgroupMode::Require`]) and none could be made; its
+    /// `source()` says why.
+    NoCgroup,
+    /// A cgroup of the step's could not be created, written (a limit) or
+    /// joined. A refusal (root or a delegated subtree needed) has a
+    /// `source()` of kind `PermissionDenied` or `ReadOnlyFilesystem`.
+    Placement,
+    /// The step's network namespace could not be created or joined (a
+    /// refusal: `source()` of kind `PermissionDenied`).
+    Namespace,
+    /// The step's processes or streams could not be set up: its subreaper,
+    /// the clone, a pipe, `/dev/null`, a move onto fd 0–2, or an `exec`
+    /// failure other than the two above (such as `ENOEXEC`).
+    Spawn,
+    /// Options that do not go together (a limit without a cgroup,
+    /// loopback traffic without a namespace of the step's own, no
+    /// command).
+    InvalidOptions,
+    /// The runner's own I/O: signal handlers, the sampler, reading the
+    /// host, waiting for the step, its pipes.
+    Io,
+    /// Measured steps need Linux.
+    Unsupported,
 }
 
-impl RunError {
-    /// An error without a hint (exit status [`INTERNAL_ERROR`]).
-    pub fn new(message: impl Into<String>) -> Self {
-        RunError { message: message.into(), hint: None, exit_code: INTERNAL_ERROR }
-    }
+/// An `io::Error`, owned or borrowed (a borrowed one is copied: its errno,
+/// else its kind and words).
+pub(crate) trait IntoIo {
+    fn into_io(self) -> io::Error;
+}
 
-    /// Adds a hint.
-    #[must_use]
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+impl IntoIo for io::Error {
+    fn into_io(self) -> io::Error {
         self
     }
+}
 
-    /// An I/O error on `what`, without a hint: which one fits depends on
-    /// what failed ([`RunError::cgroup`], [`RunError::namespace`]).
-    pub fn io(what: &str, error: &io::Error) -> Self {
-        RunError::new(format!("{what}: {error}"))
-    }
-
-    /// An I/O error creating or writing a cgroup (`what` names it); when it
-    /// was refused, the hint to run as root or in a delegated subtree.
-    pub fn cgroup(what: &str, error: &io::Error) -> Self {
-        let e = RunError::io(what, error);
-        if refused(error) {
-            e.hint(format!("creating cgroups needs root, or a delegated subtree: {DELEGATED_RUN}"))
-        } else {
-            e
-        }
-    }
-
-    /// An I/O error creating or entering a network namespace (`what` names
-    /// it); when it was refused, that this needs root.
-    pub fn namespace(what: &str, error: &io::Error) -> Self {
-        let e = RunError::io(what, error);
-        if refused(error) {
-            e.hint("a network namespace for the step needs root (CAP_SYS_ADMIN); without one, run with --net host")
-        } else {
-            e
+impl IntoIo for &io::Error {
+    fn into_io(self) -> io::Error {
+        match self.raw_os_error() {
+            Some(errno) => io::Error::from_raw_os_error(errno),
+            None => io::Error::new(self.kind(), self.to_string()),
         }
     }
 }
 
-/// EACCES, EPERM (both `PermissionDenied`) or EROFS: refused, not failed.
-fn refused(error: &io::Error) -> bool {
-    matches!(error.kind(), io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem)
+/// A failure of the runner (not of the step: a step that fails has its
+/// exit status in [`crate::Finished::exit_code`]).
+///
+/// `Display` says what failed in one line; [`source`](std::error::Error::source)
+/// is why, where there is an underlying error (an `io::Error` almost
+/// always), so print both (`{error}: {source}`) or the whole chain.
+///
+/// ```
+/// use stepmon_runner::{RunErrorKind, StepOptions, prepare};
+///
+/// match prepare(StepOptions::new(["stepmon-no-such-program"])) {
+///     Err(e) if e.kind() == RunErrorKind::NotFound => eprintln!("{e}"),
+///     # Err(e) if e.kind() == RunErrorKind::Unsupported => {}
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+#[derive(Debug)]
+pub struct RunError {
+    kind: RunErrorKind,
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+// Off Linux only `new` is used (a step cannot start there).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+impl RunError {
+    /// `message` (what failed), of `kind`, without an underlying error (as
+    /// `io::Error::new` makes one; for a caller's own wrappers and tests).
+    pub fn new(kind: RunErrorKind, message: impl Into<String>) -> Self {
+        RunError { kind, message: message.into(), source: None }
+    }
+
+    /// `message` (what failed), of `kind`, because of `source`.
+    pub fn with_source(
+        kind: RunErrorKind,
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        RunError { kind, message: message.into(), source: Some(source.into()) }
+    }
+
+    /// An I/O error of the runner's own while `what`.
+    pub(crate) fn io(what: &str, error: impl IntoIo) -> Self {
+        RunError::with_source(RunErrorKind::Io, what, error.into_io())
+    }
+
+    /// An I/O error creating, writing or joining a cgroup (`what` names it).
+    pub(crate) fn cgroup(what: &str, error: impl IntoIo) -> Self {
+        RunError::with_source(RunErrorKind::Placement, what, error.into_io())
+    }
+
+    /// An I/O error creating or entering a network namespace (`what`
+    /// names it).
+    pub(crate) fn namespace(what: &str, error: impl IntoIo) -> Self {
+        RunError::with_source(RunErrorKind::Namespace, what, error.into_io())
+    }
+
+    /// What kind of failure it is.
+    #[must_use]
+    pub fn kind(&self) -> RunErrorKind {
+        self.kind
+    }
+
+    /// The underlying I/O error, when there is one.
+    #[must_use]
+    pub fn io_error(&self) -> Option<&io::Error> {
+        self.source.as_deref().and_then(|e| e.downcast_ref::<io::Error>())
+    }
+
+    /// `what failed: why`, one line (the messages of a finished step).
+    pub(crate) fn line(&self) -> String {
+        match &self.source {
+            Some(source) => format!("{}: {source}", self.message),
+            None => self.message.clone(),
+        }
+    }
 }
 
 impl fmt::Display for RunError {
@@ -85,77 +150,35 @@ impl fmt::Display for RunError {
     }
 }
 
-impl std::error::Error for RunError {}
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error as _;
 
     #[test]
-    fn each_hint_goes_with_its_error() {
+    fn the_kind_and_the_io_error_are_kept_apart_from_the_words() {
         let denied = io::Error::from(io::ErrorKind::PermissionDenied);
-        let cgroup = RunError::cgroup("cannot create a cgroup under /sys/fs/cgroup/x", &denied);
-        assert!(cgroup.hint.as_deref().is_some_and(|h| h.contains("delegated subtree")), "{cgroup:?}");
-        let namespace = RunError::namespace("cannot create a network namespace", &denied);
-        assert!(namespace.hint.as_deref().is_some_and(|h| h.contains("--net host")), "{namespace:?}");
-        // Anything else (a signal handler, the subreaper, waiting): no hint,
-        // rather than the cgroup one.
-        assert_eq!(RunError::io("cannot become the step's child subreaper", &denied).hint, None);
-        // A cgroup that failed for another reason than a refusal: no hint.
-        let busy = io::Error::from(io::ErrorKind::ResourceBusy);
-        assert_eq!(RunError::cgroup("cannot set memory.max to 1", &busy).hint, None);
-        let read_only = io::Error::from(io::ErrorKind::ReadOnlyFilesystem);
-        assert!(RunError::cgroup("cannot create a cgroup under /x", &read_only).hint.is_some());
-        assert!(cgroup.hint.as_deref().is_some_and(|h| h.ends_with(DELEGATED_RUN)), "{cgroup:?}");
-    }
-
-    /// Runs `command` (a hint's command line, `CMD` as `true`) through
-    /// `sh` with stand-ins on PATH: `systemd-run` runs what follows its
-    /// options with `IN_SCOPE=1` (as the new scope would), `stepmon doctor
-    /// --own-cgroup` prints `scope` there and `caller` outside it, and
-    /// `stepmon run --cgroup-parent DIR` prints DIR. Returns what it printed.
-    #[cfg(unix)]
-    fn cgroup_parent_given_by(command: &str) -> String {
-        use std::os::unix::fs::PermissionsExt;
-        let bin = tempfile::tempdir().expect("scratch directory");
-        let stand_ins = [
-            (
-                "systemd-run",
-                "while [ $# -gt 0 ]; do case $1 in --) shift; break;; -p) shift 2;; -*) shift;; *) break;; esac; done\n\
-                 IN_SCOPE=1 exec \"$@\"\n",
-            ),
-            (
-                "stepmon",
-                "case $1 in\n\
-                 doctor) if [ \"${IN_SCOPE:-}\" = 1 ]; then echo scope; else echo caller; fi;;\n\
-                 run) echo \"$3\";;\n\
-                 esac\n",
-            ),
-        ];
-        for (name, body) in stand_ins {
-            let path = bin.path().join(name);
-            std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write a stand-in");
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod a stand-in");
+        let cgroup = RunError::cgroup("cannot create a cgroup under /sys/fs/cgroup/x", denied);
+        assert_eq!(cgroup.kind(), RunErrorKind::Placement);
+        assert_eq!(cgroup.to_string(), "cannot create a cgroup under /sys/fs/cgroup/x");
+        assert_eq!(cgroup.io_error().map(io::Error::kind), Some(io::ErrorKind::PermissionDenied));
+        assert!(cgroup.source().is_some());
+        assert_eq!(cgroup.line(), "cannot create a cgroup under /sys/fs/cgroup/x: permission denied");
+        let namespace = RunError::namespace("cannot create a network namespace", io::Error::from_raw_os_error(1));
+        assert_eq!(namespace.kind(), RunErrorKind::Namespace);
+        assert_eq!(namespace.io_error().and_then(io::Error::raw_os_error), Some(1));
+        let plain = RunError::new(RunErrorKind::InvalidOptions, "no command given");
+        assert!(plain.source().is_none() && plain.io_error().is_none());
+        assert_eq!(plain.line(), "no command given");
+        // A library error: no command-line flag in its words.
+        for e in [&cgroup, &namespace, &plain] {
+            assert!(!e.line().contains("--"), "{e}");
         }
-        let path = format!("{}:/usr/bin:/bin", bin.path().display());
-        let out = std::process::Command::new("/bin/sh")
-            .args(["-c", &command.replace("CMD", "true")])
-            .env("PATH", path)
-            .env_remove("IN_SCOPE")
-            .output()
-            .expect("run /bin/sh");
-        assert!(out.status.success(), "{command}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn the_delegation_hint_names_the_new_scope() {
-        assert_eq!(cgroup_parent_given_by(DELEGATED_RUN), "scope");
-        // With `$(…)` outside `sh -c`, the caller's shell expands it before
-        // the scope exists: it names the caller's cgroup.
-        let expanded_too_early = "systemd-run --user --scope -p Delegate=yes stepmon run \
-             --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD";
-        assert_eq!(cgroup_parent_given_by(expanded_too_early), "caller");
     }
 }

@@ -28,16 +28,30 @@
 //! # }
 //! # Ok::<(), stepmon_runner::RunError>(())
 //! ```
+//!
+//! The command gets its environment, working directory and streams as
+//! `std::process::Command` gives them ([`StepOptions::env`],
+//! [`StepOptions::current_dir`], [`StepOptions::stdout`] with a [`Stdio`]);
+//! a piped stream is the started step's ([`Step::stdout`]), or read whole
+//! with its end ([`Step::wait_with_output`], [`Step::output`]). Errors have
+//! a kind to match ([`RunErrorKind`]); a command that was found but did not
+//! start is a finished step that says why ([`Finished::not_started`]).
 #![deny(missing_docs)]
 // `deny`, not `forbid`: src/spawn/ (and only it) allows unsafe code.
 #![deny(unsafe_code)]
 
+mod action;
+mod delegation;
 mod error;
 mod finished;
 mod notice;
 mod options;
 
-pub use error::{DELEGATED_RUN, INTERNAL_ERROR, RunError};
+pub use action::Stdio;
+#[cfg(target_os = "linux")]
+pub use action::pipe::{ChildStderr, ChildStdin, ChildStdout};
+pub use delegation::DELEGATED_RUN;
+pub use error::{RunError, RunErrorKind};
 pub use finished::Finished;
 pub use notice::Notice;
 pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions};
@@ -85,7 +99,7 @@ pub use step::{Prepared, Step, prepare};
 #[cfg(not(target_os = "linux"))]
 mod elsewhere;
 #[cfg(not(target_os = "linux"))]
-pub use elsewhere::{Prepared, Runner, Step, prepare};
+pub use elsewhere::{ChildStderr, ChildStdin, ChildStdout, Prepared, Runner, Step, prepare};
 
 /// Unit tests that start or reap children of the test process take this:
 /// a reaper takes every new child as the step's.

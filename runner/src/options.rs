@@ -148,6 +148,10 @@ pub struct StepOptions {
     /// where the step lacks a cgroup of its own (off: the process tree
     /// alone measures it, as where that cgroup cannot be read).
     pub enclosing: bool,
+    /// The command's environment, directory and streams (set with
+    /// [`StepOptions::env`], [`StepOptions::current_dir`],
+    /// [`StepOptions::stdout`], ...).
+    pub(crate) action: crate::action::Action,
 }
 
 impl StepOptions {
@@ -176,6 +180,7 @@ impl StepOptions {
             live: None,
             tree_memory_interval: TREE_MEMORY_INTERVAL,
             enclosing: true,
+            action: crate::action::Action::default(),
         }
     }
 }

@@ -48,7 +48,8 @@ impl Runner {
     /// systemd signs) and starts the shared sampler (one thread for every
     /// step's timers).
     pub fn new() -> Result<Runner, RunError> {
-        let monitor = Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?;
+        let monitor = Monitor::new(MonitorOptions::default())
+            .map_err(|e| RunError::with_source(crate::RunErrorKind::Io, "cannot start the sampler", e))?;
         Ok(Runner { monitor, host: Arc::new(HostView::read()), hub: Hub::start(), ticker: Ticker::default() })
     }
 

@@ -20,8 +20,9 @@
 //! built beforehand, as std's own spawn does
 //! (`library/std/src/sys/process/unix/unix.rs`).
 //!
-//! The child reports a failure (joining the network namespace, or `execvp`)
-//! through a close-on-exec pipe as `[stage: u32][errno: i32]` and exits
+//! The child reports a failure (joining the network namespace, moving the
+//! step's streams onto fds 0–2, entering its working directory, or
+//! `execvp`) through a close-on-exec pipe as `[stage: u32][errno: i32]` and exits
 //! with 126 (127 if the command was not found); on success the pipe just
 //! closes at exec. This is how std reports exec errors, too.
 #![allow(unsafe_code)]
@@ -30,14 +31,14 @@
 
 use std::ffi::{CString, OsString, c_char, c_void};
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use rustix::process::Pid;
 
 use super::script::SHELL;
 use super::sys;
-use super::{NOT_EXECUTABLE, NOT_FOUND};
+use super::{Launch, NOT_EXECUTABLE, NOT_FOUND};
 
 /// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7),
 /// from include/uapi/linux/sched.h; every field is an `__aligned_u64`.
@@ -176,9 +177,11 @@ impl Argv {
 }
 
 /// The command as the child execs it without allocating: its arguments,
-/// the files to try in turn (its program looked up in `PATH` as `execvp`
-/// does), this process's environment, and the shell's command line for a
-/// file without a `#!` line ([`super::script`]), all as C strings.
+/// the files to try in turn (its program looked up in the step's `PATH` as
+/// `execvp` does), its environment (this process's unless the step sets its
+/// own), its working directory, its fds 0–2, and the shell's command line
+/// for a file without a `#!` line ([`super::script`]), all as C strings and
+/// raw fds.
 ///
 /// The lookup is done here, before the clone, rather than by `execvp` in the
 /// child: the child may share this process's memory ([`clone3_vm`]) and
@@ -195,12 +198,21 @@ pub(super) struct Exec {
     /// `/bin/sh`, a slot for the file, then `argv[1..]`, NULL: the child
     /// writes the file that failed with `ENOEXEC` into the slot.
     shell_argv: Vec<*const c_char>,
+    /// The directory to enter before the exec.
+    chdir: Option<CString>,
+    /// What fds 0, 1 and 2 become (`-1`: kept), each 3 or above.
+    stdio: [RawFd; 3],
+    /// Copies of the caller's stdio fds that were themselves 0, 1 or 2:
+    /// the child moves each source in turn, and one of those would be
+    /// overwritten before its own move.
+    _moved: Vec<OwnedFd>,
 }
 
 impl Exec {
-    /// Prepares `command` (program first); `InvalidInput` if it is empty or
-    /// an argument contains a NUL byte.
-    pub(super) fn new(command: &[OsString]) -> io::Result<Exec> {
+    /// Prepares `command` (program first) as `launch` says; `InvalidInput`
+    /// if it is empty or an argument, variable or the directory contains a
+    /// NUL byte.
+    pub(super) fn new(command: &[OsString], launch: &Launch<'_>) -> io::Result<Exec> {
         let Some(program) = command.first() else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
         };
@@ -210,23 +222,51 @@ impl Exec {
         } else if program.as_bytes().contains(&b'/') {
             vec![program.clone()]
         } else {
-            let path = std::env::var_os("PATH");
+            let path = launch.path();
             let path = path.as_deref().unwrap_or(std::ffi::OsStr::new(super::lookup::DEFAULT_PATH));
             std::env::split_paths(path).map(|dir| dir.join(program).into_os_string()).collect()
         };
-        let envp: Vec<OsString> = std::env::vars_os()
-            .map(|(name, value)| {
-                let mut pair = name;
-                pair.push("=");
-                pair.push(value);
-                pair
-            })
-            .collect();
+        let pair = |(name, value): (&OsString, &OsString)| {
+            let mut pair = name.clone();
+            pair.push("=");
+            pair.push(value);
+            pair
+        };
+        let envp: Vec<OsString> = match launch.env {
+            Some(env) => env.iter().map(|(name, value)| pair((name, value))).collect(),
+            None => std::env::vars_os().map(|(name, value)| pair((&name, &value))).collect(),
+        };
+        let chdir = launch
+            .dir
+            .map(|dir| CString::new(dir.as_os_str().as_bytes()))
+            .transpose()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let mut moved = Vec::new();
+        let mut stdio = [-1; 3];
+        for (slot, fd) in stdio.iter_mut().zip(launch.stdio) {
+            let Some(fd) = fd else { continue };
+            *slot = if fd.as_raw_fd() > 2 {
+                fd.as_raw_fd()
+            } else {
+                let copy = rustix::io::fcntl_dupfd_cloexec(fd, 3)?;
+                let raw = copy.as_raw_fd();
+                moved.push(copy);
+                raw
+            };
+        }
         let mut shell_argv = Vec::with_capacity(command.len() + 2);
         shell_argv.push(SHELL.as_ptr());
         shell_argv.push(std::ptr::null());
         shell_argv.extend(argv.pointers.iter().skip(1));
-        Ok(Exec { argv, candidates: Argv::new(&candidates)?, envp: Argv::new(&envp)?, shell_argv })
+        Ok(Exec {
+            argv,
+            candidates: Argv::new(&candidates)?,
+            envp: Argv::new(&envp)?,
+            shell_argv,
+            chdir,
+            stdio,
+            _moved: moved,
+        })
     }
 
     /// The child's view of this command (`&mut`: the child writes the shell's file slot).
@@ -244,6 +284,8 @@ impl Exec {
             candidates: self.candidates.pointers.as_ptr(),
             envp: self.envp.pointers.as_ptr(),
             shell_argv: self.shell_argv.as_mut_ptr(),
+            chdir: self.chdir.as_ref().map_or(std::ptr::null(), |dir| dir.as_ptr()),
+            stdio: self.stdio,
         }
     }
 }
@@ -259,6 +301,10 @@ pub(super) enum Stage {
     JoinV1 = 3,
     /// Writing `0` to the cgroup v2 `cgroup.procs` (the fork fallback).
     JoinCgroup = 4,
+    /// `chdir` into the step's working directory.
+    Chdir = 5,
+    /// Moving the step's streams onto fds 0, 1 and 2.
+    Stdio = 6,
 }
 
 /// A child that could not run the command (it has exited, or is exiting,
@@ -302,12 +348,17 @@ pub(super) struct ChildSetup<'a> {
     pub(super) envp: *const *const c_char,
     /// The shell's `argv`, slot 1 to be filled.
     pub(super) shell_argv: *mut *const c_char,
+    /// The working directory to enter, or NULL.
+    pub(super) chdir: *const c_char,
+    /// What fds 0, 1 and 2 become (`-1`: kept); each 3 or above.
+    pub(super) stdio: [RawFd; 3],
 }
 
 /// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
 /// directory opened with `O_PATH` or for reading; `None`: this process's
 /// own cgroup), after joining the network namespace `netns` if given. Returns right after the clone (see
-/// [`Spawned::failure`]); stdin, stdout and stderr are inherited.
+/// [`Spawned::failure`]); its environment, directory and fds 0–2 are
+/// `exec`'s ([`Exec::new`]).
 ///
 /// An `Err` means no child was created: `ENOSYS` (no clone3, or a seccomp
 /// filter that hides it), `EINVAL` (no `CLONE_INTO_CGROUP`, before 5.7),
@@ -388,6 +439,8 @@ pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
         1 => Stage::NetNs,
         3 => Stage::JoinV1,
         4 => Stage::JoinCgroup,
+        5 => Stage::Chdir,
+        6 => Stage::Stdio,
         _ => Stage::Exec,
     };
     let error = if got == report.len() {
@@ -400,6 +453,7 @@ pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 
 /// The child between clone3 and exec: resets the signal state a new program
 /// expects, joins the network namespace and the cgroup v1 hierarchies,
+/// moves the step's streams onto fds 0–2, enters its working directory,
 /// execs. Never returns.
 ///
 /// Raw system calls only ([`super::sys`]: no `errno`, no locks), on values
@@ -432,6 +486,23 @@ pub(super) unsafe fn child(setup: &ChildSetup<'_>) -> ! {
         let ret = unsafe { sys::write(tasks, c"0".as_ptr().cast(), 1) };
         if ret != 1 {
             fail(setup.report, Stage::JoinV1, if ret < 0 { errno(ret) } else { libc::EIO });
+        }
+    }
+    // Each source is 3 or above (`Exec::new`), so no move overwrites a
+    // source still to be moved; the copy on 0–2 loses close-on-exec.
+    for (target, &source) in (0..).zip(&setup.stdio) {
+        if source >= 0 {
+            let ret = sys::dup3(source, target);
+            if ret < 0 {
+                fail(setup.report, Stage::Stdio, errno(ret));
+            }
+        }
+    }
+    if !setup.chdir.is_null() {
+        // SAFETY: a NUL-terminated path of `Exec`, alive until the exec.
+        let ret = unsafe { sys::chdir(setup.chdir.cast()) };
+        if ret < 0 {
+            fail(setup.report, Stage::Chdir, errno(ret));
         }
     }
     // SAFETY: the arrays are NULL-terminated arrays of C strings (see

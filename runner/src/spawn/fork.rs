@@ -12,18 +12,23 @@
 //! process, so it only makes async-signal-safe system calls (`setns`,
 //! `write`) on fds opened before the fork, and allocates nothing. It tells
 //! its own failures from exec's through a close-on-exec pipe (one byte: the
-//! stage), because std hands back only the errno.
+//! stage), because std hands back only the errno. The command's
+//! environment and stdio are std's (`Command::env_clear`, `envs`, `stdin`,
+//! ...); its working directory is entered in the hook rather than with
+//! `Command::current_dir`, whose failure std reports as an exec's.
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use rustix::process::Pid;
 
+use super::Launch;
 use super::script::ShellFallback;
 
 /// What failed.
@@ -35,28 +40,34 @@ pub(super) enum Failure {
     NetNs(io::Error),
     /// Executing the command (not found, not executable).
     Exec(io::Error),
+    /// Entering its working directory.
+    Chdir(io::Error),
     /// Anything before the fork (pipe, fork itself).
     Setup(io::Error),
 }
 
 const STAGE_NETNS: u8 = 1;
 const STAGE_JOIN: u8 = 2;
+const STAGE_CHDIR: u8 = 3;
 
-/// Starts `command` (program first) after joining `netns` and writing `0` to
-/// `cgroup_procs` in the child; retries with `/bin/sh` on `ENOEXEC` as
-/// glibc's `execvp` does ([`super::script`]).
+/// Starts `command` (program first) as `launch` says, after joining
+/// `netns` and writing `0` to `cgroup_procs` in the child; retries with
+/// `/bin/sh` on `ENOEXEC` as glibc's `execvp` does ([`super::script`]).
 pub(super) fn spawn(
     cgroup_procs: Option<BorrowedFd<'_>>,
     v1_tasks: &[RawFd],
     netns: Option<BorrowedFd<'_>>,
     command: &[OsString],
+    launch: &Launch<'_>,
 ) -> Result<Pid, Failure> {
-    match spawn_once(cgroup_procs, v1_tasks, netns, command) {
+    match spawn_once(cgroup_procs, v1_tasks, netns, command, launch) {
         Err(Failure::Exec(error)) if error.raw_os_error() == Some(libc::ENOEXEC) => {
-            let shell = ShellFallback::for_command(command, std::env::var_os("PATH").as_deref());
+            let shell = ShellFallback::for_command(command, launch.path().as_deref());
             match shell {
                 // Should the shell fail too, the command's own error is reported.
-                Some(shell) => spawn_once(cgroup_procs, v1_tasks, netns, &shell.argv).map_err(|_| Failure::Exec(error)),
+                Some(shell) => {
+                    spawn_once(cgroup_procs, v1_tasks, netns, &shell.argv, launch).map_err(|_| Failure::Exec(error))
+                }
                 None => Err(Failure::Exec(error)),
             }
         }
@@ -69,6 +80,7 @@ fn spawn_once(
     v1_tasks: &[RawFd],
     netns: Option<BorrowedFd<'_>>,
     command: &[OsString],
+    launch: &Launch<'_>,
 ) -> Result<Pid, Failure> {
     let (program, args) = command.split_first().ok_or_else(|| Failure::Setup(io::Error::other("no command given")))?;
     let (stage_read, stage_write) =
@@ -77,11 +89,29 @@ fn spawn_once(
     let procs_fd = cgroup_procs.map(|fd| fd.as_raw_fd());
     let netns_fd = netns.map(|fd| fd.as_raw_fd());
     let v1_fds: Vec<RawFd> = v1_tasks.to_vec();
+    let dir = launch
+        .dir
+        .map(|dir| CString::new(dir.as_os_str().as_bytes()))
+        .transpose()
+        .map_err(|e| Failure::Setup(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
     let mut child = Command::new(program);
     child.args(args);
+    if let Some(env) = launch.env {
+        child.env_clear().envs(env.iter().map(|(name, value)| (name, value)));
+    }
+    for (fd, stream) in launch.stdio.iter().enumerate() {
+        let Some(stream) = stream else { continue };
+        let copy = std::process::Stdio::from(stream.try_clone_to_owned().map_err(Failure::Setup)?);
+        match fd {
+            0 => child.stdin(copy),
+            1 => child.stdout(copy),
+            _ => child.stderr(copy),
+        };
+    }
     let hook = move || -> io::Result<()> {
         // SAFETY: plain system calls on fds that stay open in the child (the
-        // caller holds them across the spawn); no allocation, no locks.
+        // caller holds them across the spawn) and on the directory's path,
+        // made before the fork; no allocation, no locks.
         unsafe {
             if let Some(ns) = netns_fd
                 && libc::setns(ns, libc::CLONE_NEWNET) != 0
@@ -105,6 +135,13 @@ fn spawn_once(
                     return Err(error);
                 }
             }
+            if let Some(dir) = &dir
+                && libc::chdir(dir.as_ptr()) != 0
+            {
+                let error = io::Error::last_os_error();
+                libc::write(stage_fd, [STAGE_CHDIR].as_ptr().cast(), 1);
+                return Err(error);
+            }
         }
         Ok(())
     };
@@ -124,6 +161,7 @@ fn spawn_once(
             Err(match (read, stage[0]) {
                 (1, STAGE_NETNS) => Failure::NetNs(error),
                 (1, STAGE_JOIN) => Failure::Join(error),
+                (1, STAGE_CHDIR) => Failure::Chdir(error),
                 _ if error.raw_os_error().is_some() => Failure::Exec(error),
                 _ => Failure::Setup(error),
             })

@@ -111,6 +111,22 @@ pub(super) fn fd_flags(fd: i32) -> isize {
     unsafe { call(libc::SYS_fcntl, fd as usize, libc::F_GETFD as usize, 0, 0, 0, 0) }
 }
 
+/// `dup3(old, new, 0)`: `new` becomes a copy of `old`, without
+/// close-on-exec (`old` and `new` must differ).
+pub(super) fn dup3(old: i32, new: i32) -> isize {
+    // SAFETY: no pointers.
+    unsafe { call(libc::SYS_dup3, old as usize, new as usize, 0, 0, 0, 0) }
+}
+
+/// `chdir(2)`.
+///
+/// # Safety
+/// `path` NUL-terminated.
+pub(super) unsafe fn chdir(path: *const u8) -> isize {
+    // SAFETY: as documented.
+    unsafe { call(libc::SYS_chdir, path as usize, 0, 0, 0, 0, 0) }
+}
+
 /// `kill(2)`.
 pub(super) fn kill(pid: i32, signal: i32) -> isize {
     // SAFETY: no pointers.

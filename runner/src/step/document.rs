@@ -8,14 +8,14 @@ use stepmon_model::Host;
 use stepmon_sampler::cgroup::discover;
 
 use super::host_view::HostView;
-use crate::error::INTERNAL_ERROR;
-
 pub(super) fn exit_code(status: ExitStatus) -> (Option<i32>, Option<i32>, i32) {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => (Some(code), None, code),
         (None, Some(signal)) => (None, Some(signal), 128 + signal),
-        (None, None) => (None, None, INTERNAL_ERROR),
+        // A reaped process has one or the other; should it have neither,
+        // the status `env` and container runners give their own failures.
+        (None, None) => (None, None, 125),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cgroup::placement::RunCgroups;
 use crate::cgroup::v1::V1Cgroups;
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::options::Limits;
 
 /// A limit in the step's v1 hierarchy where its cgroup v2 lacks the
@@ -42,7 +42,10 @@ pub(super) fn apply_limits(
     }
     if let Some(cores) = limits.cpus {
         if !(cores > 0.0 && cores.is_finite()) {
-            return Err(RunError::new(format!("--cpus must be a positive number, got {cores}")));
+            return Err(RunError::new(
+                RunErrorKind::InvalidOptions,
+                format!("the CPU limit must be a positive number of cores, got {cores}"),
+            ));
         }
         // The kernel's default period is 100 ms; quota = cores × period.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -69,7 +72,10 @@ pub(super) fn apply_limits(
             }
             None => format!("the step has no cgroup of its own: {}", no_cgroup.unwrap_or("")),
         };
-        return Err(RunError::new(format!("cannot set {file}: the {controller} controller is not available ({why})")));
+        return Err(RunError::new(
+            RunErrorKind::Placement,
+            format!("cannot set {file}: the {controller} controller is not available ({why})"),
+        ));
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ mod document;
 pub(crate) mod host_view;
 mod limits;
 mod notices;
+mod output;
 mod owned;
 mod prepare;
 mod run;

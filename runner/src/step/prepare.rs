@@ -18,7 +18,7 @@ use super::scope::{pending_scope, scope_cgroups};
 use super::v1_placement::{place_v1, probe_dirs};
 use crate::cgroup::enclosing::Enclosing;
 use crate::cgroup::placement::{self, RunCgroups};
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::netns::HeldNamespace;
 use crate::notice::Notice;
 use crate::options::{CgroupMode, NetMode, StepOptions};
@@ -27,11 +27,13 @@ use crate::signals::Caught;
 use crate::spawn::{self};
 use crate::ticker::Ticker;
 
-/// Finds `program` like `execvp` would, to report "not found" before any
-/// cgroup is created: a path that exists, or a file of that name in `PATH`.
-pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
-    spawn::lookup::find_program(program, std::env::var_os("PATH").as_deref(), Path::is_file)
-        .filter(|found| found.exists())
+/// Finds `program` like `execvp` would in the step, to report "not found"
+/// before any cgroup is created: a path that exists, or a file of that
+/// name in `path` (the step's `PATH`), a relative one from `dir` (the
+/// step's working directory) when it has one.
+pub(super) fn resolve(program: &OsStr, path: Option<&OsStr>, dir: Option<&Path>) -> Option<PathBuf> {
+    let from_dir = |p: &Path| dir.filter(|_| p.is_relative()).map_or_else(|| p.to_path_buf(), |dir| dir.join(p));
+    spawn::lookup::find_program(program, path, |p| from_dir(p).is_file()).filter(|found| from_dir(found).exists())
 }
 
 /// Places the step: discovers the host, creates its cgroups (or says why it
@@ -39,9 +41,11 @@ pub(super) fn resolve(program: &OsStr) -> Option<PathBuf> {
 /// recording. Nothing runs yet; [`Prepared::notices`] says what the user
 /// should know before it does.
 ///
-/// Errors: the command does not exist (`exit_code` 127), a cgroup is
-/// required (`--require-cgroup`, `--cgroup-parent`, a limit) but cannot be
-/// made, the network namespace cannot be set up, or `/proc` cannot be read.
+/// Errors ([`RunError::kind`](crate::RunError::kind)): the command does not
+/// exist (`NotFound`), a cgroup is required (`CgroupMode::Require`:
+/// `NoCgroup`) or its parent or a limit cannot be used (`Placement`), the
+/// network namespace cannot be set up (`Namespace`), options that do not go
+/// together (`InvalidOptions`), or `/proc` cannot be read (`Io`).
 pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     // First: the listener's thread sets its sockets up while this one
     // places the step.
@@ -68,22 +72,28 @@ pub(crate) fn prepare_with(
     } else {
         None
     };
-    let program = options.command.first().ok_or_else(|| RunError::new("no command given"))?;
-    if resolve(program).is_none() {
-        let mut error = RunError::new(format!(
-            "cannot run {}: command not found",
-            stepmon_model::labels::quote(&program.to_string_lossy())
+    let program =
+        options.command.first().ok_or_else(|| RunError::new(RunErrorKind::InvalidOptions, "no command given"))?;
+    // A working directory that cannot be entered is the child's to report
+    // (a command that did not start), whatever the program.
+    let dir = options.action.current_dir.as_deref();
+    if dir.is_none_or(Path::is_dir) && resolve(program, options.action.path().as_deref(), dir).is_none() {
+        return Err(RunError::new(
+            RunErrorKind::NotFound,
+            format!("cannot run {}: command not found", stepmon_model::labels::quote(&program.to_string_lossy())),
         ));
-        error.exit_code = spawn::NOT_FOUND;
-        return Err(error);
     }
     if options.include_loopback && options.net == NetMode::Host {
-        return Err(RunError::new("--include-loopback needs --net isolated or --net ns:PATH")
-            .hint("with --net host the step's traffic cannot be told from the host's"));
+        return Err(RunError::new(
+            RunErrorKind::InvalidOptions,
+            "counting loopback traffic needs a network namespace of the step's own (NetMode::Isolated or \
+             NetMode::Namespace): on the host's, the step's traffic cannot be told from the host's",
+        ));
     }
     if options.cgroup == CgroupMode::Never && (options.cgroup_parent.is_some() || options.limits.any()) {
         return Err(RunError::new(
-            "--no-cgroup cannot go with --cgroup-parent, --memory-max, --cpus or --pids-max (they need a cgroup of the step's own)",
+            RunErrorKind::InvalidOptions,
+            "CgroupMode::Never cannot go with a cgroup parent or limits (they need a cgroup of the step's own)",
         ));
     }
     let location = host.location.as_ref();
@@ -124,7 +134,9 @@ pub(crate) fn prepare_with(
                 Err(e) => (None, Some(format!("cannot create a cgroup under {}: {e}", base.display()))),
             }
         }
-        (Err(e), _) if options.cgroup_parent.is_some() => return Err(RunError::new(e.to_string())),
+        (Err(e), _) if options.cgroup_parent.is_some() => {
+            return Err(RunError::new(RunErrorKind::Placement, e.to_string()));
+        }
         (Err(e), _) => match host.container() {
             Some(container) if container.read_only_cgroupfs => (None, Some(container.no_cgroup())),
             _ => (None, Some(e.to_string())),
@@ -144,8 +156,12 @@ pub(crate) fn prepare_with(
     };
     let has_v1 = v1.as_ref().is_some_and(|v| !v.get().dirs.is_empty());
     if options.cgroup == CgroupMode::Require && cgroups.is_none() && !has_v1 {
-        return Err(RunError::new(format!("{} (--require-cgroup)", no_cgroup.as_deref().unwrap_or("no cgroup")))
-            .hint("a cgroup of the step's own needs root or a delegated subtree, and a writable cgroupfs"));
+        let why = no_cgroup.unwrap_or_else(|| "no cgroup".to_owned());
+        return Err(RunError::with_source(
+            RunErrorKind::NoCgroup,
+            "a cgroup of the step's own is required, and none could be made",
+            std::io::Error::other(why),
+        ));
     }
     // In a systemd scope too the limits go on the step's leaf: the scope
     // holds the keeper as well, which TasksMax would count, and the leaf's
@@ -182,7 +198,8 @@ pub(crate) fn prepare_with(
     let own_monitor = monitor.is_none();
     let monitor = match monitor {
         Some(monitor) => monitor,
-        None => Monitor::new(MonitorOptions::default()).map_err(|e| RunError::new(e.to_string()))?,
+        None => Monitor::new(MonitorOptions::default())
+            .map_err(|e| RunError::with_source(RunErrorKind::Io, "cannot start the step's sampler", e))?,
     };
     let v1_dirs = v1.as_ref().map_or_else(CgroupV1Dirs::default, |v| probe_dirs(v.get()));
     let step_recorder = match (&cgroups, &enclosing, &no_cgroup) {
@@ -192,7 +209,7 @@ pub(crate) fn prepare_with(
         (None, _, reason) => Some(monitor.record_with_v1(None, v1_dirs, &network, reason.as_deref().unwrap_or(""))),
     }
     .transpose()
-    .map_err(|e| RunError::new(e.to_string()))?;
+    .map_err(|e| RunError::with_source(RunErrorKind::Io, "cannot start recording the step", e))?;
     let enclosing_recorder = match &enclosing {
         Some(e) => {
             let network = if step_recorder.is_some() { &NetworkSource::SharedNamespace } else { &network };

@@ -20,21 +20,32 @@ use super::document::{exit_code, host, own_cpu_seconds};
 use super::notices::not_measured;
 use super::owned::{OwnedCgroups, OwnedV1};
 use super::{Finished, KILL_TIMEOUT, Prepared};
+use crate::action::collect::Collect;
 use crate::cgroup::placement::{self};
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::ladder::{self, Evidence};
 use crate::netns::HeldNamespace;
 use crate::processes::{Hub, Session};
 use crate::spawn::subreaper::{self, Kept};
-use crate::spawn::{self, Target};
+use crate::spawn::{self, Launch, Target};
 use crate::tree::{Progress, Reaper};
 use stepmon_model::SampleOf;
 
 /// A running step: await it (it is a runtime-agnostic [`Future`] through
 /// [`IntoFuture`]) or [`Step::wait`] for it; kill, freeze or thaw it
 /// meanwhile. Dropped before its end, its processes are killed.
+///
+/// Its piped streams ([`crate::Stdio::piped`]) are its fields, as
+/// `std::process::Child`'s are: take them to write and read while it runs,
+/// or leave them to [`Step::wait_with_output`] / [`Step::output`].
 #[derive(Debug)]
 pub struct Step {
+    /// This process's end of the step's stdin, when it is piped.
+    pub stdin: Option<crate::ChildStdin>,
+    /// This process's end of the step's stdout, when it is piped.
+    pub stdout: Option<crate::ChildStdout>,
+    /// This process's end of the step's stderr, when it is piped.
+    pub stderr: Option<crate::ChildStderr>,
     prepared: Prepared,
     kept: Kept,
     reaper: Reaper,
@@ -82,6 +93,9 @@ impl Prepared {
             }
             None => Vec::new(),
         };
+        let mut stdio = crate::action::open::open(&self.options.action.stdio).map_err(|(name, e)| {
+            RunError::with_source(RunErrorKind::Spawn, format!("cannot set up the step's {name}"), e)
+        })?;
         let target = Target {
             v1_tasks: &v1_tasks,
             cgroup: self.cgroups.as_ref().map(|c| c.get().leaf.as_path()),
@@ -94,9 +108,13 @@ impl Prepared {
         let mut processes = Session::start(self.options.processes, &hub, &ticker);
         let tree_memory = (!self.memory_cgroup())
             .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval, &ticker));
-        let kept = subreaper::spawn(target, &self.options.command, self.options.spawn_mode)
-            .map_err(|e| RunError::new(e.to_string()))?;
+        let env = self.options.action.environment();
+        let launch =
+            Launch { env: env.as_deref(), dir: self.options.action.current_dir.as_deref(), stdio: stdio.child_fds() };
+        let kept = subreaper::spawn(target, &self.options.command, &launch, self.options.spawn_mode)
+            .map_err(|e| RunError::with_source(RunErrorKind::Spawn, e.what, e.error))?;
         drop(v1_tasks);
+        stdio.spawned();
         // While the step runs: what earlier runs left (the notice of a
         // failure is one of the step's messages).
         let mut cleanup = Vec::new();
@@ -121,6 +139,9 @@ impl Prepared {
             (None, None) => None,
         });
         Ok(Step {
+            stdin: stdio.stdin,
+            stdout: stdio.stdout,
+            stderr: stdio.stderr,
             prepared: self,
             kept,
             reaper: Reaper::new(),
@@ -231,8 +252,15 @@ impl Step {
     }
 
     /// Waits for the step's end (blocking the calling thread), then as
-    /// [`Prepared::run`].
-    pub fn wait(mut self) -> Result<Finished, RunError> {
+    /// [`Prepared::run`]. Its piped streams are not read: take them first
+    /// (or see [`Step::wait_with_output`]), or a command that fills a pipe
+    /// waits for a reader forever.
+    pub fn wait(self) -> Result<Finished, RunError> {
+        self.wait_reading(None)
+    }
+
+    /// [`Step::wait`], reading `output`'s pipes as they fill meanwhile.
+    pub(super) fn wait_reading(mut self, mut output: Option<&mut Collect>) -> Result<Finished, RunError> {
         let waited = (|| -> io::Result<()> {
             loop {
                 if let Some(caught) = &self.prepared.caught {
@@ -242,12 +270,17 @@ impl Step {
                 if self.progress == Progress::Done {
                     return Ok(());
                 }
+                if let Some(output) = output.as_deref_mut() {
+                    output.drain()?;
+                }
                 let events = self.kept.events_fd();
                 let mut fds = vec![rustix::event::PollFd::new(&events, rustix::event::PollFlags::IN)];
                 let wake = self.prepared.caught.as_ref().map(crate::signals::Caught::wake_fd);
                 if let Some(wake) = &wake {
                     fds.push(rustix::event::PollFd::new(wake, rustix::event::PollFlags::IN));
                 }
+                let pipes = output.as_deref().map(Collect::poll_fds).unwrap_or_default();
+                fds.extend(pipes.iter().map(|pipe| rustix::event::PollFd::new(pipe, rustix::event::PollFlags::IN)));
                 match rustix::event::poll(&mut fds, None) {
                     Ok(_) | Err(rustix::io::Errno::INTR) => {}
                     Err(e) => return Err(e.into()),
@@ -366,11 +399,11 @@ impl Step {
         enclosing_usage: Option<StepUsage>,
     ) -> Result<Finished, RunError> {
         let mut messages = std::mem::take(&mut self.messages);
-        if let Some(message) = self.kept.failure_message() {
-            messages.push(message);
-        }
-        let status =
-            self.reaper.main_status().ok_or_else(|| RunError::new("the step's first process was not reaped"))?;
+        let not_started = self.kept.failure();
+        messages.extend(not_started.as_ref().map(RunError::line));
+        let status = self.reaper.main_status().ok_or_else(|| {
+            RunError::io("ending the step", io::Error::other("the step's first process was not reaped"))
+        })?;
         let (exit, signal, code) = exit_code(status);
         let session = self.processes.take();
         let reaper = &self.reaper;
@@ -513,13 +546,20 @@ impl Step {
         // verdicts and exports start from them.
         info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));
         let document = RunDocument::new(usage, info);
-        let cost = Cost {
-            placement_seconds: Some(placement.as_secs_f64()),
-            collector_cpu_seconds: Some(stepmon_cpu),
-            exit_to_result_seconds: exited.map(|at| at.elapsed().as_secs_f64()),
-        };
+        let mut cost = Cost::default();
+        cost.placement_seconds = Some(placement.as_secs_f64());
+        cost.collector_cpu_seconds = Some(stepmon_cpu);
+        cost.exit_to_result_seconds = exited.map(|at| at.elapsed().as_secs_f64());
         let result = StepResult::of(&document, cost);
-        Ok(Finished { result, document, exit_code: code, messages })
+        Ok(Finished {
+            result,
+            document,
+            exit_code: code,
+            messages,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            not_started,
+        })
     }
 }
 

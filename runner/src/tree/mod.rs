@@ -167,7 +167,8 @@ mod tests {
     /// its orphans waited for, else killed), every event into a [`Reaper`].
     fn run(script: &str, wait_all: bool) -> (Reaper, u32) {
         let command: Vec<std::ffi::OsString> = ["sh", "-c", script].iter().map(Into::into).collect();
-        let mut kept = subreaper::spawn(Target::default(), &command, Mode::Auto).unwrap();
+        let mut kept =
+            subreaper::spawn(Target::default(), &command, &crate::spawn::Launch::default(), Mode::Auto).unwrap();
         let pid = kept.pid.as_raw_nonzero().get().unsigned_abs();
         let mut reaper = Reaper::new();
         loop {
@@ -229,7 +230,8 @@ mod tests {
         let (done, finished) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let command: Vec<std::ffi::OsString> = ["sh", "-c", "exit 4"].iter().map(Into::into).collect();
-            let mut kept = subreaper::spawn(Target::default(), &command, Mode::Auto).unwrap();
+            let mut kept =
+                subreaper::spawn(Target::default(), &command, &crate::spawn::Launch::default(), Mode::Auto).unwrap();
             let mut reaper = Reaper::new();
             let mut left_nothing = None;
             loop {
@@ -246,7 +248,8 @@ mod tests {
         assert_eq!((tree.processes_reaped, tree.leftovers_killed), (1, 0));
         // With an orphan it waits for the word, and kills it.
         let command: Vec<std::ffi::OsString> = ["sh", "-c", "sleep 30 & exit 0"].iter().map(Into::into).collect();
-        let mut kept = subreaper::spawn(Target::default(), &command, Mode::Auto).unwrap();
+        let mut kept =
+            subreaper::spawn(Target::default(), &command, &crate::spawn::Launch::default(), Mode::Auto).unwrap();
         let mut reaper = Reaper::new();
         loop {
             match reaper.absorb(kept.next_event().unwrap()) {

@@ -31,7 +31,11 @@
 //! never returns into Rust. It closes the close-on-exec fds it inherited
 //! (other steps' pipes would otherwise never see end-of-file) and keeps the
 //! others, which the command inherits as it would from
-//! `std::process::Command` (a jobserver's pipe, for one).
+//! `std::process::Command` (a jobserver's pipe, for one). The step's own
+//! pipes ([`super::Launch::stdio`]) are close-on-exec too: the command's
+//! child moves its ends onto fds 0–2, and the subreaper's copies go with
+//! the rest, so a reader sees end of file when the step's processes are
+//! done with them.
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -49,10 +53,10 @@ use rustix::process::{Pid, PidfdFlags, Signal};
 
 mod child;
 
-use super::clone3::{self, CLONE_VM, CloneArgs, Exec, Stage};
+use super::clone3::{self, CLONE_VM, CloneArgs, Exec};
 use super::reap::{Reaped, Rusage};
 use super::sys;
-use super::{Mode, SpawnError, Target};
+use super::{Launch, Mode, SpawnError, Target};
 use child::{SubreaperSetup, subreaper, subreaper_entry};
 
 /// One event on the pipe: `[kind u32][pid i32][status i32][flags u32]
@@ -121,6 +125,8 @@ pub struct Kept {
     report: Option<File>,
     program: OsString,
     namespace: Option<PathBuf>,
+    /// The working directory the command was to enter.
+    dir: Option<PathBuf>,
     /// `clone3` or `fork`.
     pub way: &'static str,
     done: bool,
@@ -213,20 +219,25 @@ impl Kept {
         self.subreaper
     }
 
-    /// Once the command's first process has exited: what to say if it
-    /// could not run the command (not found, not executable, namespace or
-    /// cgroup not joined).
+    /// Once the command's first process has exited: why it could not run
+    /// the command, if it could not (not found, not executable, namespace
+    /// or cgroup not joined, working directory not entered, streams not
+    /// set up).
+    pub fn failure(&mut self) -> Option<crate::RunError> {
+        let failure = clone3::read_report(self.report.take()?)?;
+        Some(super::not_started(
+            failure.stage,
+            failure.error,
+            &self.program,
+            self.namespace.as_deref(),
+            self.dir.as_deref(),
+        ))
+    }
+
+    /// [`Kept::failure`] in one line.
     #[must_use]
     pub fn failure_message(&mut self) -> Option<String> {
-        let failure = clone3::read_report(self.report.take()?)?;
-        Some(match (failure.stage, &self.namespace) {
-            (Stage::NetNs, Some(path)) => {
-                format!("cannot join the network namespace {}: {}", path.display(), failure.error)
-            }
-            (Stage::JoinV1, _) => format!("cannot join the step's cgroup v1 hierarchies: {}", failure.error),
-            (Stage::JoinCgroup, _) => format!("cannot move the step into its cgroup: {}", failure.error),
-            _ => format!("cannot run {}: {}", self.program.to_string_lossy(), failure.error),
-        })
+        self.failure().map(|e| e.line())
     }
 }
 
@@ -291,13 +302,13 @@ fn decode(record: &[u8]) -> io::Result<Event> {
     }
 }
 
-/// Starts `command` at `target` under a subreaper of its own (see the
-/// module docs). A command that cannot run (not found, not executable) is
-/// not an error: its first process exits 127 or 126 and
-/// [`Kept::failure_message`] says why.
-pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Kept, SpawnError> {
+/// Starts `command` at `target`, as `launch` says, under a subreaper of
+/// its own (see the module docs). A command that cannot run (not found, not
+/// executable, its directory) is not an error: its first process exits 127
+/// or 126 and [`Kept::failure`] says why.
+pub fn spawn(target: Target<'_>, command: &[OsString], launch: &Launch<'_>, mode: Mode) -> Result<Kept, SpawnError> {
     let setup_error = |what: &'static str| move |error: io::Error| SpawnError { what, error };
-    let mut exec = Exec::new(command).map_err(setup_error("cannot start the step"))?;
+    let mut exec = Exec::new(command, launch).map_err(setup_error("cannot start the step"))?;
     let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
     let (events_read, events_write) =
         rustix::pipe::pipe_with(cloexec).map_err(|e| SpawnError { what: "cannot create a pipe", error: e.into() })?;
@@ -438,6 +449,7 @@ pub fn spawn(target: Target<'_>, command: &[OsString], mode: Mode) -> Result<Kep
         report: Some(File::from(report_read)),
         program: command.first().cloned().unwrap_or_default(),
         namespace: target.netns_path.map(std::path::Path::to_path_buf),
+        dir: launch.dir.map(std::path::Path::to_path_buf),
         way: if extra == WAY_FORK { "fork" } else { "clone3" },
         done: false,
         left_nothing: false,
@@ -542,7 +554,7 @@ mod tests {
         // A kept stack serves the next step: a command runs on it.
         let command: Vec<OsString> = ["sh", "-c", "exit 3"].iter().map(Into::into).collect();
         for _ in 0..3 {
-            let mut kept = spawn(Target::default(), &command, Mode::Auto).unwrap();
+            let mut kept = spawn(Target::default(), &command, &Launch::default(), Mode::Auto).unwrap();
             let status = loop {
                 if let Event::Reaped { reaped, main: true, .. } = kept.next_event().unwrap() {
                     break reaped.status;
