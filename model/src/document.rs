@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::labels::{CiContext, Label};
 use crate::sample::{Samples, StepUsage, UsageSummary};
-use crate::source::{EnclosingCgroup, ProcessTree, Sources};
+use crate::source::{Accounting, EnclosingCgroup, ProcessTree, Sources};
 use crate::system::SysSample;
 use crate::verdict::Verdicts;
 
@@ -126,6 +126,11 @@ pub struct RunInfo {
     /// on a cgroup rung it is a cross-check).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process_tree: Option<ProcessTree>,
+    /// What the operating system accounted for the step off Linux (a
+    /// Windows job object, the first process's rusage on macOS and the
+    /// BSDs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accounting: Option<Accounting>,
     /// The cgroup stepmon ran in, when it was sampled for the step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enclosing_cgroup: Option<EnclosingCgroup>,

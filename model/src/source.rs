@@ -24,9 +24,18 @@ pub enum Rung {
     /// systemd where it manages stepmon's cgroup (a service or session
     /// scope holding other processes): exact, the step alone.
     SystemdScope,
+    /// The step's own Windows job object: the kernel's accounting of every
+    /// process of the step (the job holds the first before it runs, and
+    /// each process it starts): exact for the whole tree
+    /// (<https://learn.microsoft.com/en-us/windows/win32/procthread/job-objects>).
+    JobObject,
     /// The step's processes, reaped by stepmon as child subreaper: the sum
     /// of their `wait4` rusage (what GNU time reports, for the whole tree).
     ProcessTree,
+    /// The step's first process's `wait4` rusage, which includes the
+    /// descendants it waited for (macOS, the BSDs: no subreaper, so
+    /// orphans are missed): a lower bound of the tree.
+    ProcessRusage,
     /// The cgroup stepmon runs in (a container's, a user session's): deltas
     /// over the step, including the other processes it holds.
     EnclosingCgroup,
@@ -44,7 +53,9 @@ impl Rung {
             Rung::CgroupV2 => "cgroupV2",
             Rung::CgroupV1 => "cgroupV1",
             Rung::SystemdScope => "systemdScope",
+            Rung::JobObject => "jobObject",
             Rung::ProcessTree => "processTree",
+            Rung::ProcessRusage => "processRusage",
             Rung::EnclosingCgroup => "enclosingCgroup",
             Rung::Machine => "machine",
             Rung::NetworkNamespace => "networkNamespace",
@@ -58,7 +69,9 @@ impl Rung {
             Rung::CgroupV2 => "step cgroup",
             Rung::CgroupV1 => "step cgroup v1",
             Rung::SystemdScope => "step's systemd scope",
+            Rung::JobObject => "step's job object",
             Rung::ProcessTree => "process tree",
+            Rung::ProcessRusage => "first process's rusage",
             Rung::EnclosingCgroup => "enclosing cgroup",
             Rung::Machine => "whole machine",
             Rung::NetworkNamespace => "network namespace",
@@ -120,7 +133,10 @@ impl Source {
     #[must_use]
     pub fn is_exact_for_step(&self) -> bool {
         self.bound == Bound::Exact
-            && matches!(self.rung, Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope | Rung::ProcessTree)
+            && matches!(
+                self.rung,
+                Rung::CgroupV2 | Rung::CgroupV1 | Rung::SystemdScope | Rung::JobObject | Rung::ProcessTree
+            )
     }
 
     /// `process tree`, `enclosing cgroup, lower bound`.
@@ -312,6 +328,54 @@ impl ProcessTree {
     pub fn cpu_seconds(&self) -> f64 {
         self.user_seconds + self.system_seconds
     }
+}
+
+/// What the operating system itself accounted for the step as a whole, off
+/// Linux: a Windows job object's counters ([`Rung::JobObject`]) or, on
+/// macOS and the BSDs, the first process's `wait4` rusage
+/// ([`Rung::ProcessRusage`]). Each field is `None` where that source has no
+/// such number or gave none (the run's `notMeasured` says why): never a
+/// made-up zero.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Accounting {
+    /// User CPU time, s (a job's `TotalUserTime`; `ru_utime`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_seconds: Option<f64>,
+    /// Kernel CPU time, s (a job's `TotalKernelTime`; `ru_stime`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_seconds: Option<f64>,
+    /// Memory peak, bytes: a job's `PeakJobMemoryUsed` (the most committed
+    /// private memory of all its processes at once), or `ru_maxrss` (the
+    /// largest resident set of one process: a lower bound of the tree's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_peak_bytes: Option<u64>,
+    /// The largest committed private memory of one process of a job,
+    /// bytes (`PeakProcessMemoryUsed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_memory_peak_bytes: Option<u64>,
+    /// Bytes read by a job's processes (`ReadTransferCount`: every read
+    /// call, of files, pipes and devices, cache hits included; not storage
+    /// traffic).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    /// Bytes written by a job's processes (`WriteTransferCount`, as
+    /// `read_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
+    /// Bytes of a job's other I/O operations (`OtherTransferCount`: device
+    /// control and the like).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_io_bytes: Option<u64>,
+    /// Processes the step started, its first included (a job's
+    /// `TotalProcesses`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+    /// Processes still running when the first one had exited, then killed
+    /// (a job's `ActiveProcesses` then; macOS and the BSDs: those of the
+    /// step's process group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leftovers_killed: Option<u64>,
 }
 
 /// The cgroup stepmon ran in, sampled over the step because the step had

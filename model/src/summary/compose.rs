@@ -36,6 +36,12 @@ pub fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option
                 cpu.usage_seconds = Some(tree.cpu_seconds());
             }
             (Some(Rung::EnclosingCgroup), _, Some(e)) => cpu.usage_seconds = e.cpu_seconds_without_stepmon(),
+            (Some(Rung::JobObject | Rung::ProcessRusage), _, _) => {
+                let accounted = run.accounting.unwrap_or_default();
+                cpu.user_seconds = accounted.user_seconds;
+                cpu.system_seconds = accounted.system_seconds;
+                cpu.usage_seconds = accounted.user_seconds.zip(accounted.system_seconds).map(|(u, s)| u + s);
+            }
             _ => {}
         }
         cpu.average_cores = cpu.usage_seconds.zip(wall_seconds.filter(|w| *w > 0.0)).map(|(s, w)| s / w);
@@ -52,6 +58,8 @@ pub fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option
             (sources.rung(Group::Memory), run.process_tree.and_then(|t| t.memory))
         {
             memory.peak_bytes = Some(sampled.peak_bytes);
+        } else if let Some(Rung::JobObject | Rung::ProcessRusage) = sources.rung(Group::Memory) {
+            memory.peak_bytes = run.accounting.and_then(|a| a.memory_peak_bytes);
         }
         summary.memory = memory;
     }
@@ -63,6 +71,10 @@ pub fn summary_of(usage: &StepUsage, run: Option<&RunInfo>, wall_seconds: Option
                 io.write_bytes = Some(tree.block_write_bytes);
             }
             (Some(Rung::EnclosingCgroup), _, Some(around)) => io = around.io,
+            (Some(Rung::JobObject | Rung::ProcessRusage), _, _) => {
+                io.read_bytes = run.accounting.and_then(|a| a.read_bytes);
+                io.write_bytes = run.accounting.and_then(|a| a.write_bytes);
+            }
             _ => {}
         }
         summary.io = io;
@@ -104,4 +116,38 @@ fn others_share(usage: &StepUsage, step_cpu_seconds: Option<f64>) -> Option<f64>
     let total = c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal;
     let busy = total - c.idle - c.iowait;
     step_cpu_seconds.filter(|_| total > 0.0).map(|s| ((busy - s) / total).max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Accounting, Source};
+
+    #[test]
+    fn an_os_accounting_fills_the_groups_it_is_the_source_of() {
+        let mut run = RunInfo::default();
+        run.accounting = Some(Accounting {
+            user_seconds: Some(1.5),
+            system_seconds: Some(0.5),
+            memory_peak_bytes: Some(64 << 20),
+            read_bytes: Some(4096),
+            write_bytes: Some(8192),
+            ..Accounting::default()
+        });
+        run.sources.cpu = Some(Source::exact(Rung::JobObject, "the step's job object"));
+        run.sources.memory = Some(Source::exact(Rung::JobObject, "the step's job object"));
+        let summary = summary_of(&StepUsage::default(), Some(&run), Some(4.0));
+        assert_eq!((summary.cpu.user_seconds, summary.cpu.usage_seconds), (Some(1.5), Some(2.0)));
+        assert_eq!(summary.cpu.average_cores, Some(0.5));
+        assert_eq!(summary.memory.peak_bytes, Some(64 << 20));
+        // IO has no source: its counters are not the step's numbers.
+        assert_eq!((summary.io.read_bytes, summary.io.write_bytes), (None, None));
+        run.sources.io = Some(Source::exact(Rung::ProcessRusage, "the first process"));
+        let summary = summary_of(&StepUsage::default(), Some(&run), Some(4.0));
+        assert_eq!((summary.io.read_bytes, summary.io.write_bytes), (Some(4096), Some(8192)));
+        // A source without the accounting gives nothing, not zeros.
+        run.accounting = None;
+        let summary = summary_of(&StepUsage::default(), Some(&run), Some(4.0));
+        assert_eq!((summary.cpu.user_seconds, summary.memory.peak_bytes), (None, None));
+    }
 }
