@@ -7,7 +7,7 @@ use stepmon_sampler::cgroup::{CgroupProbe, discover};
 use stepmon_sysusage::probe::SysProbe;
 
 use crate::error::CliError;
-use stepmon_runner::cgroup::placement;
+use stepmon_runner::admin;
 
 /// Arguments of `stepmon sample`.
 #[derive(Debug, clap::Args)]
@@ -113,14 +113,13 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
         Err(e) => return Err(e),
     };
     let mut removed = match &base {
-        Some(base) => placement::collect_garbage(base, args.dry_run)
+        Some(base) => admin::collect_run_cgroups(base, args.dry_run)
             .map_err(|e| CliError::cgroup(&format!("cannot clean up under {}", base.display()), &e))?,
         None => Vec::new(),
     };
     // And the step directories in the cgroup v1 hierarchies (hybrid hosts).
-    let hierarchies = stepmon_runner::cgroup::v1::hierarchies_in(Path::new("/proc/self"));
     removed.extend(
-        stepmon_runner::cgroup::v1::collect_garbage(&hierarchies, args.dry_run)
+        admin::collect_v1_cgroups(args.dry_run)
             .map_err(|e| CliError::cgroup("cannot clean up the cgroup v1 hierarchies", &e))?,
     );
     let verb = if args.dry_run { "would remove" } else { "removed" };
@@ -128,7 +127,7 @@ pub fn gc(args: &GcArgs) -> Result<(), CliError> {
         eprintln!("stepmon: {verb} {}", dir.display());
     }
     // And the transient scopes of dead runs, where systemd is the init system.
-    let scopes = stepmon_runner::cgroup::systemd::collect_garbage(args.dry_run).unwrap_or_else(|e| {
+    let scopes = admin::collect_scopes(args.dry_run).unwrap_or_else(|e| {
         eprintln!("stepmon: warning: cannot look for leftover stepmon scopes: {e}");
         Vec::new()
     });

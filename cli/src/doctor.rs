@@ -1,7 +1,7 @@
-//! `stepmon doctor`: prints what `stepmon_runner::host` found on this host —
+//! `stepmon doctor`: prints what `stepmon_runner::admin::examine` found on this host —
 //! the checks, and per resource which rung a step gets and why.
 
-use stepmon_runner::host::{self, Report, Status};
+use stepmon_runner::admin::{self as host, Report, Status};
 
 use crate::error::CliError;
 

@@ -168,7 +168,7 @@ fn check_flags(args: &RunArgs) -> Result<(), CliError> {
 
 /// Runs the step; returns the exit status stepmon should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
-    let spawn_mode = stepmon_runner::spawn::Mode::from_env().map_err(CliError::new)?;
+    let spawn_mode = stepmon_runner::Mode::from_env().map_err(CliError::new)?;
     check_flags(&args)?;
     let delivery = crate::fleet::Delivery {
         push: args.push.as_deref(),

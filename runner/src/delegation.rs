@@ -14,7 +14,8 @@
 pub const DELEGATED_RUN: &str = "systemd-run --user --scope -p Delegate=yes -- \
      sh -c 'stepmon run --cgroup-parent \"$(stepmon doctor --own-cgroup)\" -- CMD'";
 
-#[cfg(test)]
+// The test runs `sh`.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -23,7 +24,6 @@ mod tests {
     /// options with `IN_SCOPE=1` (as the new scope would), `stepmon doctor
     /// --own-cgroup` prints `scope` there and `caller` outside it, and
     /// `stepmon run --cgroup-parent DIR` prints DIR. Returns what it printed.
-    #[cfg(unix)]
     fn cgroup_parent_given_by(command: &str) -> String {
         use std::os::unix::fs::PermissionsExt;
         let bin = tempfile::tempdir().expect("scratch directory");
@@ -57,7 +57,6 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
-    #[cfg(unix)]
     #[test]
     fn the_delegation_hint_names_the_new_scope() {
         assert_eq!(cgroup_parent_given_by(DELEGATED_RUN), "scope");

@@ -41,6 +41,9 @@
 #![deny(unsafe_code)]
 
 mod action;
+pub mod admin;
+mod api;
+mod container;
 mod delegation;
 mod error;
 mod finished;
@@ -48,18 +51,28 @@ mod notice;
 mod options;
 
 pub use action::Stdio;
-#[cfg(target_os = "linux")]
-pub use action::pipe::{ChildStderr, ChildStdin, ChildStdout};
+pub use api::{ChildStderr, ChildStdin, ChildStdout, Prepared, Runner, Step, prepare};
+pub use container::{Container, ContainerEvidence};
 pub use delegation::DELEGATED_RUN;
 pub use error::{RunError, RunErrorKind};
 pub use finished::Finished;
 pub use notice::Notice;
 pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions};
 
+/// The platform's part of the public handles ([`api`]): one of these, by
+/// `#[cfg]`, each with the same items.
 #[cfg(target_os = "linux")]
-pub mod cgroup;
+#[path = "linux.rs"]
+mod imp;
+#[cfg(not(target_os = "linux"))]
+#[path = "unsupported.rs"]
+mod imp;
+
+// Linux's internals: private, reached through `imp` and `admin`.
 #[cfg(target_os = "linux")]
-pub mod host;
+mod cgroup;
+#[cfg(target_os = "linux")]
+mod host;
 #[cfg(target_os = "linux")]
 mod kernel;
 #[cfg(target_os = "linux")]
@@ -67,7 +80,7 @@ mod ladder;
 #[cfg(target_os = "linux")]
 mod live;
 #[cfg(target_os = "linux")]
-pub mod netns;
+mod netns;
 #[cfg(target_os = "linux")]
 mod own;
 #[cfg(target_os = "linux")]
@@ -77,7 +90,7 @@ mod runner;
 #[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
-pub mod spawn;
+mod spawn;
 #[cfg(target_os = "linux")]
 mod step;
 /// How a live unit test says it cannot run here (shared by the workspace's tests).
@@ -87,19 +100,9 @@ mod test_skip;
 #[cfg(target_os = "linux")]
 mod ticker;
 #[cfg(target_os = "linux")]
-pub mod tree;
+mod tree;
 #[cfg(target_os = "linux")]
 mod tree_memory;
-
-#[cfg(target_os = "linux")]
-pub use runner::Runner;
-#[cfg(target_os = "linux")]
-pub use step::{Prepared, Step, prepare};
-
-#[cfg(not(target_os = "linux"))]
-mod elsewhere;
-#[cfg(not(target_os = "linux"))]
-pub use elsewhere::{ChildStderr, ChildStdin, ChildStdout, Prepared, Runner, Step, prepare};
 
 /// Unit tests that start or reap children of the test process take this:
 /// a reaper takes every new child as the step's.

@@ -13,7 +13,7 @@ use rustix::thread::{LinkNameSpaceType, UnshareFlags};
 
 /// A network namespace held open for the run.
 #[derive(Debug)]
-pub struct HeldNamespace {
+pub(crate) struct HeldNamespace {
     fd: OwnedFd,
 }
 
@@ -21,7 +21,7 @@ impl HeldNamespace {
     /// Creates a new network namespace with `lo` up. The namespace is made
     /// on a short-lived thread (namespaces are per thread), which brings
     /// loopback up over rtnetlink and hands back an fd of the namespace.
-    pub fn isolated() -> io::Result<HeldNamespace> {
+    pub(crate) fn isolated() -> io::Result<HeldNamespace> {
         std::thread::spawn(|| -> io::Result<OwnedFd> {
             // `unshare` is deprecated because some flags (CLONE_FILES, ...)
             // can break Rust's assumptions about shared state; a new network
@@ -37,7 +37,7 @@ impl HeldNamespace {
     }
 
     /// Holds an existing namespace (`/run/netns/<name>`, `/proc/<pid>/ns/net`).
-    pub fn existing(path: &std::path::Path) -> io::Result<HeldNamespace> {
+    pub(crate) fn existing(path: &std::path::Path) -> io::Result<HeldNamespace> {
         let fd: OwnedFd = File::open(path)?.into();
         // Refuse anything that is not a network namespace early, with a clear error.
         std::thread::scope(|scope| {
@@ -52,13 +52,13 @@ impl HeldNamespace {
 
     /// The namespace's fd (for `setns` in the step's child; it is
     /// close-on-exec, so the step does not inherit it).
-    pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+    pub(crate) fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
     }
 
     /// A path that opens this namespace from this process or its children
     /// for as long as the run holds it.
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), self.fd.as_raw_fd()))
     }
 }

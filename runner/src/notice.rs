@@ -68,12 +68,11 @@ pub enum Notice {
     },
     /// No cgroup of the step's own because stepmon runs inside a container
     /// that allows none (a read-only cgroupfs); its process tree and the
-    /// container's own cgroup measure it. (Linux only: what a container is
-    /// is read from procfs.)
-    #[cfg(target_os = "linux")]
+    /// container's own cgroup measure it. (Made on Linux only: what a
+    /// container is is read from procfs.)
     InContainer {
         /// The container.
-        container: crate::host::container::Container,
+        container: crate::Container,
         /// The container's cgroup directories sampled beside the tree.
         enclosing: Vec<PathBuf>,
     },
@@ -161,7 +160,6 @@ impl fmt::Display for Notice {
                      instead, each number labelled with its source (--require-cgroup refuses instead)"
                 )
             }
-            #[cfg(target_os = "linux")]
             Notice::InContainer { container, enclosing } => {
                 let around = match enclosing.as_slice() {
                     [] => String::new(),

@@ -18,8 +18,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use stepmon_runner::spawn::Mode;
-use stepmon_runner::{CgroupMode, Finished, RunError, RunErrorKind, Runner, Stdio, StepOptions};
+use stepmon_runner::{CgroupMode, Finished, Mode, RunError, RunErrorKind, Runner, Stdio, StepOptions};
 
 const MODES: [Mode; 2] = [Mode::Clone3, Mode::Fork];
 

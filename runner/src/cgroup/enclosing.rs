@@ -45,26 +45,26 @@ const MAX_DIRS: usize = 1000;
 
 /// The enclosing cgroup, opened at the step's start.
 #[derive(Debug)]
-pub struct Enclosing {
+pub(crate) struct Enclosing {
     /// Its directory: the cgroup v2 one, or without one, its memory (else
     /// pids) cgroup v1 directory.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Whether `dir` is a cgroup v2 directory.
-    pub v2: bool,
+    pub(crate) v2: bool,
     /// Whether it is the root cgroup (then it covers the whole machine).
-    pub root: bool,
+    pub(crate) root: bool,
     /// Processes in it and below it, other than this one, at the start.
-    pub others_at_start: Option<u64>,
+    pub(crate) others_at_start: Option<u64>,
     /// Its memory and pids cgroups in the v1 hierarchies, read where its
     /// cgroup v2 has no such files.
-    pub v1: CgroupV1Dirs,
+    pub(crate) v1: CgroupV1Dirs,
     /// `memory.usage_in_bytes` (v1) or `memory.current` at the start.
-    pub memory_usage_at_start: Option<u64>,
+    pub(crate) memory_usage_at_start: Option<u64>,
     /// v1 `memory.max_usage_in_bytes`, or `memory.peak` where it could
     /// not be reset, at the start.
-    pub memory_peak_at_start: Option<u64>,
+    pub(crate) memory_peak_at_start: Option<u64>,
     /// Whether its memory numbers come from its cgroup v1 memory cgroup.
-    pub memory_v1: bool,
+    pub(crate) memory_v1: bool,
     /// `memory.peak` opened for reading and writing and reset.
     peak: Option<OwnedFd>,
 }
@@ -75,7 +75,7 @@ impl Enclosing {
     /// `dir` has no `memory.current` or `pids.current`, from `hierarchies`
     /// (this process's v1 hierarchies, [`super::v1::hierarchies_in`]).
     #[must_use]
-    pub fn open(dir: &Path, mount_point: &Path, hierarchies: &[Hierarchy]) -> Enclosing {
+    pub(crate) fn open(dir: &Path, mount_point: &Path, hierarchies: &[Hierarchy]) -> Enclosing {
         let root = is_root(dir, mount_point);
         let others_at_start = if root { None } else { count_processes(dir).map(|n| n.saturating_sub(1)) };
         let peak = if root { None } else { reset_peak(&dir.join("memory.peak")) };
@@ -104,7 +104,7 @@ impl Enclosing {
     /// mount, each v1 hierarchy mounted at the container's cgroup); `None`
     /// when neither is readable or both are their hierarchy's root.
     #[must_use]
-    pub fn open_v1(hierarchies: &[Hierarchy]) -> Option<Enclosing> {
+    pub(crate) fn open_v1(hierarchies: &[Hierarchy]) -> Option<Enclosing> {
         let mut enclosing = Enclosing {
             dir: PathBuf::new(),
             v2: false,
@@ -144,19 +144,19 @@ impl Enclosing {
 
     /// Its cgroup v1 directories, for the run document.
     #[must_use]
-    pub fn v1_dirs(&self) -> Vec<String> {
+    pub(crate) fn v1_dirs(&self) -> Vec<String> {
         [&self.v1.memory, &self.v1.pids].into_iter().flatten().map(|d| d.display().to_string()).collect()
     }
 
     /// Every directory it is sampled from (cgroup v2 first).
     #[must_use]
-    pub fn dirs(&self) -> Vec<PathBuf> {
+    pub(crate) fn dirs(&self) -> Vec<PathBuf> {
         let v2 = self.v2.then(|| self.dir.clone());
         v2.into_iter().chain([&self.v1.memory, &self.v1.pids].into_iter().flatten().cloned()).collect()
     }
 
     /// Starts sampling it (its cgroup v2 directory and its v1 ones).
-    pub fn record(&self, monitor: &Monitor, network: &NetworkSource) -> Result<Recorder, MonitorError> {
+    pub(crate) fn record(&self, monitor: &Monitor, network: &NetworkSource) -> Result<Recorder, MonitorError> {
         if self.v1.is_empty() {
             return monitor.record(&self.dir, network);
         }
@@ -166,7 +166,7 @@ impl Enclosing {
 
     /// `memory.peak` since the start, if it could be reset.
     #[must_use]
-    pub fn peak_since_start(&self) -> Option<u64> {
+    pub(crate) fn peak_since_start(&self) -> Option<u64> {
         let fd = self.peak.as_ref()?;
         let mut buffer = [0u8; 32];
         let read = rustix::io::pread(fd, &mut buffer, 0).ok()?;

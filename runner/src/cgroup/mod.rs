@@ -2,7 +2,7 @@
 //! scope; killed, removed, collected by `gc` when stepmon died) and the
 //! enclosing one (read only).
 
-pub mod enclosing;
-pub mod placement;
-pub mod systemd;
-pub mod v1;
+pub(crate) mod enclosing;
+pub(crate) mod placement;
+pub(crate) mod systemd;
+pub(crate) mod v1;

@@ -14,38 +14,38 @@ use std::time::{Duration, Instant};
 use stepmon_cgroupfs_parse::{CgroupEvents, ControllerList};
 
 /// The controllers stepmon enables for its steps.
-pub const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
+pub(crate) const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
 
 /// Prefix of every run parent; `gc` only ever touches directories named so.
-pub const RUN_PREFIX: &str = "stepmon-run.";
+pub(crate) const RUN_PREFIX: &str = "stepmon-run.";
 
 /// The leaf a delegated base's processes move into (no-internal-process rule).
-pub const SUPERVISOR: &str = "stepmon-supervisor";
+pub(crate) const SUPERVISOR: &str = "stepmon-supervisor";
 
-pub use stepmon_model::NotEnabled;
+pub(crate) use stepmon_model::NotEnabled;
 
 /// The cgroups of one run.
 #[derive(Debug)]
-pub struct RunCgroups {
+pub(crate) struct RunCgroups {
     /// `<base>/stepmon-run.<pid>.<start>`.
-    pub parent: PathBuf,
+    pub(crate) parent: PathBuf,
     /// `<parent>/step` — where the step's processes run; `parent` itself
     /// where the parent could enable no controller for it.
-    pub leaf: PathBuf,
+    pub(crate) leaf: PathBuf,
     /// Controllers enabled for the leaf.
-    pub enabled: Vec<&'static str>,
+    pub(crate) enabled: Vec<&'static str>,
     /// Controllers that are not, with the reason.
-    pub not_enabled: Vec<NotEnabled>,
+    pub(crate) not_enabled: Vec<NotEnabled>,
     /// The transient systemd scope whose cgroup `parent` is (then `leaf`
     /// is `<scope>/step`, and removing means removing the leaf, then
     /// stopping the scope).
-    pub scope: Option<crate::cgroup::systemd::Scope>,
+    pub(crate) scope: Option<crate::cgroup::systemd::Scope>,
 }
 
 /// The start time of `pid` in clock ticks since boot: with the PID it
 /// identifies a process across PID reuse
 /// ([`stepmon_sysusage::probe::start_ticks`]).
-pub fn start_time(pid: u32) -> Option<u64> {
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
     stepmon_sysusage::probe::start_ticks(pid)
 }
 
@@ -67,7 +67,7 @@ fn own_start_time() -> Option<u64> {
 /// (a library caller may run several steps at once, or one after another
 /// while the last one's directories are still going away).
 #[must_use]
-pub fn run_name() -> String {
+pub(crate) fn run_name() -> String {
     static STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let pid = std::process::id();
     let start = own_start_time().unwrap_or(0);
@@ -80,14 +80,14 @@ pub fn run_name() -> String {
 /// Whether the owner a run directory's `name` encodes is gone (not this
 /// PID with this start time any more); `None` for other names.
 #[must_use]
-pub fn owner_gone(name: &str) -> Option<bool> {
+pub(crate) fn owner_gone(name: &str) -> Option<bool> {
     let (pid, start) = owner_of(name)?;
     let now = if pid == std::process::id() { own_start_time() } else { start_time(pid) };
     Some(now != Some(start))
 }
 
 /// The owner (pid, start time) encoded in a run parent's name.
-pub fn owner_of(name: &str) -> Option<(u32, u64)> {
+pub(crate) fn owner_of(name: &str) -> Option<(u32, u64)> {
     let mut fields = name.strip_prefix(RUN_PREFIX)?.split('.');
     let (pid, start) = (fields.next()?, fields.next()?);
     // A step number may follow ([`run_name`]).
@@ -116,7 +116,7 @@ impl RunCgroups {
     /// children — the no-internal-process rule; when the kernel still
     /// refuses (other processes in `base`), they move there too. Otherwise
     /// nothing outside the run's own subtree is written.
-    pub fn create(base: &Path, name: &str, delegated: bool) -> io::Result<RunCgroups> {
+    pub(crate) fn create(base: &Path, name: &str, delegated: bool) -> io::Result<RunCgroups> {
         if delegated {
             let supervisor = base.join(SUPERVISOR);
             match fs::create_dir(&supervisor) {
@@ -188,7 +188,7 @@ impl RunCgroups {
     /// [`CONTROLLERS`] its `cgroup.controllers` lists (its slices enable
     /// them for accounting), and makes the leaf `<scope>/step`. Removing
     /// the leaf then stops the scope.
-    pub fn in_scope(scope: crate::cgroup::systemd::Scope) -> io::Result<RunCgroups> {
+    pub(crate) fn in_scope(scope: crate::cgroup::systemd::Scope) -> io::Result<RunCgroups> {
         let available = controllers(&scope.cgroup)?;
         let (mut enabled, mut not_enabled) = (Vec::new(), Vec::new());
         for controller in CONTROLLERS {
@@ -210,13 +210,13 @@ impl RunCgroups {
     /// Kills everything left in the leaf (`cgroup.kill`, Linux 5.14+; older
     /// kernels: SIGKILL to each member until empty) and waits until it is
     /// unpopulated, at most `timeout`.
-    pub fn kill_and_wait(&self, timeout: Duration) -> io::Result<()> {
+    pub(crate) fn kill_and_wait(&self, timeout: Duration) -> io::Result<()> {
         kill_and_wait(&self.leaf, timeout)
     }
 
     /// Removes the leaf and the parent: two `rmdir`s, or a depth-first walk
     /// when the step created cgroups of its own below the leaf.
-    pub fn remove(&self) -> io::Result<()> {
+    pub(crate) fn remove(&self) -> io::Result<()> {
         if let Some(scope) = &self.scope {
             // The leaf first (the scope is stopped only once the final
             // sample is taken: the keeper holds it); a retry after a
@@ -258,7 +258,7 @@ fn move_processes(from: &Path, to: &Path) {
 }
 
 /// Whether a cgroup still has live processes (`cgroup.events` `populated`).
-pub fn populated(dir: &Path) -> io::Result<bool> {
+pub(crate) fn populated(dir: &Path) -> io::Result<bool> {
     let bytes = stepmon_fdread::read_path(dir.join("cgroup.events"))?;
     let events = CgroupEvents::parse(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     Ok(events.populated.unwrap_or(false))
@@ -269,7 +269,7 @@ pub fn populated(dir: &Path) -> io::Result<bool> {
 /// change of the file (kernfs raises `POLLPRI` on it,
 /// <https://docs.kernel.org/admin-guide/cgroup-v2.html#core-interface-files>)
 /// — no fixed pause on the way to a step's end. At most `timeout`.
-pub fn wait_unpopulated(dir: &Path, timeout: Option<Duration>) -> io::Result<()> {
+pub(crate) fn wait_unpopulated(dir: &Path, timeout: Option<Duration>) -> io::Result<()> {
     use rustix::event::{PollFd, PollFlags, Timespec};
     let start = Instant::now();
     let file = match rustix::fs::open(
@@ -336,7 +336,7 @@ fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {
 
 /// Removes a cgroup directory tree bottom-up (cgroup directories are removed
 /// with `rmdir`; their files go with them).
-pub fn remove_tree(dir: &Path) -> io::Result<()> {
+pub(crate) fn remove_tree(dir: &Path) -> io::Result<()> {
     for entry in stepmon_fdread::list_dir(dir)? {
         if entry.is_dir {
             remove_tree(&dir.join(entry.name))?;
@@ -360,7 +360,7 @@ fn collect(dir: &Path) -> io::Result<()> {
 /// Finds run parents under `base` whose owner is gone (killed with SIGKILL,
 /// crashed) and removes them: kills what is left in them, waits, rmdirs.
 /// Returns the removed directories. Directories of live owners are kept.
-pub fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     for entry in stepmon_fdread::list_dir(base)? {
         if entry.name.to_str().and_then(owner_gone) != Some(true) {

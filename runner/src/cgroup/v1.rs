@@ -27,26 +27,26 @@ use stepmon_cgroupfs_parse::proc_cgroup::ProcCgroup;
 use super::placement::{RUN_PREFIX, owner_gone};
 
 /// The v1 controllers stepmon reads, by their v1 names.
-pub const V1_CONTROLLERS: [&str; 5] = ["memory", "pids", "cpu", "cpuacct", "blkio"];
+pub(crate) const V1_CONTROLLERS: [&str; 5] = ["memory", "pids", "cpu", "cpuacct", "blkio"];
 
 /// One mounted v1 hierarchy and this process's cgroup in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hierarchy {
+pub(crate) struct Hierarchy {
     /// Its controllers (`cpu`, `cpuacct` when co-mounted).
-    pub controllers: Vec<String>,
+    pub(crate) controllers: Vec<String>,
     /// Where it is mounted.
-    pub mount_point: PathBuf,
+    pub(crate) mount_point: PathBuf,
     /// This process's cgroup in it, as a directory.
-    pub own_dir: PathBuf,
+    pub(crate) own_dir: PathBuf,
     /// This process's cgroup in it, as `/proc/self/cgroup` names it (`/`:
     /// the hierarchy's root, which covers the whole machine).
-    pub path: String,
+    pub(crate) path: String,
 }
 
 impl Hierarchy {
     /// Whether it holds `controller`.
     #[must_use]
-    pub fn has(&self, controller: &str) -> bool {
+    pub(crate) fn has(&self, controller: &str) -> bool {
         self.controllers.iter().any(|c| c == controller)
     }
 }
@@ -54,7 +54,7 @@ impl Hierarchy {
 /// The v1 hierarchies of [`V1_CONTROLLERS`] this process sees, from
 /// `<proc_self>/cgroup` and `<proc_self>/mountinfo`.
 #[must_use]
-pub fn hierarchies_in(proc_self: &Path) -> Vec<Hierarchy> {
+pub(crate) fn hierarchies_in(proc_self: &Path) -> Vec<Hierarchy> {
     let (Ok(cgroup), Ok(mountinfo)) =
         (stepmon_fdread::read_path(proc_self.join("cgroup")), stepmon_fdread::read_path(proc_self.join("mountinfo")))
     else {
@@ -65,7 +65,7 @@ pub fn hierarchies_in(proc_self: &Path) -> Vec<Hierarchy> {
 
 /// [`hierarchies_in`] from the bytes of `cgroup` and `mountinfo` read already.
 #[must_use]
-pub fn hierarchies_from(cgroup: &[u8], mountinfo: &[u8]) -> Vec<Hierarchy> {
+pub(crate) fn hierarchies_from(cgroup: &[u8], mountinfo: &[u8]) -> Vec<Hierarchy> {
     let mut found = Vec::new();
     for entry in ProcCgroup::new(cgroup).flatten().filter(|e| !e.is_unified()) {
         let controllers: Vec<String> =
@@ -97,18 +97,18 @@ pub fn hierarchies_from(cgroup: &[u8], mountinfo: &[u8]) -> Vec<Hierarchy> {
 
 /// The step's v1 cgroups.
 #[derive(Debug, Default)]
-pub struct V1Cgroups {
+pub(crate) struct V1Cgroups {
     /// One run directory per hierarchy: `<own>/stepmon-run.<pid>.<start>`.
-    pub dirs: Vec<(Hierarchy, PathBuf)>,
+    pub(crate) dirs: Vec<(Hierarchy, PathBuf)>,
     /// Hierarchies where none could be created, and why.
-    pub not_created: Vec<(Hierarchy, String)>,
+    pub(crate) not_created: Vec<(Hierarchy, String)>,
 }
 
 impl V1Cgroups {
     /// Creates a run directory in each of `hierarchies` that holds one of
     /// `wanted` (v1 controller names), named for this process.
     #[must_use]
-    pub fn create(hierarchies: &[Hierarchy], wanted: &[&str], name: &str) -> V1Cgroups {
+    pub(crate) fn create(hierarchies: &[Hierarchy], wanted: &[&str], name: &str) -> V1Cgroups {
         let mut made = V1Cgroups::default();
         for h in hierarchies.iter().filter(|h| wanted.iter().any(|w| h.has(w))) {
             let dir = h.own_dir.join(name);
@@ -124,19 +124,19 @@ impl V1Cgroups {
 
     /// The run directory of the hierarchy holding `controller`.
     #[must_use]
-    pub fn dir_of(&self, controller: &str) -> Option<&Path> {
+    pub(crate) fn dir_of(&self, controller: &str) -> Option<&Path> {
         self.dirs.iter().find(|(h, _)| h.has(controller)).map(|(_, d)| d.as_path())
     }
 
     /// Whether the step has a v1 cgroup for `controller`.
     #[must_use]
-    pub fn has(&self, controller: &str) -> bool {
+    pub(crate) fn has(&self, controller: &str) -> bool {
         self.dir_of(controller).is_some()
     }
 
     /// Every `tasks` file opened for writing, for the step's first process to
     /// join before exec.
-    pub fn tasks_files(&self) -> io::Result<Vec<OwnedFd>> {
+    pub(crate) fn tasks_files(&self) -> io::Result<Vec<OwnedFd>> {
         self.dirs
             .iter()
             .map(|(_, dir)| {
@@ -162,7 +162,7 @@ impl V1Cgroups {
     /// are empty, at most `timeout`: forks stopped with `pids.max` 0 first
     /// (where there is a pids cgroup), then SIGKILL to each member, round after
     /// round.
-    pub fn kill_and_wait(&self, timeout: Duration) -> io::Result<()> {
+    pub(crate) fn kill_and_wait(&self, timeout: Duration) -> io::Result<()> {
         if self.members().is_empty() {
             return Ok(());
         }
@@ -189,7 +189,7 @@ impl V1Cgroups {
     }
 
     /// Removes every run directory (`rmdir`).
-    pub fn remove(&self) -> io::Result<()> {
+    pub(crate) fn remove(&self) -> io::Result<()> {
         let mut first_error = None;
         for (_, dir) in &self.dirs {
             if let Err(e) = fs::remove_dir(dir)
@@ -205,7 +205,7 @@ impl V1Cgroups {
 /// Finds run directories of dead owners in this process's cgroup of each
 /// hierarchy, kills what is left in them and removes them (`stepmon gc`,
 /// and every run once its step runs). Returns the directories (to be) removed.
-pub fn collect_garbage(hierarchies: &[Hierarchy], dry_run: bool) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn collect_garbage(hierarchies: &[Hierarchy], dry_run: bool) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     for h in hierarchies {
         let Ok(entries) = stepmon_fdread::list_dir(&h.own_dir) else { continue };

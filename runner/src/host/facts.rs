@@ -40,7 +40,7 @@ pub(super) fn v1_name(controller: &str) -> &str {
 
 /// [`discover::locate`] with the own directory normalized (the root cgroup
 /// comes back as `<mount>/`, with a trailing slash).
-pub fn locate() -> Result<discover::Cgroup2, discover::DiscoverError> {
+pub(crate) fn locate() -> Result<discover::Cgroup2, discover::DiscoverError> {
     discover::locate().map(|mut location| {
         location.own_dir = location.own_dir.components().collect();
         location

@@ -15,23 +15,23 @@ use std::path::Path;
 use crate::cgroup::placement::CONTROLLERS;
 
 mod checks;
-pub mod container;
+pub(crate) mod container;
 mod facts;
-mod model;
+pub(crate) mod model;
 mod probe;
-pub mod rungs;
-pub mod shape;
+pub(crate) mod rungs;
+pub(crate) mod shape;
 
 use checks::{
     controller_check, favordynmods_check, kill_check, layout, peak_check, privileges, psi_checks, shape_check,
 };
-pub use facts::locate;
+pub(crate) use facts::locate;
 use facts::{gather, newline_list, v1_writable};
-pub use model::{Check, Controllers, Report, Status, V1Binding};
+pub(crate) use model::{Check, Controllers, Report, Status, V1Binding};
 
 /// Looks at this host (as this user) and reports.
 #[must_use]
-pub fn examine() -> Report {
+pub(crate) fn examine() -> Report {
     let facts = gather();
     let mut checks = Vec::new();
     let layout = layout(&facts);

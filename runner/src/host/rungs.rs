@@ -28,25 +28,25 @@ pub struct ResourceRung {
 
 /// The facts the prediction needs.
 #[derive(Debug)]
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     /// The cgroup2 mount and this process's cgroup, if found.
-    pub location: Option<&'a discover::Cgroup2>,
+    pub(crate) location: Option<&'a discover::Cgroup2>,
     /// Whether a cgroup of the step's own can be created.
-    pub step_cgroup: bool,
+    pub(crate) step_cgroup: bool,
     /// `cgroup.subtree_control` of this process's cgroup (what a step's run
     /// parent may enable).
-    pub subtree_control: &'a [String],
+    pub(crate) subtree_control: &'a [String],
     /// Controllers bound to cgroup v1 hierarchies.
-    pub v1: &'a [V1Binding],
+    pub(crate) v1: &'a [V1Binding],
     /// Effective user ID.
-    pub euid: u32,
+    pub(crate) euid: u32,
     /// v1 controllers whose hierarchy lets this process create a cgroup
     /// below its own (hybrid and v1-only hosts).
-    pub v1_writable: &'a [String],
+    pub(crate) v1_writable: &'a [String],
     /// This process's own (non-root) cgroups in the v1 hierarchies that
     /// hold memory or pids, as (controller, directory): the enclosing
     /// cgroup there (a container's on a hybrid host).
-    pub v1_enclosing: &'a [(String, PathBuf)],
+    pub(crate) v1_enclosing: &'a [(String, PathBuf)],
 }
 
 fn rung(
@@ -60,7 +60,7 @@ fn rung(
 
 /// Rungs of cpu, memory, io, pids, pressure and network on this host.
 #[must_use]
-pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
+pub(crate) fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
     let own: Option<PathBuf> = inputs.location.map(|l| l.own_dir.components().collect());
     // A cgroup namespace's root (a container's cgroup) is not the machine's.
     let root = inputs
@@ -205,7 +205,7 @@ pub fn predict(inputs: &Inputs<'_>) -> Vec<ResourceRung> {
 
 /// The rungs where each step gets a transient systemd scope bound to
 /// `unit`: every cgroup group from the scope (network stays as it is).
-pub fn systemd_scope(rungs: &mut [ResourceRung], unit: &str) {
+pub(crate) fn systemd_scope(rungs: &mut [ResourceRung], unit: &str) {
     // Pressure only where PSI is on at all.
     for r in rungs.iter_mut().filter(|r| r.resource != "network" && (r.resource != "pressure" || r.rung.is_some())) {
         r.rung = Some(Rung::SystemdScope);

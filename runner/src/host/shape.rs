@@ -44,25 +44,25 @@ pub enum Shape {
 
 /// The facts [`classify`] needs.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// This process's cgroup path (`/system.slice/x.service`).
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// Whether systemd is the init system.
-    pub systemd: bool,
+    pub(crate) systemd: bool,
     /// Effective user ID.
-    pub euid: u32,
+    pub(crate) euid: u32,
     /// Whether this user may write the cgroup's `cgroup.procs`.
-    pub writable: bool,
+    pub(crate) writable: bool,
     /// Whether the cgroup holds processes besides this one.
-    pub others: bool,
+    pub(crate) others: bool,
     /// Whether the cgroup is the root of this process's cgroup namespace
     /// without being the machine's root (it has `cgroup.type`).
-    pub namespace_root: bool,
+    pub(crate) namespace_root: bool,
 }
 
 /// The shape the facts describe.
 #[must_use]
-pub fn classify(facts: &Facts<'_>) -> Shape {
+pub(crate) fn classify(facts: &Facts<'_>) -> Shape {
     if facts.namespace_root {
         return Shape::ContainerNamespace { writable: facts.writable };
     }
@@ -82,7 +82,7 @@ pub fn classify(facts: &Facts<'_>) -> Shape {
 
 /// This process's shape.
 #[must_use]
-pub fn detect(location: &discover::Cgroup2, euid: u32) -> Shape {
+pub(crate) fn detect(location: &discover::Cgroup2, euid: u32) -> Shape {
     let own: std::path::PathBuf = location.own_dir.components().collect();
     let path = own.strip_prefix(&location.mount_point).map_or_else(|_| String::new(), |p| format!("/{}", p.display()));
     let me = std::process::id();

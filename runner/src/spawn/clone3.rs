@@ -31,10 +31,8 @@
 
 use std::ffi::{CString, OsString, c_char, c_void};
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-
-use rustix::process::Pid;
 
 use super::script::SHELL;
 use super::sys;
@@ -312,28 +310,9 @@ pub(super) enum Stage {
 #[derive(Debug)]
 pub(super) struct ChildFailure {
     /// Where it failed.
-    pub stage: Stage,
+    pub(crate) stage: Stage,
     /// The errno it saw.
-    pub error: io::Error,
-}
-
-/// A started child.
-#[derive(Debug)]
-pub(super) struct Spawned {
-    /// Its PID (not yet waited for).
-    pub pid: Pid,
-    /// Read end of the child's report pipe.
-    report: std::fs::File,
-}
-
-impl Spawned {
-    /// Whether the child failed before running the command. Blocks until it
-    /// has exec'd or exited, so call it after waiting for the child: the
-    /// parent then never waits for the exec on the way to `waitpid` (one
-    /// wake-up less on the step's critical path).
-    pub(super) fn failure(self) -> Option<ChildFailure> {
-        read_report(self.report)
-    }
+    pub(crate) error: io::Error,
 }
 
 /// What the child needs, as raw values it can use without allocating.
@@ -352,70 +331,6 @@ pub(super) struct ChildSetup<'a> {
     pub(super) chdir: *const c_char,
     /// What fds 0, 1 and 2 become (`-1`: kept); each 3 or above.
     pub(super) stdio: [RawFd; 3],
-}
-
-/// Starts `exec` in the cgroup whose directory `cgroup` refers to (a cgroup2
-/// directory opened with `O_PATH` or for reading; `None`: this process's
-/// own cgroup), after joining the network namespace `netns` if given. Returns right after the clone (see
-/// [`Spawned::failure`]); its environment, directory and fds 0–2 are
-/// `exec`'s ([`Exec::new`]).
-///
-/// An `Err` means no child was created: `ENOSYS` (no clone3, or a seccomp
-/// filter that hides it), `EINVAL` (no `CLONE_INTO_CGROUP`, before 5.7),
-/// `EPERM`/`EACCES`, `EBUSY`, ... — the caller may fall back.
-pub(super) fn spawn(
-    cgroup: Option<BorrowedFd<'_>>,
-    v1_tasks: &[RawFd],
-    netns: Option<BorrowedFd<'_>>,
-    exec: &mut Exec,
-) -> io::Result<Spawned> {
-    let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let setup = exec.setup(write_end.as_raw_fd(), netns.map(|fd| fd.as_raw_fd()), v1_tasks);
-    let args = CloneArgs {
-        flags: if cgroup.is_some() { CLONE_INTO_CGROUP } else { 0 },
-        exit_signal: libc::SIGCHLD.unsigned_abs().into(),
-        cgroup: cgroup.map_or(0, |fd| fd.as_raw_fd().unsigned_abs().into()),
-        ..CloneArgs::default()
-    };
-
-    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    let mut previous = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: `sigfillset` initialises the set it is given; `pthread_sigmask`
-    // reads that set and writes the previous mask into `previous`. Blocking
-    // every signal in this thread across the clone means no signal handler of
-    // stepmon's (signal-hook's) can run in the child before it has reset the
-    // dispositions (as glibc's posix_spawn does); the mask is restored right
-    // after in the parent and cleared in the child.
-    let blocked = unsafe {
-        libc::sigfillset(all.as_mut_ptr());
-        libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), previous.as_mut_ptr()) == 0
-    };
-
-    // SAFETY: clone3 with a valid, fully initialised `clone_args` of the size
-    // passed, no CLONE_VM and no stack: like fork, the child continues here on
-    // a copy of this thread's stack in its own address space. In the child
-    // (return value 0) only `child` runs, which never returns and only makes
-    // async-signal-safe calls on memory prepared before the clone (see its
-    // docs). The cgroup fd is open for the duration of the call.
-    let ret = unsafe { libc::syscall(libc::SYS_clone3, std::ptr::from_ref(&args), size_of::<CloneArgs>()) };
-    if ret == 0 {
-        // SAFETY: this is the child of the clone3 above, and `setup`'s fds and
-        // pointers are valid in it (copied address space and fd table).
-        unsafe { child(&setup) }
-    }
-    // Read errno before anything else can change it.
-    let clone_error = io::Error::last_os_error();
-    if blocked {
-        // SAFETY: `previous` was initialised by the successful
-        // `pthread_sigmask` above.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, previous.as_ptr(), std::ptr::null_mut()) };
-    }
-    drop(write_end);
-    let pid = match i32::try_from(ret).ok().and_then(Pid::from_raw) {
-        Some(pid) if ret > 0 => pid,
-        _ => return Err(clone_error),
-    };
-    Ok(Spawned { pid, report: std::fs::File::from(read_end) })
 }
 
 /// Reads the child's report: nothing (the pipe closed at exec) or 8 bytes.

@@ -19,14 +19,14 @@ use rustix::process::{Pid, WaitOptions};
 /// when that end is closed ([`Keeper::release`], dropping it, or stepmon's
 /// own death), on SIGTERM (systemd stopping the scope) or SIGKILL.
 #[derive(Debug)]
-pub struct Keeper {
+pub(crate) struct Keeper {
     pid: Pid,
     write: Option<OwnedFd>,
 }
 
 impl Keeper {
     /// Forks the keeper.
-    pub fn start() -> io::Result<Keeper> {
+    pub(crate) fn start() -> io::Result<Keeper> {
         // CLOEXEC: the step (spawned later) must not inherit the write end,
         // or the keeper would outlive a release while the step runs on.
         let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
@@ -54,13 +54,13 @@ impl Keeper {
 
     /// The keeper's PID.
     #[must_use]
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid.as_raw_nonzero().get().unsigned_abs()
     }
 
     /// Lets the keeper exit and reaps it. Idempotent: a second call does
     /// nothing.
-    pub fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         if self.write.take().is_some() {
             // ECHILD: already reaped; nothing else can fail here.
             while let Err(rustix::io::Errno::INTR) = rustix::process::waitpid(Some(self.pid), WaitOptions::empty()) {}

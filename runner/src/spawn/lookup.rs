@@ -14,7 +14,7 @@ pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 /// `program` itself if it contains a `/` (whether or not it exists), else
 /// the first `DIR/program` that `accept`s, `DIR` going through `path` (the
 /// value of `PATH`; `None` when unset). `None` for an empty name.
-pub fn find_program(program: &OsStr, path: Option<&OsStr>, accept: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+pub(crate) fn find_program(program: &OsStr, path: Option<&OsStr>, accept: impl Fn(&Path) -> bool) -> Option<PathBuf> {
     if program.is_empty() {
         return None;
     }

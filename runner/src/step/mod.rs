@@ -14,9 +14,9 @@ mod scope;
 mod v1_placement;
 
 pub(crate) use crate::finished::Finished;
-pub use prepare::prepare;
+pub(crate) use prepare::prepare;
 pub(crate) use prepare::prepare_with;
-pub use run::Step;
+pub(crate) use run::Step;
 
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A step placed and ready to start; see [`prepare()`].
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     options: StepOptions,
     caught: Option<Caught>,
     location: Option<discover::Cgroup2>,
@@ -91,7 +91,7 @@ impl Prepared {
     /// line. (Earlier runs' leftovers are cleaned up once the step runs; a
     /// failure of that is one of [`Finished::messages`](crate::Finished).)
     #[must_use]
-    pub fn notices(&self) -> &[Notice] {
+    pub(crate) fn notices(&self) -> &[Notice] {
         self.all_notices.get_or_init(|| {
             let mut all = self.notices.clone();
             // From the last: each index is into the eager notices.
@@ -106,7 +106,7 @@ impl Prepared {
 
     /// Whether the step has a cgroup of its own.
     #[must_use]
-    pub fn has_own_cgroup(&self) -> bool {
+    pub(crate) fn has_own_cgroup(&self) -> bool {
         self.cgroups.is_some()
     }
 

@@ -21,7 +21,7 @@ impl Step {
     /// read to their end after the step's end: its processes are gone by
     /// then (killed, or waited for with `wait_all`), so only a process
     /// outside the step holding a copy of a pipe would keep it open.
-    pub fn wait_with_output(mut self) -> Result<Finished, RunError> {
+    pub(crate) fn wait_with_output(mut self) -> Result<Finished, RunError> {
         drop(self.stdin.take());
         let mut output = Collect::new(self.stdout.take(), self.stderr.take());
         let mut finished = self.wait_reading(Some(&mut output))?;
@@ -33,7 +33,7 @@ impl Step {
     /// [`Step::wait_with_output`] as a future, on any executor: the step's
     /// end (as awaiting the step) and both pipes read to their end, all
     /// three concurrently. It borrows nothing: it can move to another task.
-    pub fn output(mut self) -> impl Future<Output = Result<Finished, RunError>> + Send + 'static {
+    pub(crate) fn output(mut self) -> impl Future<Output = Result<Finished, RunError>> + Send + 'static {
         drop(self.stdin.take());
         let (stdout, stderr) = (self.stdout.take(), self.stderr.take());
         let end = self.into_future();

@@ -46,7 +46,7 @@ pub(super) fn resolve(program: &OsStr, path: Option<&OsStr>, dir: Option<&Path>)
 /// `NoCgroup`) or its parent or a limit cannot be used (`Placement`), the
 /// network namespace cannot be set up (`Namespace`), options that do not go
 /// together (`InvalidOptions`), or `/proc` cannot be read (`Io`).
-pub fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
+pub(crate) fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
     // First: the listener's thread sets its sockets up while this one
     // places the step.
     let hub = crate::processes::Hub::start_for_one_step();

@@ -39,13 +39,13 @@ use stepmon_model::SampleOf;
 /// `std::process::Child`'s are: take them to write and read while it runs,
 /// or leave them to [`Step::wait_with_output`] / [`Step::output`].
 #[derive(Debug)]
-pub struct Step {
+pub(crate) struct Step {
     /// This process's end of the step's stdin, when it is piped.
-    pub stdin: Option<crate::ChildStdin>,
+    pub(crate) stdin: Option<crate::action::pipe::ChildStdin>,
     /// This process's end of the step's stdout, when it is piped.
-    pub stdout: Option<crate::ChildStdout>,
+    pub(crate) stdout: Option<crate::action::pipe::ChildStdout>,
     /// This process's end of the step's stderr, when it is piped.
-    pub stderr: Option<crate::ChildStderr>,
+    pub(crate) stderr: Option<crate::action::pipe::ChildStderr>,
     prepared: Prepared,
     kept: Kept,
     reaper: Reaper,
@@ -69,19 +69,10 @@ pub struct Step {
 }
 
 impl Prepared {
-    /// Runs the step to its end, kills (or with `wait_all` waits for) what it
-    /// leaves behind, takes the final samples, removes its cgroups and
-    /// returns the run document. The step's failure is not an error: its
-    /// exit status is in [`Finished::exit_code`]. [`Prepared::start`] and
-    /// [`Step::wait`] in one.
-    pub fn run(self) -> Result<Finished, RunError> {
-        self.start()?.wait()
-    }
-
     /// Starts the step and returns at once: its first process runs in its
     /// cgroups (or the ladder below them), under a subreaper of its own
     /// that collects its orphans.
-    pub fn start(mut self) -> Result<Step, RunError> {
+    pub(crate) fn start(mut self) -> Result<Step, RunError> {
         let mut messages = Vec::new();
         let cpu_at_start = own_cpu_seconds();
         let start = Timestamp::now();
@@ -163,21 +154,21 @@ impl Prepared {
 impl Step {
     /// The PID of the step's first process.
     #[must_use]
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.kept.pid.as_raw_nonzero().get().unsigned_abs()
     }
 
     /// What the user should know about the step's placement (see
     /// [`Prepared::notices`]).
     #[must_use]
-    pub fn notices(&self) -> &[crate::Notice] {
+    pub(crate) fn notices(&self) -> &[crate::Notice] {
         self.prepared.notices()
     }
 
     /// Kills the step: SIGKILL to every process of its cgroup
     /// (`cgroup.kill`, Linux 5.14) or to its first process; the rest of its
     /// tree is killed when that one has exited, as at any step's end.
-    pub fn kill(&self) -> io::Result<()> {
+    pub(crate) fn kill(&self) -> io::Result<()> {
         if let Some(cgroups) = &self.prepared.cgroups {
             let _ = std::fs::write(cgroups.get().leaf.join("cgroup.kill"), "1");
         }
@@ -189,12 +180,12 @@ impl Step {
 
     /// Freezes every process of the step: its cgroup's `cgroup.freeze`
     /// (cgroup v2, Linux 5.2), or SIGSTOP to each process of its tree.
-    pub fn freeze(&self) -> io::Result<()> {
+    pub(crate) fn freeze(&self) -> io::Result<()> {
         self.set_frozen(true)
     }
 
     /// Thaws what [`Step::freeze`] froze.
-    pub fn thaw(&self) -> io::Result<()> {
+    pub(crate) fn thaw(&self) -> io::Result<()> {
         self.set_frozen(false)
     }
 
@@ -255,7 +246,7 @@ impl Step {
     /// [`Prepared::run`]. Its piped streams are not read: take them first
     /// (or see [`Step::wait_with_output`]), or a command that fills a pipe
     /// waits for a reader forever.
-    pub fn wait(self) -> Result<Finished, RunError> {
+    pub(crate) fn wait(self) -> Result<Finished, RunError> {
         self.wait_reading(None)
     }
 

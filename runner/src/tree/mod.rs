@@ -26,7 +26,7 @@ use crate::spawn::subreaper::Event;
 
 /// Where a step is after an [`Event`] of its subreaper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// Its first process runs.
     Running,
     /// Its first process has exited (this event).
@@ -42,7 +42,7 @@ const KEEP_REAPED: usize = 10_000;
 
 /// What the step's subreaper reaped: the sum of their usage and each one.
 #[derive(Debug, Default)]
-pub struct Reaper {
+pub(crate) struct Reaper {
     main_status: Option<ExitStatus>,
     tree: ProcessTree,
     /// Each process reaped, with its rusage, up to [`KEEP_REAPED`].
@@ -54,13 +54,13 @@ pub struct Reaper {
 impl Reaper {
     /// Nothing reaped yet.
     #[must_use]
-    pub fn new() -> Reaper {
+    pub(crate) fn new() -> Reaper {
         Reaper::default()
     }
 
     /// Adds `reaped` to the sums and the list; `command`: its `comm`, read
     /// while it was a zombie; `main`: the step's first process.
-    pub fn add(&mut self, reaped: &Reaped, command: Option<String>, main: bool) {
+    pub(crate) fn add(&mut self, reaped: &Reaped, command: Option<String>, main: bool) {
         if main {
             self.main_status = Some(reaped.status);
         }
@@ -87,7 +87,7 @@ impl Reaper {
     }
 
     /// Takes one event of the step's subreaper.
-    pub fn absorb(&mut self, event: Event) -> Progress {
+    pub(crate) fn absorb(&mut self, event: Event) -> Progress {
         match event {
             Event::Reaped { reaped, command, main, .. } => {
                 self.add(&reaped, command, main);
@@ -101,19 +101,19 @@ impl Reaper {
     }
 
     /// Leftovers the subreaper killed at the step's end.
-    pub fn add_killed(&mut self, killed: u64) {
+    pub(crate) fn add_killed(&mut self, killed: u64) {
         self.tree.leftovers_killed += killed;
     }
 
     /// The exit status of the step's first process, once reaped.
     #[must_use]
-    pub fn main_status(&self) -> Option<ExitStatus> {
+    pub(crate) fn main_status(&self) -> Option<ExitStatus> {
         self.main_status
     }
 
     /// The sums so far.
     #[must_use]
-    pub fn tree(&self) -> ProcessTree {
+    pub(crate) fn tree(&self) -> ProcessTree {
         self.tree
     }
 
@@ -121,13 +121,13 @@ impl Reaper {
     /// the descendants it waited for, getrusage(2)), in reaping order, at
     /// most 10,000; [`Reaper::reaped_not_kept`] counts the rest.
     #[must_use]
-    pub fn reaped(&self) -> &[ReapedProcess] {
+    pub(crate) fn reaped(&self) -> &[ReapedProcess] {
         &self.reaped
     }
 
     /// Processes reaped but not kept in [`Reaper::reaped`] (past 10,000).
     #[must_use]
-    pub fn reaped_not_kept(&self) -> u64 {
+    pub(crate) fn reaped_not_kept(&self) -> u64 {
         self.reaped_not_kept
     }
 }

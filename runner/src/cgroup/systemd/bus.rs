@@ -31,27 +31,27 @@ const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// A connection to systemd.
 #[derive(Debug)]
-pub struct Bus {
+pub(crate) struct Bus {
     connection: Connection,
     /// Which socket, for messages.
-    pub socket: &'static str,
+    pub(crate) socket: &'static str,
 }
 
 /// Why no connection could be made: each socket tried, with its error.
-pub type ConnectError = String;
+pub(crate) type ConnectError = String;
 
 /// Why a call failed.
-pub type CallError = zbus::Error;
+pub(crate) type CallError = zbus::Error;
 
 /// Whether `error` says the unit does not exist (already collected).
 #[must_use]
-pub fn is_no_such_unit(error: &CallError) -> bool {
+pub(crate) fn is_no_such_unit(error: &CallError) -> bool {
     matches!(error, zbus::Error::MethodError(name, _, _) if name.as_str() == "org.freedesktop.systemd1.NoSuchUnit")
 }
 
 impl Bus {
     /// Connects to the system bus.
-    pub fn connect() -> Result<Bus, ConnectError> {
+    pub(crate) fn connect() -> Result<Bus, ConnectError> {
         let mut tried = Vec::new();
         if Path::new(SYSTEM_BUS).exists() {
             match zbus::blocking::connection::Builder::system().and_then(|b| b.method_timeout(CALL_TIMEOUT).build()) {
@@ -77,7 +77,11 @@ impl Bus {
     }
 
     /// `StartTransientUnit(name, "fail", properties, [])`: the job's path.
-    pub fn start_transient_unit(&self, name: &str, properties: &[(&'static str, Value)]) -> zbus::Result<String> {
+    pub(crate) fn start_transient_unit(
+        &self,
+        name: &str,
+        properties: &[(&'static str, Value)],
+    ) -> zbus::Result<String> {
         let props: Vec<(&str, DbusValue<'_>)> = properties.iter().map(|(n, v)| (*n, dbus_value(v))).collect();
         let aux: Vec<(&str, Vec<(&str, DbusValue<'_>)>)> = Vec::new();
         let reply = self.call("StartTransientUnit", &(name, "fail", props, aux))?;
@@ -86,13 +90,13 @@ impl Bus {
     }
 
     /// `StopUnit(name, "fail")`.
-    pub fn stop_unit(&self, name: &str) -> zbus::Result<()> {
+    pub(crate) fn stop_unit(&self, name: &str) -> zbus::Result<()> {
         self.call("StopUnit", &(name, "fail")).map(drop)
     }
 
     /// Loaded units whose names match `pattern` (`ListUnitsByPatterns`):
     /// their names and active states.
-    pub fn units(&self, pattern: &str) -> zbus::Result<Vec<(String, String)>> {
+    pub(crate) fn units(&self, pattern: &str) -> zbus::Result<Vec<(String, String)>> {
         type Row = (String, String, String, String, String, String, OwnedObjectPath, u32, String, OwnedObjectPath);
         let states: Vec<&str> = Vec::new();
         let reply = self.call("ListUnitsByPatterns", &(states, vec![pattern]))?;
@@ -104,7 +108,6 @@ impl Bus {
 fn dbus_value(value: &Value) -> DbusValue<'_> {
     match value {
         Value::Bool(b) => DbusValue::from(*b),
-        Value::U64(n) => DbusValue::from(*n),
         Value::Str(s) => DbusValue::from(s.as_str()),
         Value::Strs(list) => DbusValue::from(list.iter().map(String::as_str).collect::<Vec<_>>()),
         Value::U32s(list) => DbusValue::from(list.clone()),

@@ -8,32 +8,32 @@ use super::properties::Value;
 
 /// A connection to systemd: never made in this build.
 #[derive(Debug)]
-pub struct Bus {
+pub(crate) struct Bus {
     /// Which socket, for messages.
-    pub socket: &'static str,
+    pub(crate) socket: &'static str,
     never: Infallible,
 }
 
 /// Why no connection could be made.
-pub type ConnectError = String;
+pub(crate) type ConnectError = String;
 
 /// Why a call failed (no call is made in this build).
-pub type CallError = Infallible;
+pub(crate) type CallError = Infallible;
 
 /// Whether `error` says the unit does not exist.
 #[must_use]
-pub fn is_no_such_unit(error: &CallError) -> bool {
+pub(crate) fn is_no_such_unit(error: &CallError) -> bool {
     match *error {}
 }
 
 impl Bus {
     /// Fails: this stepmon has no D-Bus client.
-    pub fn connect() -> Result<Bus, ConnectError> {
+    pub(crate) fn connect() -> Result<Bus, ConnectError> {
         Err("this stepmon was built without the `systemd` feature (no D-Bus client)".to_owned())
     }
 
     /// Never called: no `Bus` exists.
-    pub fn start_transient_unit(
+    pub(crate) fn start_transient_unit(
         &self,
         _name: &str,
         _properties: &[(&'static str, Value)],
@@ -42,12 +42,12 @@ impl Bus {
     }
 
     /// Never called: no `Bus` exists.
-    pub fn stop_unit(&self, _name: &str) -> Result<(), CallError> {
+    pub(crate) fn stop_unit(&self, _name: &str) -> Result<(), CallError> {
         match self.never {}
     }
 
     /// Never called: no `Bus` exists.
-    pub fn units(&self, _pattern: &str) -> Result<Vec<(String, String)>, CallError> {
+    pub(crate) fn units(&self, _pattern: &str) -> Result<Vec<(String, String)>, CallError> {
         match self.never {}
     }
 }

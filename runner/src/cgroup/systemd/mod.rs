@@ -22,13 +22,13 @@
 //! request as data.
 
 #[cfg(feature = "systemd")]
-pub mod bus;
+pub(crate) mod bus;
 /// Without the `systemd` feature: no D-Bus client, and every host falls
 /// back to the next rung, saying why.
 #[cfg(not(feature = "systemd"))]
 #[path = "bus_off.rs"]
-pub mod bus;
-pub mod properties;
+pub(crate) mod bus;
+pub(crate) mod properties;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -39,11 +39,11 @@ use stepmon_cgroupfs_parse::proc_cgroup::unified_entry;
 
 use crate::cgroup::placement::owner_gone;
 use crate::spawn::keeper::Keeper;
-pub use bus::Bus;
-pub use properties::Request;
+pub(crate) use bus::Bus;
+pub(crate) use properties::Request;
 
 /// The sub-cgroup of the scope the keeper moves to.
-pub const KEEPER_CGROUP: &str = "keeper";
+pub(crate) const KEEPER_CGROUP: &str = "keeper";
 
 /// How long systemd gets to move the keeper into its scope (the job
 /// runs in PID 1's event loop; under emulation, seconds).
@@ -53,19 +53,19 @@ const PLACE_TIMEOUT: Duration = Duration::from_secs(20);
 /// exists; or PID 1 is named systemd, which hiding `/run/systemd` does not
 /// change).
 #[must_use]
-pub fn booted() -> bool {
+pub(crate) fn booted() -> bool {
     Path::new("/run/systemd/system").is_dir()
         || std::fs::read("/proc/1/comm").is_ok_and(|comm| comm.trim_ascii() == b"systemd")
 }
 
 /// The step's transient scope, started, its keeper in `<cgroup>/keeper`.
 #[derive(Debug)]
-pub struct Scope {
+pub(crate) struct Scope {
     bus: Bus,
     /// `stepmon-run.….scope`.
-    pub unit: String,
+    pub(crate) unit: String,
     /// Its cgroup directory (read back from where systemd put the keeper).
-    pub cgroup: PathBuf,
+    pub(crate) cgroup: PathBuf,
     /// Keeps the scope populated until [`Scope::stop`] (a lock because
     /// stopping takes `&self`: it is retried).
     keeper: Mutex<Keeper>,
@@ -82,7 +82,7 @@ fn cgroup_of(pid: u32) -> Option<String> {
 /// into the sub-cgroup [`KEEPER_CGROUP`]; `mount` is the cgroup2 mount
 /// point. On an error the scope is stopped, the keeper released, and the
 /// bus comes back.
-pub fn place(bus: Bus, request: &Request<'_>, keeper: Keeper, mount: &Path) -> Result<Scope, (Bus, String)> {
+pub(crate) fn place(bus: Bus, request: &Request<'_>, keeper: Keeper, mount: &Path) -> Result<Scope, (Bus, String)> {
     let unit = properties::unit_name(request.run_name);
     if let Err(e) = bus.start_transient_unit(&unit, &request.properties()) {
         let why = format!("systemd refused the scope {unit} (asked over {}): {e}", bus.socket);
@@ -135,7 +135,7 @@ impl Scope {
     /// and removes its cgroup), then waits until the cgroup is gone, at
     /// most `timeout`. A scope that is already gone (collected once the
     /// keeper exited) is done. Call it once the step's leaf is removed.
-    pub fn stop(&self, timeout: Duration) -> io::Result<()> {
+    pub(crate) fn stop(&self, timeout: Duration) -> io::Result<()> {
         self.keeper.lock().unwrap_or_else(std::sync::PoisonError::into_inner).release();
         // Empty now; systemd may beat this rmdir to it.
         let _ = std::fs::remove_dir(self.cgroup.join(KEEPER_CGROUP));
@@ -162,7 +162,7 @@ impl Scope {
 /// Stops the scopes of dead stepmon runs (`stepmon-run.*.scope` whose
 /// owner is gone); returns their names. Connects only where systemd is the
 /// init system; elsewhere there is nothing to collect.
-pub fn collect_garbage(dry_run: bool) -> Result<Vec<String>, String> {
+pub(crate) fn collect_garbage(dry_run: bool) -> Result<Vec<String>, String> {
     if !booted() {
         return Ok(Vec::new());
     }

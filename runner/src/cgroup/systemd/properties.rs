@@ -8,11 +8,9 @@ use crate::cgroup::placement::RUN_PREFIX;
 
 /// A property value, in the D-Bus types systemd expects.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// `b`.
     Bool(bool),
-    /// `t`.
-    U64(u64),
     /// `s`.
     Str(String),
     /// `as`.
@@ -23,28 +21,28 @@ pub enum Value {
 
 /// What the scope is made for.
 #[derive(Debug, Clone)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     /// The run's name ([`crate::cgroup::placement::run_name`]).
-    pub run_name: &'a str,
+    pub(crate) run_name: &'a str,
     /// The process the scope starts with: stepmon's keeper
     /// ([`crate::spawn::keeper`]), not the step.
-    pub pid: u32,
+    pub(crate) pid: u32,
     /// The caller's unit (a `.service` or `.scope`), from its cgroup.
-    pub caller: Option<&'a str>,
+    pub(crate) caller: Option<&'a str>,
     /// The caller's slice, where the scope goes too.
-    pub slice: Option<&'a str>,
+    pub(crate) slice: Option<&'a str>,
 }
 
 /// `stepmon-run.<pid>.<start>[.<n>].scope`: `gc` finds leftovers by the
 /// prefix and tells a dead owner by the name (as for run cgroups).
 #[must_use]
-pub fn unit_name(run_name: &str) -> String {
+pub(crate) fn unit_name(run_name: &str) -> String {
     format!("{run_name}.scope")
 }
 
 /// The run name in a scope's unit name, if it is one of stepmon's.
 #[must_use]
-pub fn run_name_of(unit: &str) -> Option<&str> {
+pub(crate) fn run_name_of(unit: &str) -> Option<&str> {
     unit.strip_suffix(".scope").filter(|name| name.starts_with(RUN_PREFIX))
 }
 
@@ -53,7 +51,7 @@ pub fn run_name_of(unit: &str) -> Option<&str> {
 /// `system.slice`). A unit is only one systemd manages as a service or a
 /// scope; `init.scope` (PID 1's) is none a step should be bound to.
 #[must_use]
-pub fn caller_of(cgroup: &str) -> (Option<&str>, Option<&str>) {
+pub(crate) fn caller_of(cgroup: &str) -> (Option<&str>, Option<&str>) {
     let mut parts = cgroup.trim_end_matches('/').rsplit('/');
     let last = parts.next().filter(|u| (u.ends_with(".service") || u.ends_with(".scope")) && *u != "init.scope");
     let slice = parts.next().filter(|s| s.ends_with(".slice"));
@@ -63,7 +61,7 @@ pub fn caller_of(cgroup: &str) -> (Option<&str>, Option<&str>) {
 impl Request<'_> {
     /// The properties, in the order they are sent.
     #[must_use]
-    pub fn properties(&self) -> Vec<(&'static str, Value)> {
+    pub(crate) fn properties(&self) -> Vec<(&'static str, Value)> {
         let mut props = vec![
             ("Description", Value::Str(format!("stepmon step {}", self.run_name))),
             ("PIDs", Value::U32s(vec![self.pid])),

@@ -87,7 +87,7 @@ const REMEMBER_KILLED: usize = 1024;
 
 /// What the step's subreaper reports.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A process of the step was reaped.
     Reaped {
         /// Its PID, status and rusage (with the descendants it waited for).
@@ -109,10 +109,10 @@ pub enum Event {
 
 /// A step started under its own subreaper.
 #[derive(Debug)]
-pub struct Kept {
+pub(crate) struct Kept {
     subreaper: Pid,
     /// The command's first process (a child of the subreaper).
-    pub pid: Pid,
+    pub(crate) pid: Pid,
     /// A pidfd of it: signals reach it, not a later process of the same PID.
     pidfd: Option<OwnedFd>,
     /// The subreaper's events (non-blocking).
@@ -128,7 +128,7 @@ pub struct Kept {
     /// The working directory the command was to enter.
     dir: Option<PathBuf>,
     /// `clone3` or `fork`.
-    pub way: &'static str,
+    pub(crate) way: &'static str,
     done: bool,
     /// The step left nothing behind its first process ([`FLAG_ALONE`]).
     left_nothing: bool,
@@ -140,13 +140,13 @@ impl Kept {
     /// The fd that becomes readable when an event is ready (or the
     /// subreaper is gone).
     #[must_use]
-    pub fn events_fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn events_fd(&self) -> BorrowedFd<'_> {
         self.events.as_fd()
     }
 
     /// The next event, if a whole one is ready (never blocks). End of file
     /// before [`Event::Done`] is an error (the subreaper was killed).
-    pub fn try_event(&mut self) -> io::Result<Option<Event>> {
+    pub(crate) fn try_event(&mut self) -> io::Result<Option<Event>> {
         let mut buffer = [0u8; RECORD];
         loop {
             let want = RECORD - self.partial.len();
@@ -174,7 +174,7 @@ impl Kept {
     }
 
     /// The next event, blocking until there is one.
-    pub fn next_event(&mut self) -> io::Result<Event> {
+    pub(crate) fn next_event(&mut self) -> io::Result<Event> {
         loop {
             if let Some(event) = self.try_event()? {
                 return Ok(event);
@@ -190,13 +190,13 @@ impl Kept {
     /// Whether the command's first process was the last of the step's
     /// tree: nothing is left to read, kill or wait for.
     #[must_use]
-    pub fn left_nothing(&self) -> bool {
+    pub(crate) fn left_nothing(&self) -> bool {
         self.left_nothing
     }
 
     /// Tells the subreaper the command's first process has exited: kill
     /// what is left (`wait_all`: wait for it instead). Idempotent.
-    pub fn end(&mut self, wait_all: bool) {
+    pub(crate) fn end(&mut self, wait_all: bool) {
         if let Some(mut control) = self.control.take() {
             // EPIPE: the subreaper is gone already; its events say so.
             let _ = control.write_all(&[if wait_all { WAIT_ALL } else { KILL }]);
@@ -204,7 +204,7 @@ impl Kept {
     }
 
     /// Sends `signal` to the command's first process while it runs.
-    pub fn signal_main(&self, signal: Signal) -> io::Result<()> {
+    pub(crate) fn signal_main(&self, signal: Signal) -> io::Result<()> {
         match &self.pidfd {
             Some(pidfd) => rustix::process::pidfd_send_signal(pidfd, signal).map_err(Into::into),
             // Before Linux 5.3: the subreaper has not reaped it before the
@@ -215,7 +215,7 @@ impl Kept {
 
     /// The subreaper's PID (not the step's: it sits between).
     #[must_use]
-    pub fn subreaper_pid(&self) -> Pid {
+    pub(crate) fn subreaper_pid(&self) -> Pid {
         self.subreaper
     }
 
@@ -223,7 +223,7 @@ impl Kept {
     /// the command, if it could not (not found, not executable, namespace
     /// or cgroup not joined, working directory not entered, streams not
     /// set up).
-    pub fn failure(&mut self) -> Option<crate::RunError> {
+    pub(crate) fn failure(&mut self) -> Option<crate::RunError> {
         let failure = clone3::read_report(self.report.take()?)?;
         Some(super::not_started(
             failure.stage,
@@ -232,12 +232,6 @@ impl Kept {
             self.namespace.as_deref(),
             self.dir.as_deref(),
         ))
-    }
-
-    /// [`Kept::failure`] in one line.
-    #[must_use]
-    pub fn failure_message(&mut self) -> Option<String> {
-        self.failure().map(|e| e.line())
     }
 }
 
@@ -306,7 +300,12 @@ fn decode(record: &[u8]) -> io::Result<Event> {
 /// its own (see the module docs). A command that cannot run (not found, not
 /// executable, its directory) is not an error: its first process exits 127
 /// or 126 and [`Kept::failure`] says why.
-pub fn spawn(target: Target<'_>, command: &[OsString], launch: &Launch<'_>, mode: Mode) -> Result<Kept, SpawnError> {
+pub(crate) fn spawn(
+    target: Target<'_>,
+    command: &[OsString],
+    launch: &Launch<'_>,
+    mode: Mode,
+) -> Result<Kept, SpawnError> {
     let setup_error = |what: &'static str| move |error: io::Error| SpawnError { what, error };
     let mut exec = Exec::new(command, launch).map_err(setup_error("cannot start the step"))?;
     let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
