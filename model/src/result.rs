@@ -60,7 +60,13 @@ impl<T> Reading<T> {
         let missing = if value.is_some() {
             None
         } else {
-            let said = run.not_measured.iter().find(|n| words.iter().any(|w| n.contains(w))).cloned();
+            // A reason that starts with the group's word (`io: …`) first: a
+            // word can be inside another group's reason ("function").
+            let starts =
+                |n: &&String| words.iter().any(|w| n.strip_prefix(w).is_some_and(|rest| rest.starts_with(':')));
+            let said = (run.not_measured.iter().find(starts))
+                .or_else(|| run.not_measured.iter().find(|n| words.iter().any(|w| n.contains(w))))
+                .cloned();
             Some(said.unwrap_or_else(|| "not in the step's samples".to_owned()))
         };
         // A lower bound from a cgroup's gauge, or the process tree's sampled memory.
@@ -275,6 +281,11 @@ mod tests {
         assert_eq!(result.pids_peak.missing.as_deref(), Some("pids: no pids controller"));
         assert_eq!(result.cpu_stall_seconds.missing.as_deref(), Some("stall: none"));
         assert_eq!(result.io_read_bytes.missing.as_deref(), Some("not in the step's samples"));
+        // The reason that names the group first, before one that has its word inside.
+        let run = doc.stepmon.as_mut().unwrap();
+        run.not_measured = vec!["cpu: Invalid function".to_owned(), "io: no counters".to_owned()];
+        let result = StepResult::of(&doc, Cost::default());
+        assert_eq!(result.io_read_bytes.missing.as_deref(), Some("io: no counters"));
         assert_eq!(
             result.to_string(),
             "exit 2, wall 1.50 s, cpu 750.0 ms (user 250.0 ms), memory peak 100.0 MiB (at least)"

@@ -64,9 +64,25 @@ pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions}
 #[cfg(target_os = "linux")]
 #[path = "linux.rs"]
 mod imp;
-#[cfg(not(target_os = "linux"))]
+#[cfg(windows)]
+#[path = "windows/mod.rs"]
+mod imp;
+#[cfg(not(any(target_os = "linux", windows)))]
 #[path = "unsupported.rs"]
 mod imp;
+/// What the Windows and the macOS/BSD steps share (std's `Command`, its
+/// pipe ends, the document from the OS's accounting).
+#[cfg(windows)]
+mod portable;
+/// The Windows FFI: each step's job object (the crate's only unsafe code
+/// there).
+#[cfg(windows)]
+#[path = "spawn/windows.rs"]
+mod spawn;
+/// The job object's numbers as Windows reads them, tested everywhere.
+#[cfg(all(test, not(windows)))]
+#[path = "windows/account.rs"]
+mod windows_account;
 
 // Linux's internals: private, reached through `imp` and `admin`.
 #[cfg(target_os = "linux")]

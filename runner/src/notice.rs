@@ -99,6 +99,16 @@ pub enum Notice {
         /// Why.
         error: String,
     },
+    /// Off Linux: what measures the step on this platform, and what is not
+    /// measured (or kept) there.
+    OffLinux {
+        /// `Windows`, `macOS`, ...
+        platform: String,
+        /// What measures the step, in words.
+        source: String,
+        /// What is not measured or kept there, in words.
+        not_measured: Vec<String>,
+    },
 }
 
 impl Notice {
@@ -190,6 +200,13 @@ impl fmt::Display for Notice {
                  cover it"
             ),
             Notice::NoScope { error } => write!(f, "notice: the step gets no systemd scope: {error}"),
+            Notice::OffLinux { platform, source, not_measured } => {
+                write!(f, "notice: on {platform} the step is measured through {source}, each number labelled")?;
+                if !not_measured.is_empty() {
+                    write!(f, "; not measured there: {}", not_measured.join("; "))?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -117,9 +117,9 @@ from_std_pipe!(std::process::ChildStdin, std::process::ChildStdout, std::process
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Action {
     /// Start from an empty environment rather than this process's.
-    env_clear: bool,
+    pub(crate) env_clear: bool,
     /// Variables set (`Some`) or removed (`None`) on top of it.
-    vars: BTreeMap<OsString, Option<OsString>>,
+    pub(crate) vars: BTreeMap<OsString, Option<OsString>>,
     pub(crate) current_dir: Option<PathBuf>,
     /// fds 0, 1 and 2 (`None`: inherited).
     pub(crate) stdio: [Option<Stdio>; 3],
