@@ -67,17 +67,22 @@ mod imp;
 #[cfg(windows)]
 #[path = "windows/mod.rs"]
 mod imp;
-#[cfg(not(any(target_os = "linux", windows)))]
-#[path = "unsupported.rs"]
+#[cfg(all(unix, not(target_os = "linux")))]
+#[path = "unix_other.rs"]
 mod imp;
 /// What the Windows and the macOS/BSD steps share (std's `Command`, its
 /// pipe ends, the document from the OS's accounting).
-#[cfg(windows)]
+#[cfg(not(target_os = "linux"))]
 mod portable;
 /// The Windows FFI: each step's job object (the crate's only unsafe code
 /// there).
 #[cfg(windows)]
 #[path = "spawn/windows.rs"]
+mod spawn;
+/// The macOS and BSD FFI: `wait4` with its rusage, `killpg` (the crate's
+/// only unsafe code there).
+#[cfg(all(unix, not(target_os = "linux")))]
+#[path = "spawn/unix_other.rs"]
 mod spawn;
 /// The job object's numbers as Windows reads them, tested everywhere.
 #[cfg(all(test, not(windows)))]

@@ -23,3 +23,22 @@ pub(crate) fn on_thread<T: Send + 'static>(
         rx.await.unwrap_or_else(|_| Err(RunError::new(RunErrorKind::Io, "the step's waiting thread ended early")))
     })
 }
+
+/// A pipe end read to its end on a thread of its own.
+pub(crate) type Reading = std::thread::JoinHandle<std::io::Result<Vec<u8>>>;
+
+/// Reads `end` to its end on a new thread.
+pub(crate) fn read_on_thread<R: std::io::Read + Send + 'static>(mut end: R) -> Reading {
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        end.read_to_end(&mut all).map(|_| all)
+    })
+}
+
+/// What [`read_on_thread`] read of the step's `name` (empty for `None`).
+pub(crate) fn joined(reading: Option<Reading>, name: &str) -> Result<Vec<u8>, RunError> {
+    let Some(reading) = reading else { return Ok(Vec::new()) };
+    let read =
+        reading.join().map_err(|_| RunError::new(RunErrorKind::Io, format!("reading the step's {name} failed")))?;
+    read.map_err(|e| RunError::io(&format!("reading the step's {name}"), e))
+}

@@ -25,6 +25,7 @@ use crate::notice::Notice;
 use crate::options::StepOptions;
 use crate::portable::check::{Platform, check};
 use crate::portable::finish::{Outcome, finished};
+use crate::portable::thread::{joined, read_on_thread};
 use crate::portable::{command, thread};
 use crate::spawn::{self, Job};
 
@@ -283,20 +284,4 @@ fn end_leftovers(job: &Job) -> io::Result<()> {
         pause = (pause * 2).min(Duration::from_millis(50));
     }
     Ok(())
-}
-
-type Reading = std::thread::JoinHandle<io::Result<Vec<u8>>>;
-
-fn read_on_thread<R: io::Read + Send + 'static>(mut end: R) -> Reading {
-    std::thread::spawn(move || {
-        let mut all = Vec::new();
-        end.read_to_end(&mut all).map(|_| all)
-    })
-}
-
-fn joined(reading: Option<Reading>, name: &str) -> Result<Vec<u8>, RunError> {
-    let Some(reading) = reading else { return Ok(Vec::new()) };
-    let read =
-        reading.join().map_err(|_| RunError::new(RunErrorKind::Io, format!("reading the step's {name} failed")))?;
-    read.map_err(|e| RunError::io(&format!("reading the step's {name}"), e))
 }
