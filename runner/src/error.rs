@@ -41,7 +41,8 @@ pub enum RunErrorKind {
     /// The runner's own I/O: signal handlers, the sampler, reading the
     /// host, waiting for the step, its pipes.
     Io,
-    /// Measured steps need Linux.
+    /// An option this platform cannot keep (limits, a cgroup parent, a
+    /// network namespace or a spawn mode off Linux).
     Unsupported,
 }
 
@@ -74,11 +75,11 @@ impl IntoIo for &io::Error {
 /// always), so print both (`{error}: {source}`) or the whole chain.
 ///
 /// ```
-/// use stepmon_runner::{RunErrorKind, StepOptions, prepare};
+/// use stepmon_runner::{Prepared, RunErrorKind, StepOptions, prepare};
 ///
-/// match prepare(StepOptions::new(["stepmon-no-such-program"])) {
+/// // Linux's `prepare` finds that the program is missing; elsewhere `start` does.
+/// match prepare(StepOptions::new(["stepmon-no-such-program"])).and_then(Prepared::start) {
 ///     Err(e) if e.kind() == RunErrorKind::NotFound => eprintln!("{e}"),
-///     # Err(e) if e.kind() == RunErrorKind::Unsupported => {}
 ///     other => panic!("{other:?}"),
 /// }
 /// ```
@@ -89,7 +90,7 @@ pub struct RunError {
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
-// Off Linux only `new` is used (a step cannot start there).
+// Off Linux the cgroup and namespace errors are not made.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl RunError {
     /// `message` (what failed), of `kind`, without an underlying error (as
