@@ -16,8 +16,12 @@
 //! One line per step from its typed result (`Finished::result`),
 //! `{"step", "exitCode", "wallSeconds", "cpuSeconds", "memoryPeakBytes",
 //! "memorySource", "processesReaped", "leftoversKilled", "overheadSeconds",
-//! "placementSeconds", "exitToResultSeconds", "stdoutBytes"}` (`null` where
-//! not measured or not piped), then `{"steps", "failed", "wallSeconds"}`.
+//! "placementSeconds", "exitToResultSeconds", "stdoutBytes", "sources",
+//! "missing", "accounting"}` (`null` where not measured or not piped;
+//! `sources`: each measured number's rung and bound, `missing`: why each
+//! other one is not, `accounting`: off Linux what the OS accounted, a
+//! Windows job object's or a `wait4` rusage), then `{"steps", "failed",
+//! "wallSeconds"}`. The same code on Linux, Windows and macOS.
 //! `overheadSeconds` is the time from the start call to the result less the
 //! step's own wall time. `--plain` runs the same actions (variable,
 //! directory, pipe) with `std::process::Command`, unmeasured, for
@@ -33,6 +37,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
+use stepmon_model::result::{Reading, StepResult};
 use stepmon_runner::{CgroupMode, Finished, RunError, Runner, Stdio, StepOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +171,40 @@ fn line(step: usize, result: Result<Finished, RunError>, took: f64, piped: bool)
         "placementSeconds": r.cost.placement_seconds,
         "exitToResultSeconds": r.cost.exit_to_result_seconds,
         "stdoutBytes": piped.then_some(finished.stdout.len()),
+        "sources": sources(r),
+        "missing": missing(r),
+        "accounting": finished.document.stepmon.as_ref().and_then(|run| run.accounting),
     })
+}
+
+/// A reading's source (`"jobObject exact"`) or why it is absent.
+fn labelled<T>(reading: &Reading<T>) -> Result<String, String> {
+    match (reading.rung, reading.bound, &reading.missing) {
+        (Some(rung), Some(bound), _) => Ok(format!("{} {bound:?}", rung.as_str())),
+        (_, _, Some(why)) => Err(why.clone()),
+        _ => Err("no source".to_owned()),
+    }
+}
+
+/// Each reading of `r` by name: its source, or why it is absent.
+fn readings(r: &StepResult) -> [(&'static str, Result<String, String>); 5] {
+    [
+        ("cpuUser", labelled(&r.cpu_user_seconds)),
+        ("memoryPeak", labelled(&r.memory_peak_bytes)),
+        ("ioRead", labelled(&r.io_read_bytes)),
+        ("pidsPeak", labelled(&r.pids_peak)),
+        ("cpuStall", labelled(&r.cpu_stall_seconds)),
+    ]
+}
+
+/// `{"cpuUser": "jobObject Exact", ...}` for the numbers measured.
+fn sources(r: &StepResult) -> Value {
+    Value::Object(readings(r).into_iter().filter_map(|(name, l)| Some((name.to_owned(), json!(l.ok()?)))).collect())
+}
+
+/// `{"memoryPeak": "memory: ...", ...}` for the numbers not measured.
+fn missing(r: &StepResult) -> Value {
+    Value::Object(readings(r).into_iter().filter_map(|(name, l)| Some((name.to_owned(), json!(l.err()?)))).collect())
 }
 
 /// Prints a step's line; whether it failed.
