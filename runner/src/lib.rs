@@ -65,11 +65,14 @@ pub use options::{CgroupMode, Limits, MODE_VARIABLE, Mode, NetMode, StepOptions}
 #[path = "linux.rs"]
 mod imp;
 #[cfg(windows)]
-#[path = "windows/mod.rs"]
+#[path = "windows.rs"]
 mod imp;
 #[cfg(all(unix, not(target_os = "linux")))]
 #[path = "unix_other.rs"]
 mod imp;
+/// A job object's numbers, checked (pure: tested on every platform).
+#[cfg(any(windows, test))]
+mod job_account;
 /// What the Windows and the macOS/BSD steps share (std's `Command`, its
 /// pipe ends, the document from the OS's accounting).
 #[cfg(not(target_os = "linux"))]
@@ -84,10 +87,6 @@ mod spawn;
 #[cfg(all(unix, not(target_os = "linux")))]
 #[path = "spawn/unix_other.rs"]
 mod spawn;
-/// The job object's numbers as Windows reads them, tested everywhere.
-#[cfg(all(test, not(windows)))]
-#[path = "windows/account.rs"]
-mod windows_account;
 
 // Linux's internals: private, reached through `imp` and `admin`.
 #[cfg(target_os = "linux")]

@@ -3,6 +3,7 @@
 //! enclosing one (read only).
 
 pub(crate) mod enclosing;
+pub(crate) mod naming;
 pub(crate) mod placement;
 pub(crate) mod systemd;
 pub(crate) mod v1;

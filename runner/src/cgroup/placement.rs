@@ -13,11 +13,10 @@ use std::time::{Duration, Instant};
 
 use stepmon_cgroupfs_parse::{CgroupEvents, ControllerList};
 
+use super::naming::owner_gone;
+
 /// The controllers stepmon enables for its steps.
 pub(crate) const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
-
-/// Prefix of every run parent; `gc` only ever touches directories named so.
-pub(crate) const RUN_PREFIX: &str = "stepmon-run.";
 
 /// The leaf a delegated base's processes move into (no-internal-process rule).
 pub(crate) const SUPERVISOR: &str = "stepmon-supervisor";
@@ -42,61 +41,6 @@ pub(crate) struct RunCgroups {
     pub(crate) scope: Option<crate::cgroup::systemd::Scope>,
 }
 
-/// The start time of `pid` in clock ticks since boot: with the PID it
-/// identifies a process across PID reuse
-/// ([`stepmon_sysusage::probe::start_ticks`]).
-pub(crate) fn start_time(pid: u32) -> Option<u64> {
-    stepmon_sysusage::probe::start_ticks(pid)
-}
-
-/// This process's [`start_time`], read once (a builder named every step's
-/// directories with a read of /proc/PID/stat, and the sweep of earlier
-/// runs' directories read it again for each of this run's own); a forked
-/// child has a PID of its own, and reads its own.
-fn own_start_time() -> Option<u64> {
-    static OWN: std::sync::OnceLock<(u32, Option<u64>)> = std::sync::OnceLock::new();
-    let pid = std::process::id();
-    match OWN.get_or_init(|| (pid, start_time(pid))) {
-        &(own, start) if own == pid => start,
-        _ => start_time(pid),
-    }
-}
-
-/// A new name for this process's run directories: `stepmon-run.<pid>.<start>`
-/// for its first step, `stepmon-run.<pid>.<start>.<n>` for the n-th after it
-/// (a library caller may run several steps at once, or one after another
-/// while the last one's directories are still going away).
-#[must_use]
-pub(crate) fn run_name() -> String {
-    static STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let pid = std::process::id();
-    let start = own_start_time().unwrap_or(0);
-    match STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-        0 => format!("{RUN_PREFIX}{pid}.{start}"),
-        n => format!("{RUN_PREFIX}{pid}.{start}.{n}"),
-    }
-}
-
-/// Whether the owner a run directory's `name` encodes is gone (not this
-/// PID with this start time any more); `None` for other names.
-#[must_use]
-pub(crate) fn owner_gone(name: &str) -> Option<bool> {
-    let (pid, start) = owner_of(name)?;
-    let now = if pid == std::process::id() { own_start_time() } else { start_time(pid) };
-    Some(now != Some(start))
-}
-
-/// The owner (pid, start time) encoded in a run parent's name.
-pub(crate) fn owner_of(name: &str) -> Option<(u32, u64)> {
-    let mut fields = name.strip_prefix(RUN_PREFIX)?.split('.');
-    let (pid, start) = (fields.next()?, fields.next()?);
-    // A step number may follow ([`run_name`]).
-    if fields.next().is_some_and(|n| n.parse::<u64>().is_err()) || fields.next().is_some() {
-        return None;
-    }
-    Some((pid.parse().ok()?, start.parse().ok()?))
-}
-
 fn controllers(dir: &Path) -> io::Result<Vec<String>> {
     let bytes = stepmon_fdread::read_path(dir.join("cgroup.controllers"))?;
     let list = ControllerList::parse(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
@@ -104,7 +48,7 @@ fn controllers(dir: &Path) -> io::Result<Vec<String>> {
 }
 
 impl RunCgroups {
-    /// Creates `<base>/<name>/step` (`name` from [`run_name`]) and enables every
+    /// Creates `<base>/<name>/step` (`name` from [`super::naming::run_name`]) and enables every
     /// controller of [`CONTROLLERS`] that the run parent may enable; where
     /// `base` enables none for its children, `<base>/<name>` alone.
     ///
@@ -378,23 +322,4 @@ pub(crate) fn collect_garbage(base: &Path, dry_run: bool) -> io::Result<Vec<Path
         removed.push(dir);
     }
     Ok(removed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_names_are_unique_per_step_and_name_their_owner() {
-        let (first, second) = (run_name(), run_name());
-        assert_ne!(first, second, "two steps of one process share no directory");
-        let me = (std::process::id(), start_time(std::process::id()).unwrap());
-        assert_eq!(owner_of(&first), Some(me));
-        assert_eq!(owner_of(&second), Some(me));
-        assert_eq!(owner_gone(&second), Some(false));
-        assert_eq!(owner_of("stepmon-run.12.34.5"), Some((12, 34)));
-        assert_eq!(owner_of("stepmon-run.12.34.x"), None);
-        assert_eq!(owner_of("stepmon-run.12.34.5.6"), None);
-        assert_eq!(owner_of("stepmon-supervisor"), None);
-    }
 }

@@ -24,7 +24,7 @@ use rustix::fs::{Mode, OFlags};
 use stepmon_cgroupfs_parse::mountinfo::MountInfo;
 use stepmon_cgroupfs_parse::proc_cgroup::ProcCgroup;
 
-use super::placement::{RUN_PREFIX, owner_gone};
+use super::naming::{RUN_PREFIX, owner_gone};
 
 /// The v1 controllers stepmon reads, by their v1 names.
 pub(crate) const V1_CONTROLLERS: [&str; 5] = ["memory", "pids", "cpu", "cpuacct", "blkio"];

@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::cgroup::placement::{RUN_PREFIX, start_time};
+use crate::cgroup::naming::{RUN_PREFIX, start_time};
 
 /// A cgroup made for the checks under this process's cgroup, removed on drop.
 /// It is named like a run parent so that `stepmon gc` removes it should

@@ -1,19 +1,19 @@
 //! Starting the step directly in its leaf cgroup with
-//! `clone3(CLONE_INTO_CGROUP)` (Linux 5.7+), then `execvp`. The crate's only
-//! `unsafe` code, with [`super::fork`] and [`super::reap`]: std and rustix
-//! cannot create a process in a cgroup.
+//! `clone3(CLONE_INTO_CGROUP)` (Linux 5.7+), then `execvp`. Unsafe code
+//! with the rest of the spawn module: std and rustix cannot create a
+//! process in a cgroup.
 //!
-//! Why not a write to `cgroup.procs` before exec ([`super::fork`]): migrating a task takes `cgroup_threadgroup_rwsem`
+//! Why not a write to `cgroup.procs` before exec (the subreaper's fork
+//! fallback): migrating a task takes `cgroup_threadgroup_rwsem`
 //! for writing, which waits for an RCU grace period unless cgroup2 is
 //! mounted with `favordynmods` — measured 10–30 ms on an idle host. A child
 //! created with `CLONE_INTO_CGROUP` is attached at fork, under the read side
 //! only (<https://man7.org/linux/man-pages/man2/clone3.2.html>,
 //! <https://docs.kernel.org/admin-guide/cgroup-v2.html#organizing-processes-and-threads>).
 //!
-//! [`spawn`] clones like `fork`, without `CLONE_VM`: the child gets a copy
-//! of this (multi-threaded) process with only the calling thread. The step's
-//! subreaper clones with [`clone3_vm`] instead (shared memory, as
-//! `posix_spawn`). Either way, until its exec the child makes only raw
+//! The step's subreaper clones with [`clone3_vm`] (shared memory, as
+//! `posix_spawn`), or like `fork` without `CLONE_VM` where that is refused
+//! (`sys::clone3`). Either way, until its exec the child makes only raw
 //! system calls ([`super::sys`]) on memory prepared before the clone — no
 //! allocation, no locks, no panics, no `errno`. Everything it needs
 //! ([`Exec`]: the arguments, the files to try, the environment; the fds) is
@@ -38,26 +38,8 @@ use super::script::SHELL;
 use super::sys;
 use super::{Launch, NOT_EXECUTABLE, NOT_FOUND};
 
-/// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7),
-/// from include/uapi/linux/sched.h; every field is an `__aligned_u64`.
-#[repr(C)]
-#[derive(Debug, Default)]
-pub(super) struct CloneArgs {
-    pub(super) flags: u64,
-    pub(super) pidfd: u64,
-    pub(super) child_tid: u64,
-    pub(super) parent_tid: u64,
-    pub(super) exit_signal: u64,
-    pub(super) stack: u64,
-    pub(super) stack_size: u64,
-    pub(super) tls: u64,
-    pub(super) set_tid: u64,
-    pub(super) set_tid_size: u64,
-    pub(super) cgroup: u64,
-}
-
-/// `CLONE_ARGS_SIZE_VER2` of include/uapi/linux/sched.h.
-const _: () = assert!(size_of::<CloneArgs>() == 88);
+/// The clone's arguments ([`sys::CloneArgs`]), for the subreaper's clones too.
+pub(super) use super::sys::CloneArgs;
 
 /// `CLONE_INTO_CGROUP` of include/uapi/linux/sched.h (libc's constant is a
 /// `c_int` that overflows, and deprecated for it).

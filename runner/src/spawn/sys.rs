@@ -3,7 +3,7 @@
 //! value, minus the errno on failure, and writes no `errno`.
 //!
 //! Why not libc's wrappers: the subreaper shares the caller's memory
-//! (`CLONE_VM`, [`super::subreaper`]) and its thread pointer, so glibc's
+//! (`CLONE_VM`, the subreaper's clone) and its thread pointer, so glibc's
 //! `errno` there is the calling thread's — a failed `wait4` in the
 //! subreaper would change the `errno` a thread of the caller is about to
 //! read. On other architectures than x86-64 the subreaper is a copy
@@ -203,14 +203,35 @@ pub(super) fn unblock_all() -> isize {
     unsafe { call(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK as usize, (&raw const empty) as usize, 0, 8, 0, 0) }
 }
 
+/// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7),
+/// from include/uapi/linux/sched.h; every field is an `__aligned_u64`.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub(super) struct CloneArgs {
+    pub(super) flags: u64,
+    pub(super) pidfd: u64,
+    pub(super) child_tid: u64,
+    pub(super) parent_tid: u64,
+    pub(super) exit_signal: u64,
+    pub(super) stack: u64,
+    pub(super) stack_size: u64,
+    pub(super) tls: u64,
+    pub(super) set_tid: u64,
+    pub(super) set_tid_size: u64,
+    pub(super) cgroup: u64,
+}
+
+/// `CLONE_ARGS_SIZE_VER2` of include/uapi/linux/sched.h.
+const _: () = assert!(size_of::<CloneArgs>() == 88);
+
 /// `clone3(2)` without `CLONE_VM` (a copy, as fork).
 ///
 /// # Safety
 /// In the child (return value 0) only code that never returns past the
 /// caller's frame may run; `args` valid.
-pub(super) unsafe fn clone3(args: *const super::clone3::CloneArgs) -> isize {
+pub(super) unsafe fn clone3(args: *const CloneArgs) -> isize {
     // SAFETY: as documented.
-    unsafe { call(libc::SYS_clone3, args as usize, size_of::<super::clone3::CloneArgs>(), 0, 0, 0, 0) }
+    unsafe { call(libc::SYS_clone3, args as usize, size_of::<CloneArgs>(), 0, 0, 0, 0) }
 }
 
 /// The legacy `clone(SIGCHLD)`: fork without glibc's atfork handlers.

@@ -28,7 +28,7 @@ use std::ffi::{CStr, c_char};
 use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 
-use crate::imp::account::{Io, JobCounters, MemoryPeaks, ProcessCounters};
+use crate::job_account::{Io, JobCounters, MemoryPeaks, ProcessCounters};
 
 use windows_sys::Win32::Foundation::{FILETIME, HANDLE, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{

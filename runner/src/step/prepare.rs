@@ -17,7 +17,8 @@ use super::owned::{Owned, OwnedCgroups, OwnedV1};
 use super::scope::{pending_scope, scope_cgroups};
 use super::v1_placement::{place_v1, probe_dirs};
 use crate::cgroup::enclosing::Enclosing;
-use crate::cgroup::placement::{self, RunCgroups};
+use crate::cgroup::naming;
+use crate::cgroup::placement::RunCgroups;
 use crate::error::{RunError, RunErrorKind};
 use crate::netns::HeldNamespace;
 use crate::notice::Notice;
@@ -99,7 +100,7 @@ pub(crate) fn prepare_with(
     let location = host.location.as_ref();
     let mut notices = Vec::new();
     // One name for the step's directories in every hierarchy.
-    let run_name = placement::run_name();
+    let run_name = naming::run_name();
     let mut sweeps = super::Sweeps::default();
     // A cgroup v2 the caller named (--cgroup-parent) must be made there; any
     // other failure moves the step down the ladder (the v1 hierarchies, the

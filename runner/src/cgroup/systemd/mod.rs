@@ -12,7 +12,7 @@
 //! scope is started with a [`Keeper`] process, not the step: the keeper
 //! then moves into `<scope>/keeper`, and the step gets a leaf
 //! `<scope>/step` made like any of stepmon's own cgroups
-//! ([`crate::cgroup::placement::RunCgroups::in_scope`]). The step is
+//! (`RunCgroups::in_scope`, which holds the scope). The step is
 //! spawned straight into its leaf, and when its last process exits the
 //! scope stays (the keeper is in it) until stepmon has taken the final
 //! sample and removed the leaf; then the keeper is released and the scope
@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use stepmon_cgroupfs_parse::proc_cgroup::unified_entry;
 
-use crate::cgroup::placement::owner_gone;
+use crate::cgroup::naming::owner_gone;
 use crate::spawn::keeper::Keeper;
 pub(crate) use bus::Bus;
 pub(crate) use properties::Request;

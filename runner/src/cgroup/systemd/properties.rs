@@ -4,7 +4,7 @@
 //! systemd.scope(5), and the D-Bus API
 //! (<https://www.freedesktop.org/software/systemd/man/latest/org.freedesktop.systemd1.html>).
 
-use crate::cgroup::placement::RUN_PREFIX;
+use crate::cgroup::naming::RUN_PREFIX;
 
 /// A property value, in the D-Bus types systemd expects.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +22,7 @@ pub(crate) enum Value {
 /// What the scope is made for.
 #[derive(Debug, Clone)]
 pub(crate) struct Request<'a> {
-    /// The run's name ([`crate::cgroup::placement::run_name`]).
+    /// The run's name ([`crate::cgroup::naming::run_name`]).
     pub(crate) run_name: &'a str,
     /// The process the scope starts with: stepmon's keeper
     /// ([`crate::spawn::keeper`]), not the step.

@@ -2,14 +2,12 @@
 //! processes in a job object of its own, its first process created
 //! suspended and assigned to the job before it runs (so every process it
 //! starts is in the job too), its numbers from the job's accounting
-//! ([`account`]), what is left when its first process has exited killed
+//! ([`crate::job_account`]), what is left when its first process has exited killed
 //! with the job (`TerminateJobObject`, and `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`
 //! when the handle goes: a step dropped before its end leaves nothing).
 //!
 //! Its end is the process handle's (std's `Child::wait`); the async calls
 //! run that wait on a thread of their own ([`crate::portable::thread`]).
-
-pub(crate) mod account;
 
 use std::future::Future;
 use std::io;
@@ -21,6 +19,7 @@ use jiff::Timestamp;
 
 use crate::error::{RunError, RunErrorKind};
 use crate::finished::Finished;
+use crate::job_account;
 use crate::notice::Notice;
 use crate::options::StepOptions;
 use crate::portable::check::{Platform, check};
@@ -221,7 +220,7 @@ impl Step {
             messages.push(format!("warning: killing what the step left behind: {e}"));
         }
         let wine = spawn::wine_version();
-        let accounted = account::account(&account::Readings {
+        let accounted = job_account::account(&job_account::Readings {
             counters: job.counters().map_err(|e| e.to_string()),
             io: job.io().map_err(|e| e.to_string()),
             peaks: job.memory_peaks().map_err(|e| e.to_string()),
