@@ -36,6 +36,15 @@
 //! with its end ([`Step::wait_with_output`], [`Step::output`]). Errors have
 //! a kind to match ([`RunErrorKind`]); a command that was found but did not
 //! start is a finished step that says why ([`Finished::not_started`]).
+//!
+//! The same public items exist on every platform, and steps run there too:
+//! on Windows each in a job object of its own (CPU time, memory peak, I/O
+//! bytes and processes from the job's accounting), on macOS and the BSDs
+//! each in a process group of its own (CPU time and the largest resident
+//! set from its first process's `wait4` rusage, lower bounds of its tree).
+//! Every number says its source ([`stepmon_model::source::Rung::JobObject`],
+//! [`stepmon_model::source::Rung::ProcessRusage`]), every absent one why.
+//! [`admin`] holds what a command-line wrapper needs on Linux besides.
 #![deny(missing_docs)]
 // `deny`, not `forbid`: src/spawn/ (and only it) allows unsafe code.
 #![deny(unsafe_code)]

@@ -4,7 +4,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// How to start the step.
+/// How to start the step on Linux (elsewhere only [`Mode::Auto`]: other
+/// modes are [`crate::RunErrorKind::Unsupported`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// clone3, else fork.
@@ -12,7 +13,8 @@ pub enum Mode {
     Auto,
     /// clone3 only.
     Clone3,
-    /// fork + `pre_exec` only.
+    /// fork, then the child joins the cgroup (a write to its
+    /// `cgroup.procs`), only.
     Fork,
 }
 
