@@ -9,8 +9,7 @@
 #[allow(dead_code)]
 #[path = "../../report/tests/common/chromium.rs"]
 mod chromium;
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use stepmon_history::show::{ShowFormat, show};
 use stepmon_history::{Machine, Measure, MetricFilter, Policy, RunKey, RunRecord, Store, Verdict, trends};

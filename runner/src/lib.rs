@@ -81,9 +81,8 @@ pub mod spawn;
 #[cfg(target_os = "linux")]
 mod step;
 /// How a live unit test says it cannot run here (shared by the workspace's tests).
-#[cfg(test)]
-#[path = "../../testsupport/skip.rs"]
-mod test_skip;
+#[cfg(all(test, target_os = "linux"))]
+use stepmon_testsupport::skip as test_skip;
 #[cfg(target_os = "linux")]
 mod ticker;
 #[cfg(target_os = "linux")]

@@ -6,8 +6,7 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -8,8 +8,7 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::time::Duration;
 

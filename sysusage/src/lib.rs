@@ -50,9 +50,8 @@ pub mod model;
 pub mod probe;
 
 /// How a live unit test says it cannot run here (shared by the workspace's tests).
-#[cfg(all(test, feature = "std"))]
-#[path = "../../testsupport/skip.rs"]
-mod test_skip;
+#[cfg(all(test, feature = "std", target_os = "linux"))]
+use stepmon_testsupport::skip as test_skip;
 
 /// The README's code blocks, compiled as doctests so they cannot rot.
 #[cfg(all(doctest, feature = "std"))]

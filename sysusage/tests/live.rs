@@ -1,8 +1,7 @@
 //! Invariants on this machine's live /proc. Linux only; a part that needs a
 //! kernel feature (PSI) prints that it is skipped and why.
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::time::Duration;
 

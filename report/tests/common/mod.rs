@@ -6,8 +6,7 @@ pub(crate) mod bundle;
 pub(crate) mod chromium;
 pub(crate) mod job;
 pub(crate) mod markdown;
-#[path = "../../../testsupport/skip.rs"]
-pub(crate) mod skip;
+pub(crate) use stepmon_testsupport::skip;
 
 use std::path::{Path, PathBuf};
 

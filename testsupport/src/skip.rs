@@ -1,7 +1,6 @@
-//! How a live test of this workspace says it cannot run here: one file,
-//! included by every test crate that has live tests
-//! (`#[path = "…/testsupport/skip.rs"] mod skip;`), so that no crate needs a
-//! dev-dependency for it.
+//! How a live test of this workspace says it cannot run here: one module,
+//! used by every test crate that has live tests
+//! (`use stepmon_testsupport::skip;`).
 //!
 //! * [`skip`]: the test cannot run on this host (not root, a tool missing,
 //!   no cgroup v2). It prints `SKIPPED <test>: <why>` straight to stderr
@@ -13,7 +12,6 @@
 //! * [`accepted`]: a condition no host of CI's kind can change, each named
 //!   once in [`ACCEPTED`] with its reason. It prints the same `SKIPPED`
 //!   line, and skips under the switch too.
-#![allow(dead_code, unreachable_pub, clippy::panic)]
 
 use std::fmt::Display;
 use std::io::Write as _;

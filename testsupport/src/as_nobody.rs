@@ -1,8 +1,7 @@
 //! Running one ignored test of this test binary again as `nobody`: how a
 //! root test proves its unprivileged half on the same host (the child sees
-//! `child_env` set, so that it knows it is the child). Included by the test
-//! crates that need it (`#[path = "…/testsupport/as_nobody.rs"] mod as_nobody;`).
-#![allow(dead_code, unreachable_pub, clippy::panic)]
+//! `child_env` set, so that it knows it is the child)
+//! (`use stepmon_testsupport::as_nobody;`).
 
 use std::os::unix::process::CommandExt as _;
 use std::process::Command;
