@@ -3,10 +3,10 @@
 #![allow(dead_code)] // each test file uses a part
 
 pub(crate) mod bundle;
-pub(crate) mod chromium;
 pub(crate) mod job;
 pub(crate) mod markdown;
-pub(crate) use stepmon_testsupport::skip;
+#[allow(unused_imports)] // each test file uses a part
+pub(crate) use stepmon_testsupport::{chromium, skip};
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,9 @@
 use serde_json::{Value, json};
 
 /// The recorded job the steps are copied from.
-const RECORDED: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../report/tests/data/job/recorded.jsonl"));
+/// The path is relative to this file, so it holds for both includers and in
+/// the crate unpacked from its package (a directory not named `report`).
+const RECORDED: &str = include_str!("../data/job/recorded.jsonl");
 
 fn at(seconds: f64) -> String {
     let t0: jiff::Timestamp = "2026-12-01T10:00:00Z".parse().expect("timestamp");
