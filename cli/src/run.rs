@@ -122,7 +122,7 @@ pub enum OutputFormat {
     /// The run document.
     Document,
     /// A report format.
-    Report(stepmon_report::export::Format),
+    Report(stepmon_export::Format),
 }
 
 impl std::str::FromStr for OutputFormat {
@@ -255,7 +255,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             OutputFormat::Document => {
                 serde_json::to_string_pretty(document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
             }
-            OutputFormat::Report(format) => stepmon_report::export::render(format, std::slice::from_ref(&step)),
+            OutputFormat::Report(format) => stepmon_export::render(format, std::slice::from_ref(&step)),
         };
         let written = match output_file.take() {
             Some(file) => file.finish(text.as_bytes()),
@@ -274,7 +274,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             }),
             _ => Ok(file),
         };
-        let text = stepmon_report::export::prometheus::render(std::slice::from_ref(&step));
+        let text = stepmon_export::prometheus::render(std::slice::from_ref(&step));
         failed.extend(file.and_then(|file| file.finish(text.as_bytes())).err());
     }
     // After the report is written: a history file that cannot be used

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[allow(dead_code)]
-#[path = "../../report/tests/common/chromium.rs"]
+#[path = "../../export/tests/common/chromium.rs"]
 mod chromium;
 #[path = "../../testsupport/skip.rs"]
 mod skip;

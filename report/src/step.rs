@@ -29,6 +29,18 @@ pub enum Origin {
     },
 }
 
+impl Origin {
+    /// Its name in the JSON (`stepmonRun`, `buildKit`), as the exports
+    /// label it.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Origin::StepmonRun => "stepmonRun",
+            Origin::BuildKit { .. } => "buildKit",
+        }
+    }
+}
+
 /// How the step's wall time is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,6 +56,20 @@ pub enum WallSource {
     Vertex,
     /// Not known (e.g. a BuildKit step with only its final sample).
     Unknown,
+}
+
+impl WallSource {
+    /// Its name in the JSON (`measured`, `estimatedFromSamples`, `vertex`,
+    /// `unknown`), as the exports label it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            WallSource::Measured => "measured",
+            WallSource::EstimatedFromSamples => "estimatedFromSamples",
+            WallSource::Vertex => "vertex",
+            WallSource::Unknown => "unknown",
+        }
+    }
 }
 
 /// Why a BuildKit step with a single sample has no pids or memory-split
@@ -266,7 +292,7 @@ pub fn label(name: &str, command: &[String]) -> String {
 }
 
 /// `text` in at most `max` characters, the elision marked ([`elide_to`]).
-pub(crate) fn shorten(text: &str, max: usize) -> String {
+fn shorten(text: &str, max: usize) -> String {
     elide_to(text, max).into_owned()
 }
 

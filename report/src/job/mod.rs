@@ -31,11 +31,10 @@
 
 mod entry;
 mod read;
-mod table;
+pub mod table;
 mod text;
 mod torn;
 mod verdict;
-pub mod views;
 
 pub use entry::Entry;
 pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};

@@ -27,7 +27,7 @@ pub(super) fn summary_lines(p: &Processes, step_cpu_seconds: Option<f64>) -> Vec
         } else {
             format!("{} CPU", seconds(c.cpu_seconds))
         };
-        let largest = super::table::largest(c).map_or_else(String::new, |l| format!(", largest {l}"));
+        let largest = super::largest(c).map_or_else(String::new, |l| format!(", largest {l}"));
         lines.push(format!("top      {} ×{}: {share}{largest}", c.command, c.count));
     }
     lines.extend(reaped_line(p));
