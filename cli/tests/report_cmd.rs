@@ -11,8 +11,9 @@ use std::path::PathBuf;
 
 use common::{leftovers, live, run_stepmon, scratch};
 use serde_json::Value;
-use stepmon_job::{JobWriter, LiveSample, MarkerDirs, SampleOf, StepStart};
-use stepmon_report::RunDocument;
+use stepmon_job::{JobWriter, MarkerDirs};
+use stepmon_model::document::RunDocument;
+use stepmon_model::job::{LiveSample, SampleOf, StepStart};
 
 /// A test input: the provenance fixtures are stepmon-import's, the recorded
 /// runs, diffs and jobs stepmon-report's.

@@ -26,8 +26,8 @@ pub mod trend;
 
 use serde::Serialize;
 
+use stepmon_model::verdict::Verdicts;
 use stepmon_report::step::Step;
-use stepmon_report::verdict::Verdicts;
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub struct StepJson<'a> {
     /// The advice ([`stepmon_report::advice`]), for steps with per-process records
     /// (with `noAdvice` and its reason when there is none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    advice: Option<stepmon_report::advice::Advice>,
+    advice: Option<stepmon_model::advice::Advice>,
 }
 
 impl<'a> StepJson<'a> {

@@ -186,8 +186,8 @@ fn markdown_tables_hold_the_summary_values() {
         // Numbers not from the step's own cgroup say where they came from.
         let from = step
             .sources
-            .get(stepmon_report::Group::Cpu)
-            .filter(|s| s.rung != stepmon_report::Rung::CgroupV2)
+            .get(stepmon_model::source::Group::Cpu)
+            .filter(|s| s.rung != stepmon_model::source::Rung::CgroupV2)
             .map_or_else(String::new, |s| format!(" ({})", s.label()));
         assert_eq!(
             value(&read, "CPU average"),

@@ -15,7 +15,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use stepmon_export::Format;
 use stepmon_export::job as views;
-use stepmon_report::job::{self, Entry, Record, StepStatus};
+use stepmon_model::job::Record;
+use stepmon_report::job::{self, Entry, StepStatus};
 
 const T0: &str = "2026-12-01T10:00:00Z";
 const STEPS: usize = 20;
@@ -184,7 +185,7 @@ trait NameIndex {
     fn name_index(&self) -> usize;
 }
 
-impl NameIndex for job::StepStart {
+impl NameIndex for stepmon_model::job::StepStart {
     fn name_index(&self) -> usize {
         (0..STEPS).find(|i| name(*i) == self.name).unwrap()
     }

@@ -267,7 +267,7 @@ fn hybrid_runs_leave_out_what_was_not_measured() {
 /// made of the pure-v2 run's samples.
 fn build() -> Vec<Step> {
     let text = std::fs::read_to_string(common::runs::runs_dir().join("pure-v2-6.1-oom-throttled-io.json")).unwrap();
-    let document: stepmon_report::RunDocument = serde_json::from_str(&text).unwrap();
+    let document: stepmon_model::document::RunDocument = serde_json::from_str(&text).unwrap();
     let buildkit = Step::from_buildkit(
         "RUN make \"all\"".to_owned(),
         "step3".to_owned(),

@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 
 use stepmon_export::{openmetrics, prometheus};
-use stepmon_report::{CiContext, Label, RunDocument, Step};
+use stepmon_model::document::RunDocument;
+use stepmon_model::labels::{CiContext, Label};
+use stepmon_report::Step;
 
 use common::skip::skip;
 

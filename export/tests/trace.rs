@@ -203,7 +203,7 @@ fn hybrid_run_has_no_memory_tracks() {
 #[test]
 fn several_steps_one_track_each() {
     let text = std::fs::read_to_string(common::runs::runs_dir().join("pure-v2-6.1-oom-throttled-io.json")).unwrap();
-    let document: stepmon_report::RunDocument = serde_json::from_str(&text).unwrap();
+    let document: stepmon_model::document::RunDocument = serde_json::from_str(&text).unwrap();
     let buildkit = Step::from_buildkit(
         "RUN make all".to_owned(),
         "step3".to_owned(),
@@ -234,7 +234,7 @@ fn several_steps_one_track_each() {
 #[test]
 fn step_with_unknown_start_uses_its_first_sample() {
     let text = std::fs::read_to_string(common::runs::runs_dir().join("pure-v2-6.1-oom-throttled-io.json")).unwrap();
-    let document: stepmon_report::RunDocument = serde_json::from_str(&text).unwrap();
+    let document: stepmon_model::document::RunDocument = serde_json::from_str(&text).unwrap();
     let mut usage = document.usage();
     // BuildKit with only its final sample: no start, no wall time.
     usage.resource_usage.samples.drain(..usage.resource_usage.samples.len() - 1);

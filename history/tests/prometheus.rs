@@ -106,7 +106,8 @@ fn the_requests_cover_the_range_in_chunks_the_server_accepts() {
 #[test]
 fn an_exported_run_reads_back_as_the_stores_measures() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../report/tests/data/runs/pure-v2-6.1-oom-throttled-io.json");
-    let document: stepmon_report::RunDocument = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let document: stepmon_model::document::RunDocument =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let step = stepmon_report::Step::from_run(&document);
     let exposition = stepmon_export::openmetrics::render(std::slice::from_ref(&step));
     let mut series = Vec::new();

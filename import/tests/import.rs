@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use stepmon_import::{self as import, CAPTURE_USAGE_HINT, ImportError};
+use stepmon_model::verdict::{Bottleneck, MemoryOutcome};
 use stepmon_report::diff::StepDiff;
 use stepmon_report::step::quote_command;
-use stepmon_report::verdict::{Bottleneck, MemoryOutcome};
 use stepmon_report::{Origin, Step, WallSource};
 
 /// `tests/data/PATH`, and the recorded runs (`runs/`) in report's.

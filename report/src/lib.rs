@@ -3,10 +3,11 @@
 //! * [`Step`] — one measured step: a `stepmon run` document
 //!   ([`stepmon_model::document::RunDocument`], read with
 //!   [`Step::from_run`]) or a BuildKit step, with its summary.
-//! * [`Verdicts`] — why a step was slow (CPU-, memory- or IO-bound from PSI
+//! * [`verdict`] — why a step was slow (CPU-, memory- or IO-bound from PSI
 //!   stall time, throttled by its own `cpu.max`), whether the machine was
 //!   busy, OOM kills and limit hits, and what stepmon itself cost — each with
-//!   the numbers behind it and the [`Thresholds`] it was judged by.
+//!   the numbers behind it and the thresholds it was judged by
+//!   ([`stepmon_model::verdict::Verdicts`], [`stepmon_model::verdict::Thresholds`]).
 //! * [`advice`] — how many parallel workers the step's memory and cores hold.
 //! * [`text`] — the human summary; [`units`] — the numbers as people read them.
 //! * [`diff`] — two runs of the same step, field by field, with changes
@@ -16,7 +17,9 @@
 //! The formats tools read are `stepmon-export`'s (and `stepmon-otlp`'s);
 //! reading provenance and build history bundles is `stepmon-import`'s.
 //! No I/O happens here: callers pass text or values in and get text or
-//! values out.
+//! values out. The types of what is judged and of the verdicts are
+//! `stepmon-model`'s, named by their one path there; this crate defines
+//! what it computes (steps, diffs, job tables) and re-exports none of them.
 //!
 //! ```
 //! use stepmon_model::document::RunDocument;
@@ -48,20 +51,11 @@ pub mod processes;
 pub mod series;
 pub mod source;
 pub mod step;
-pub mod summary;
 pub mod text;
 pub mod units;
 pub mod verdict;
 
 pub use step::{Origin, Step, WallSource};
-/// The run document's types ([`stepmon_model::document`]).
-pub use stepmon_model::document;
-/// A step's name, labels and CI context ([`stepmon_model::labels`]).
-pub use stepmon_model::labels;
-pub use stepmon_model::{
-    Bound, CiContext, Collector, Group, Host, Label, NotEnabled, RunDocument, RunInfo, Rung, Source, Sources,
-};
-pub use verdict::{Thresholds, Verdicts};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

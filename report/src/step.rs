@@ -5,12 +5,10 @@ use jiff::Timestamp;
 use serde::Serialize;
 use stepmon_model::sample::{StepSample, StepUsage, UsageSummary};
 
-use crate::summary::Baseline;
-/// One argument, shell-style ([`stepmon_model::labels::quote`]).
-pub use stepmon_model::labels::quote;
-
-use crate::document::{RunDocument, RunInfo};
-use crate::source::Sources;
+use stepmon_model::document::{RunDocument, RunInfo};
+use stepmon_model::labels::quote;
+use stepmon_model::source::Sources;
+use stepmon_model::summary::Baseline;
 
 /// Where a step was recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -255,7 +253,7 @@ pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
 /// The summary of a BuildKit step; a single (post-exit) sample gives no
 /// pids peak and no anon/file split ([`POST_EXIT_SAMPLE`]), not zeros.
 fn buildkit_summary(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummary {
-    let mut summary = crate::summary::with_baseline(usage, wall_seconds, Baseline::Zero);
+    let mut summary = stepmon_model::summary::with_baseline(usage, wall_seconds, Baseline::Zero);
     if usage.resource_usage.samples.len() == 1 {
         summary.pids_peak = None;
         summary.memory.anon_at_peak_bytes = None;

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use stepmon_model::document::RunDocument;
+use stepmon_model::verdict::MachineLoad;
 use stepmon_report::Step;
 use stepmon_report::diff::{
     BUSY_WIDENING_TIME, Comparability, DiffVerdict, Direction, FieldDiff, StepDiff, WALL_RELATIVE,
 };
-use stepmon_report::verdict::MachineLoad;
 
 fn data(path: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path);

@@ -10,10 +10,10 @@
 mod sources;
 
 use sources::{CONTAINER, OWN_CGROUP, document, with_enclosing_memory};
+use stepmon_model::source::{Group, Rung};
+use stepmon_model::verdict::Bottleneck;
 use stepmon_report::Step;
 use stepmon_report::diff::{Comparability, StepDiff};
-use stepmon_report::source::{Group, Rung};
-use stepmon_report::verdict::Bottleneck;
 
 #[test]
 fn the_summary_takes_each_group_from_its_rung() {
@@ -114,7 +114,7 @@ fn documents_without_sources_read_as_before() {
     let doc = document(OWN_CGROUP);
     assert!(doc.stepmon.as_ref().unwrap().sources.is_empty());
     let step = Step::from_run(&doc);
-    let plain = stepmon_report::summary::of(&doc.usage(), step.wall_seconds);
+    let plain = stepmon_model::summary::of(&doc.usage(), step.wall_seconds);
     assert_eq!(step.summary, plain);
     assert!(!stepmon_report::text::render(&step, &step.verdicts()).contains('['));
 }

@@ -4,7 +4,7 @@
 
 use stepmon_model::sample::StallSummary;
 
-use stepmon_report::source::{Bound, Group, Rung};
+use stepmon_model::source::{Bound, Group, Rung};
 use stepmon_report::step::{Step, WallSource};
 use stepmon_report::units::{bytes, percent, seconds};
 

@@ -3,7 +3,7 @@
 //! `comm`, 15 bytes at most, one per step) and what bounds it (`limited_by`, three
 //! values), so the label sets stay bounded.
 
-use stepmon_report::advice::LimitedBy;
+use stepmon_model::advice::LimitedBy;
 
 use super::{Family, Kind, Value};
 

@@ -18,8 +18,8 @@
 
 use std::fmt::Write as _;
 
+use stepmon_model::verdict::Verdicts;
 use stepmon_report::step::Step;
-use stepmon_report::verdict::Verdicts;
 
 mod advice;
 mod cpu;

@@ -34,14 +34,14 @@ fn info(x: &Facts<'_>) -> Vec<Point> {
 /// Steps that record no sources (BuildKit's, older documents) are their own
 /// cgroup's throughout: no samples.
 fn sources(x: &Facts<'_>) -> Vec<Point> {
-    stepmon_report::source::Group::ALL
+    stepmon_model::source::Group::ALL
         .iter()
         .filter_map(|group| {
             let source = x.step.sources.get(*group)?;
             let bound = match source.bound {
-                stepmon_report::source::Bound::Exact => "exact",
-                stepmon_report::source::Bound::LowerBound => "lowerBound",
-                stepmon_report::source::Bound::UpperBound => "upperBound",
+                stepmon_model::source::Bound::Exact => "exact",
+                stepmon_model::source::Bound::LowerBound => "lowerBound",
+                stepmon_model::source::Bound::UpperBound => "upperBound",
             };
             let labels = vec![
                 ("group", group.as_str().to_owned()),

@@ -1,6 +1,6 @@
 //! The verdicts as statesets: bottleneck, memory outcome, machine load.
 
-use stepmon_report::verdict::{Bottleneck, MachineLoad, MemoryOutcome};
+use stepmon_model::verdict::{Bottleneck, MachineLoad, MemoryOutcome};
 
 use super::{Family, Kind, states};
 

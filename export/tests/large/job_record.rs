@@ -25,7 +25,7 @@ pub(crate) fn record(steps: usize, samples: usize) -> String {
     // Each line as `stepmon run --job` writes it: through the record's
     // type (its `kind` first, its fields in their order).
     let mut push = |v: &Value| {
-        let line: stepmon_report::job::Record = serde_json::from_value(v.clone()).expect("a record");
+        let line: stepmon_model::job::Record = serde_json::from_value(v.clone()).expect("a record");
         out.push_str(&serde_json::to_string(&line).expect("JSON"));
         out.push('\n');
     };

@@ -17,7 +17,7 @@ use stepmon_report::step::Step;
 pub const SATURATED_BUSY_SHARE: f64 = 0.90;
 /// ... or while some task waited for CPU at least this share of the time
 /// (`/proc/pressure/cpu` `some`; the threshold of the machine verdict,
-/// [`stepmon_report::Thresholds::machine_stall_share`]).
+/// [`stepmon_model::verdict::Thresholds::machine_stall_share`]).
 pub const SATURATED_STALL_SHARE: f64 = 0.10;
 
 /// How a step ended.

@@ -1,4 +1,5 @@
 use super::*;
+use stepmon_model::advice::{CoresSource, LimitedBy, MemorySource, NoAdvice};
 use stepmon_model::processes::{Keep, Lifetime, ProcessRecord, Processes};
 use stepmon_model::system::{SysMemoryStat, SysSample};
 
@@ -38,7 +39,7 @@ fn step(processes: Option<Processes>, memory_max: Option<u64>, cores: Option<u64
       "sysUsage": [],
       "stepmon": {"command": ["sh"], "exitCode": 0,
         "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
-    let mut document: crate::RunDocument = serde_json::from_str(json).unwrap();
+    let mut document: stepmon_model::document::RunDocument = serde_json::from_str(json).unwrap();
     document.stepmon.as_mut().unwrap().processes = processes;
     for s in &mut document.resource_usage.samples {
         s.stepmon.memory_max = memory_max.map(LimitJson::Value);

@@ -1,8 +1,8 @@
 //! The fields a diff compares: each one's key, label, kind and how to read
 //! it from a step, and which rung of the ladder measured it.
 
-use crate::source::{Group, Rung};
 use crate::step::Step;
+use stepmon_model::source::{Group, Rung};
 
 use super::{FieldDiff, FieldKind, judge};
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Step, WallSource};
-use crate::verdict::MachineVerdict;
+use stepmon_model::verdict::MachineVerdict;
 
 use super::FieldSpec;
 

@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use crate::source::{Group, Rung};
 use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Origin, Step, WallSource};
 use crate::units;
-use crate::verdict::{MachineLoad, Thresholds};
+use stepmon_model::source::{Group, Rung};
+use stepmon_model::verdict::{MachineLoad, Thresholds};
 
 use super::commands::{self, CommandDiff};
 use super::fields::{FIELDS, compare, group_of, rung_of};

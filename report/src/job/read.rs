@@ -6,9 +6,9 @@ use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd,
 use stepmon_model::sample::StepSample;
 
 use super::torn::{self, TornId, TornLine};
-use crate::document::{RunDocument, RunInfo};
-use crate::source::EnclosingCgroup;
 use crate::step::Step;
+use stepmon_model::document::{RunDocument, RunInfo};
+use stepmon_model::source::EnclosingCgroup;
 
 /// What a job record holds.
 #[derive(Debug, Clone, PartialEq, Default)]

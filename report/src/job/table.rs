@@ -10,7 +10,7 @@ use super::Entry;
 use super::read::StepStatus;
 use crate::step::Step;
 use crate::units::{bytes, percent, seconds};
-use crate::verdict::Bottleneck;
+use stepmon_model::verdict::Bottleneck;
 
 /// A row of the table: one step, its numbers as recorded (absent when not
 /// measured).

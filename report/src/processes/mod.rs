@@ -12,7 +12,7 @@
 
 mod summary;
 
-pub use stepmon_model::processes::*;
+use stepmon_model::processes::{CommandAggregate, Processes};
 
 /// The step's processes for people: the summary's lines.
 pub trait ProcessesText {

@@ -1,4 +1,5 @@
 use super::*;
+use stepmon_model::processes::{CpuTime, Keep, ProcessRecord, ProcessSource, RUSAGE, ReapedProcess, SAMPLED};
 
 fn process(command: &str, pid: u32, cpu: f64, rss: u64, written: u64) -> ProcessRecord {
     ProcessRecord {
@@ -96,7 +97,7 @@ fn run_with(processes: Option<Processes>) -> crate::Step {
       "sysUsage": [],
       "stepmon": {"command": ["make"], "exitCode": 0,
         "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
-    let mut document: crate::RunDocument = serde_json::from_str(json).unwrap();
+    let mut document: stepmon_model::document::RunDocument = serde_json::from_str(json).unwrap();
     document.stepmon.as_mut().unwrap().processes = processes;
     crate::Step::from_run(&document)
 }
