@@ -21,7 +21,6 @@ mod processes;
 pub mod prometheus;
 pub mod svg;
 pub mod trace;
-mod trace_processes;
 pub mod trend;
 
 use serde::Serialize;

@@ -80,5 +80,4 @@ pub use noise::*;
 pub use run::RunDiff;
 pub use step::{DiffVerdict, Side, StepDiff};
 
-use fields::FieldSpec;
-use noise::judge;
+use noise::{FieldSpec, judge};

@@ -37,13 +37,11 @@ mod entry;
 mod read;
 pub mod table;
 mod text;
-mod torn;
 mod verdict;
 
 pub use entry::Entry;
-pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
+pub use read::{JobRecord, JobStep, Lost, StepStatus, TornLine, Unknown, read};
 pub use text::{render, to_json};
-pub use torn::TornLine;
 pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE, SIZING_MIN_SECONDS};
 
 /// Whether `text` is a job record rather than a run document or a
