@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 
-use stepmon_job::{Appended, JobError, JobWriter, LiveSample};
+use stepmon_job::{Appended, JobError, JobWriter};
+use stepmon_model::job::LiveSample;
 
 use crate::error::CliError;
 
@@ -23,7 +24,7 @@ fn stopped(why: &JobError) -> String {
 pub fn start(
     path: &Path,
     name: Option<&str>,
-    labels: &[stepmon_report::Label],
+    labels: &[stepmon_model::labels::Label],
     command: &[String],
 ) -> Result<(JoinHandle<JobWriter>, Sender<LiveSample>), CliError> {
     let writer = JobWriter::open(path, stepmon_job::start(name, labels, command))?;
@@ -41,7 +42,7 @@ pub fn end(
     job: Option<JoinHandle<JobWriter>>,
     exit_code: i32,
     error: Option<String>,
-    document: Option<stepmon_report::RunDocument>,
+    document: Option<stepmon_model::document::RunDocument>,
 ) -> Option<String> {
     let writer = job?.join().ok()?;
     let ended = writer.end(exit_code, error, document);

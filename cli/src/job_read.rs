@@ -52,7 +52,7 @@ fn add(path: &Path, input: Input, entries: &mut Vec<Entry>, notes: &mut Vec<Stri
         }
         Input::Build { no_steps, .. } => return Err(CliError::new(format!("{from}: {no_steps}"))),
         Input::Builds(builds) => {
-            let (kept, left_out) = stepmon_report::import::history::diff_entries(&builds);
+            let (kept, left_out) = stepmon_import::history::diff_entries(&builds);
             for name in left_out {
                 notes.push(format!("{from}: `{name}` never completed: left out"));
             }

@@ -43,7 +43,7 @@ pub struct RunArgs {
     /// the top N by CPU, by peak RSS and by IO, or `all`; per-command
     /// aggregates cover every process either way.
     #[arg(long, default_value = "20", value_name = "N|all")]
-    pub processes: stepmon_report::processes::Keep,
+    pub processes: stepmon_model::processes::Keep,
     /// Network of the step: host (default; not counted), isolated (a new
     /// namespace with only loopback) or ns:PATH (join a namespace such as
     /// /run/netns/NAME and count its interfaces).
@@ -79,7 +79,7 @@ pub struct RunArgs {
     /// A label of the step in the report and the fleet exports
     /// (repeatable); keep its values few (a role, not a run id).
     #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<stepmon_report::Label>,
+    pub labels: Vec<stepmon_model::labels::Label>,
     /// Push the step's metrics to the Pushgateway at URL (e.g.
     /// http://pushgateway:9091) after the report is written; a failed push
     /// is a warning, never the step's failure.
@@ -122,7 +122,7 @@ pub enum OutputFormat {
     /// The run document.
     Document,
     /// A report format.
-    Report(stepmon_report::export::Format),
+    Report(stepmon_export::Format),
 }
 
 impl std::str::FromStr for OutputFormat {
@@ -184,7 +184,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         _ => None,
     };
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let name = args.name.clone().unwrap_or_else(|| stepmon_report::labels::default_name(&command));
+    let name = args.name.clone().unwrap_or_else(|| stepmon_model::labels::default_name(&command));
     let mut textfile = match args.textfile.as_deref() {
         Some(dir) => Some(Pending::open(&crate::fleet::textfile_path(dir, &name), "--textfile")?),
         None => None,
@@ -254,7 +254,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // The runner measured; the summary and the verdicts are the report's.
     stepmon_report::compose::complete(&mut finished.document);
     if let Some(info) = finished.document.stepmon.as_mut() {
-        info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
+        info.ci = stepmon_model::labels::CiContext::from_env(|name| std::env::var(name).ok());
     }
     if let Some(stopped) = crate::job::end(job, finished.exit_code, None, Some(finished.document.clone()))
         && let Some(info) = finished.document.stepmon.as_mut()
@@ -276,7 +276,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             OutputFormat::Document => {
                 serde_json::to_string_pretty(document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
             }
-            OutputFormat::Report(format) => stepmon_report::export::render(format, std::slice::from_ref(&step)),
+            OutputFormat::Report(format) => stepmon_export::render(format, std::slice::from_ref(&step)),
         };
         let written = match output_file.take() {
             Some(file) => file.finish(text.as_bytes()),
@@ -295,7 +295,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             }),
             _ => Ok(file),
         };
-        let text = stepmon_report::export::prometheus::render(std::slice::from_ref(&step));
+        let text = stepmon_export::prometheus::render(std::slice::from_ref(&step));
         failed.extend(file.and_then(|file| file.finish(text.as_bytes())).err());
     }
     // After the report is written: a history file that cannot be used

@@ -57,7 +57,7 @@ fn defaults() -> RunArgs {
         require_cgroup: false,
         no_cgroup: false,
         wait_all: false,
-        processes: stepmon_report::processes::Keep::default(),
+        processes: stepmon_model::processes::Keep::default(),
         net: NetMode::Host,
         include_loopback: false,
         memory_max: None,

@@ -5,8 +5,8 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
+use stepmon_model::verdict::MachineLoad;
 use stepmon_report::Step;
-use stepmon_report::verdict::MachineLoad;
 
 use crate::metric::{Measure, measures_of};
 
@@ -188,7 +188,8 @@ impl RunRecord {
     ///
     /// ```
     /// use stepmon_history::{Context, RunRecord};
-    /// use stepmon_report::{RunDocument, Step};
+    /// use stepmon_model::document::RunDocument;
+    /// use stepmon_report::Step;
     /// let json = r#"{"resourceUsage": {"samples": []},
     ///   "stepmon": {"command": ["make"], "name": "build", "labels": [{"key": "team", "value": "infra"}],
     ///     "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;

@@ -114,9 +114,10 @@ fn an_exported_run_reads_back_as_the_stores_measures() {
         skip::skip("an_exported_run_reads_back_as_the_stores_measures", why);
         return;
     }
-    let document: stepmon_report::RunDocument = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let document: stepmon_model::document::RunDocument =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let step = stepmon_report::Step::from_run(&document);
-    let exposition = stepmon_report::export::openmetrics::render(std::slice::from_ref(&step));
+    let exposition = stepmon_export::openmetrics::render(std::slice::from_ref(&step));
     let mut series = Vec::new();
     for line in exposition.lines().filter(|l| !l.starts_with('#')) {
         let (name, rest) = line.split_once('{').unwrap();

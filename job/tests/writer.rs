@@ -14,8 +14,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use stepmon_job::{Appended, JobError, JobWriter, LiveSample, MarkerDirs, Record, SampleOf, StepSample, StepStart};
+use stepmon_job::{Appended, JobError, JobWriter, MarkerDirs};
 use stepmon_model::RunDocument;
+use stepmon_model::job::{LiveSample, Record, SampleOf, StepStart};
+use stepmon_model::sample::StepSample;
 use stepmon_report::job::{self as reader, StepStatus};
 
 /// A sample at `second` s past 10:00 with `cpu_ns` of CPU, padded with

@@ -12,7 +12,7 @@ use stepmon_testsupport::skip;
 
 use std::time::Duration;
 
-use stepmon_report::source::{Bound, Group, Rung};
+use stepmon_model::source::{Bound, Group, Rung};
 use stepmon_runner::{CgroupMode, StepOptions, prepare};
 
 const MIB: u64 = 1 << 20;

@@ -5,8 +5,9 @@ use stepmon_testsupport::skip;
 
 use std::time::Duration;
 
+use stepmon_model::missing::MissingKind;
 use stepmon_sysusage::parse::{CpuTimes, KernelStat, Pressure};
-use stepmon_sysusage::probe::{MissingKind, ProcFile, SysProbe, SysReading};
+use stepmon_sysusage::probe::{ProcFile, SysProbe, SysReading};
 
 fn offline_cpus() -> String {
     std::fs::read_to_string("/sys/devices/system/cpu/offline").unwrap_or_default().trim().to_string()

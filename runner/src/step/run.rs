@@ -11,10 +11,10 @@ use std::time::Instant;
 use jiff::Timestamp;
 use rustix::process::Signal;
 use stepmon_model::result::{Cost, StepResult};
+use stepmon_model::sample::StepUsage;
 use stepmon_model::source::EnclosingCgroup;
 use stepmon_model::{Collector, RunDocument, RunInfo};
 use stepmon_sampler::Recorder;
-use stepmon_sampler::model::StepUsage;
 
 use super::document::{exit_code, host, own_cpu_seconds};
 use super::notices::not_measured;

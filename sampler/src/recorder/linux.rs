@@ -11,11 +11,12 @@ use futures::channel::oneshot;
 use stepmon_sysusage::probe::SysReading;
 
 use super::{LiveSamples, MonitorError, MonitorOptions};
-use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
 use crate::network::NetworkSource;
 use crate::sampler::{Sampler, Subscription};
 use crate::step::StepProbe;
 use crate::system::SystemProbe;
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{Samples, SamplesExt, StepUsage};
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -219,7 +220,7 @@ impl RecorderBackend {
     }
 
     /// The samples taken so far (empty once finalised).
-    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<crate::model::StepSample>> {
+    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
         lock(&self.record.open).as_ref().map(|open| open.step.snapshot()).unwrap_or_default()
     }
 

@@ -28,10 +28,10 @@ use linux::{MonitorBackend, RecorderBackend};
 #[cfg(not(target_os = "linux"))]
 use noop::{MonitorBackend, RecorderBackend};
 
-use crate::model::{StepSample, StepUsage};
 use crate::policy::Policy;
 use crate::sampler::{SampleStream, StartError};
 use crate::schedule::Timed;
+use stepmon_model::sample::{StepSample, StepUsage};
 
 /// How a [`Monitor`] samples.
 #[derive(Debug, Clone)]

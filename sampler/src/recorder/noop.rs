@@ -8,8 +8,9 @@ use std::path::Path;
 use stepmon_stub_noop::{NoopMonitor, NoopRecorder, UNSUPPORTED_PLATFORM};
 
 use super::{LiveSamples, MonitorError, MonitorOptions};
-use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
 use crate::network::NetworkSource;
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{Samples, SamplesExt, StepUsage};
 
 fn unsupported() -> StepUsage {
     StepUsage {
@@ -71,7 +72,7 @@ impl RecorderBackend {
         LiveSamples::from(None)
     }
 
-    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<crate::model::StepSample>> {
+    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
         Vec::new()
     }
 
