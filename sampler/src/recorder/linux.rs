@@ -10,7 +10,9 @@ use std::time::Instant;
 use futures::channel::oneshot;
 use stepmon_sysusage::probe::SysReading;
 
-use super::{LiveSamples, MonitorError, MonitorOptions};
+use super::error::MonitorError;
+use super::live::LiveSamples;
+use super::options::MonitorOptions;
 use crate::network::NetworkSource;
 use crate::sampler::{Sampler, Subscription};
 use crate::step::StepProbe;

@@ -10,70 +10,29 @@
 //! `stepmon-stub-noop`: every call works, nothing is measured, each usage says
 //! why — there is no nil monitor to check for.
 
+mod error;
 #[cfg(target_os = "linux")]
 mod linux;
+mod live;
 #[cfg(not(target_os = "linux"))]
 mod noop;
+mod options;
+
+pub use error::MonitorError;
+pub use live::LiveSamples;
+pub use options::MonitorOptions;
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
+use std::path::Path;
 
-use crate::network::NetworkSource;
-use std::task::{Context, Poll};
-
-use futures::Stream;
 #[cfg(target_os = "linux")]
 use linux::{MonitorBackend, RecorderBackend};
 #[cfg(not(target_os = "linux"))]
 use noop::{MonitorBackend, RecorderBackend};
-
-use crate::policy::Policy;
-use crate::sampler::{SampleStream, StartError};
-use crate::schedule::Timed;
 use stepmon_model::sample::{StepSample, StepUsage};
 
-/// How a [`Monitor`] samples.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct MonitorOptions {
-    /// Policy of each step's samples (default [`Policy::step`]).
-    pub step_policy: Policy,
-    /// Policy of the machine's samples (default [`Policy::system`]).
-    pub system_policy: Policy,
-    /// procfs root (default `/proc`).
-    pub proc_root: PathBuf,
-}
-
-impl Default for MonitorOptions {
-    fn default() -> Self {
-        MonitorOptions {
-            step_policy: Policy::step(),
-            system_policy: Policy::system(),
-            proc_root: PathBuf::from("/proc"),
-        }
-    }
-}
-
-/// Why a monitor or recording could not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MonitorError {
-    /// Opening `/proc` or the step's cgroup directory failed.
-    #[error("cannot open {path}: {source}")]
-    Open {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
-    /// A sampler could not start.
-    #[error(transparent)]
-    Start(#[from] StartError),
-    /// The monitor was shut down.
-    #[error("the monitor is shut down")]
-    Closed,
-}
+use crate::network::NetworkSource;
+use crate::schedule::Timed;
 
 /// Owns the machine's sampler and every step recording of this process.
 ///
@@ -187,28 +146,5 @@ impl Recorder {
     /// for `release` to finish.
     pub fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
         self.backend.close_then(release)
-    }
-}
-
-/// Live samples of a [`Recorder`]; see [`Recorder::stream`].
-#[derive(Debug)]
-pub struct LiveSamples {
-    inner: Option<SampleStream<StepSample>>,
-}
-
-impl From<Option<SampleStream<StepSample>>> for LiveSamples {
-    fn from(inner: Option<SampleStream<StepSample>>) -> Self {
-        LiveSamples { inner }
-    }
-}
-
-impl Stream for LiveSamples {
-    type Item = Timed<StepSample>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match self.inner.as_mut() {
-            Some(stream) => Pin::new(stream).poll_next(cx),
-            None => Poll::Ready(None),
-        }
     }
 }

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use stepmon_stub_noop::{NoopMonitor, NoopRecorder, UNSUPPORTED_PLATFORM};
 
-use super::{LiveSamples, MonitorError, MonitorOptions};
+use super::error::MonitorError;
+use super::live::LiveSamples;
+use super::options::MonitorOptions;
 use crate::network::NetworkSource;
 use stepmon_model::missing::{Missing, MissingKind};
 use stepmon_model::sample::{Samples, SamplesExt, StepUsage};
