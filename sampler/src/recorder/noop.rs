@@ -75,6 +75,10 @@ impl RecorderBackend {
         Vec::new()
     }
 
+    pub(super) fn view(&self) -> ViewBackend {
+        ViewBackend
+    }
+
     pub(super) async fn close(self) -> StepUsage {
         self.noop.close();
         unsupported()
@@ -82,5 +86,19 @@ impl RecorderBackend {
 
     pub(super) fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
         self.noop.close_then(move || release(unsupported()))
+    }
+}
+
+/// Nothing is sampled here: no newest sample.
+#[derive(Debug, Clone)]
+pub(super) struct ViewBackend;
+
+impl ViewBackend {
+    pub(super) fn latest(&self) -> Option<crate::schedule::Timed<crate::model::StepSample>> {
+        None
+    }
+
+    pub(super) fn sample_live(&self) -> Option<crate::schedule::Timed<crate::model::StepSample>> {
+        None
     }
 }
