@@ -76,6 +76,7 @@ mod ticker;
 pub mod tree;
 #[cfg(target_os = "linux")]
 mod tree_memory;
+pub mod watch;
 
 #[cfg(target_os = "linux")]
 pub use runner::Runner;

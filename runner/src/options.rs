@@ -148,6 +148,11 @@ pub struct StepOptions {
     /// where the step lacks a cgroup of its own (off: the process tree
     /// alone measures it, as where that cgroup cannot be read).
     pub enclosing: bool,
+    /// What the caller is told while the step runs: a progress every
+    /// interval, an event when its memory nears what bounds it
+    /// ([`crate::watch::Watch`]; by default the memory alone, kept for the
+    /// document's `stepmon.events`).
+    pub watch: crate::watch::Watch,
 }
 
 impl StepOptions {
@@ -176,6 +181,7 @@ impl StepOptions {
             live: None,
             tree_memory_interval: TREE_MEMORY_INTERVAL,
             enclosing: true,
+            watch: crate::watch::Watch::default(),
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct Step {
     /// sampling thread's CPU time.
     tree_memory_done: Option<(stepmon_model::source::TreeMemory, f64)>,
     live: Option<std::thread::JoinHandle<()>>,
+    /// Its progress and memory watch ([`crate::watch`]).
+    watch: Option<crate::watch::Watching>,
     messages: Vec<String>,
     cpu_at_start: f64,
     start: Timestamp,
@@ -120,6 +122,7 @@ impl Prepared {
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
+        let watch = Some(crate::watch::start(&self.options.watch, self.watch_target(start), &ticker));
         Ok(Step {
             prepared: self,
             kept,
@@ -128,6 +131,7 @@ impl Prepared {
             tree_memory,
             tree_memory_done: None,
             live,
+            watch,
             messages,
             cpu_at_start,
             start,
@@ -387,6 +391,7 @@ impl Step {
         let start = self.start;
         let mut tree = reaper.tree();
         let tree_memory = self.tree_memory_done.take();
+        let events = self.watch.take().map(crate::watch::Watching::finish).unwrap_or_default();
         tree.memory = tree_memory.map(|(memory, _)| memory);
         let placement = self.placement;
         let exited = self.exited;
@@ -509,6 +514,7 @@ impl Step {
         info.process_tree = Some(tree);
         info.enclosing_cgroup = enclosing;
         info.processes = Some(processes);
+        info.events = events;
         // The numbers a person reads first, from each group's rung; report's
         // verdicts and exports start from them.
         info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));
