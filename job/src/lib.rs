@@ -8,6 +8,9 @@
 //!   [`LiveSample`] the runner hands over as it takes it (or
 //!   [`JobWriter::follow`], on a thread of its own), and [`JobWriter::end`]
 //!   its [`StepEnd`] with the run document, then syncs the file.
+//! * [`JobWriter::events`]: an [`EventAppender`] for the step's events
+//!   ([`StepEvent`], a `stepEvent` line each) as they happen, from any
+//!   thread.
 //! * [`line()`]: a record as one line, the bytes every writer appends.
 //! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
 //!   writers (a `stepCollected` line each), by the markers
@@ -47,16 +50,21 @@
 #![deny(missing_docs)]
 
 mod error;
+mod events;
 mod marker;
 mod start;
 mod writer;
 
 pub use error::JobError;
+pub use events::EventAppender;
 pub use marker::{Collected, MarkerDirs, mark_collected, mark_orphans};
 pub use start::start;
 pub use writer::{Appended, EndReport, JobWriter};
 
-pub use stepmon_model::job::{LiveSample, Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
+pub use stepmon_model::event::StepEvent;
+pub use stepmon_model::job::{
+    EventLine, LiveSample, Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepEventRecord, StepStart,
+};
 pub use stepmon_model::sample::StepSample;
 
 /// `record` as one line of a job record: its JSON, compact, `kind` first
