@@ -12,8 +12,8 @@
 //!   ([`stepmon_model::progress`]): the newest, differenced against the one
 //!   the previous progress used. The recorder's back-off makes samples of a
 //!   long step sparse (2 s apart until 20 s, then 4, 8, … 256 s apart after
-//!   21 minutes, `docs/data-model.md`); when the newest is older than half
-//!   an interval, one sample is read for the live stream only
+//!   21 minutes, `docs/data-model.md`); when the newest is older than 1 s
+//!   (or half an interval), one sample is read for the live stream only
 //!   ([`stepmon_sampler::RecorderView::sample_live`]), which leaves the
 //!   recording (and so the run document) as it is.
 //! * The memory watch reads one file per check (`memory.current`, or
@@ -39,7 +39,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use stepmon_model::event::{MemoryBound, MemoryNearLimit, StepEvent};
+pub use stepmon_model::event::{EventKind, MemoryBound, MemoryNearLimit, ProcessMemory, StepEvent};
 pub use stepmon_model::progress::Progress;
 #[cfg(target_os = "linux")]
 pub(crate) use watching::{Target, Watching, start};

@@ -13,6 +13,11 @@ use stepmon_sampler::RecorderView;
 use super::{Callback, IDLE};
 use crate::ticker::Job;
 
+/// The oldest the schedule's newest sample may be for a progress to use
+/// it; an older one is replaced by a read for the live stream (at most one
+/// per progress): a line says how the step is doing now, not minutes ago.
+const FRESH: Duration = Duration::from_secs(1);
+
 /// What the job keeps between progresses.
 struct State {
     /// The step's first sample (its baseline).
@@ -48,7 +53,7 @@ pub(super) fn job(
     let largest = baseline.as_ref().and_then(memory_bytes);
     let state = Mutex::new(State { previous: baseline.clone(), baseline, largest });
     Arc::new(move || {
-        let Some(latest) = newest(&view, interval / 2) else { return IDLE };
+        let Some(latest) = newest(&view, (interval / 2).min(FRESH)) else { return IDLE };
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
         state.largest = state.largest.max(memory_bytes(&latest));
         let baseline = state.baseline.get_or_insert_with(|| latest.clone()).clone();
