@@ -42,6 +42,8 @@ mod reports;
 mod run;
 #[cfg(target_os = "linux")]
 mod run_argv;
+#[cfg(target_os = "linux")]
+mod watch_lines;
 
 /// One command line everywhere; off Linux only `stepmon report` and
 /// `stepmon diff` (pure data, for reading a CI job's record on a laptop)
