@@ -14,7 +14,9 @@
 //! * [`line()`]: a record as one line, the bytes every writer appends.
 //! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
 //!   writers (a `stepCollected` line each), by the markers
-//!   ([`MarkerDirs`]) every writer leaves while its step runs.
+//!   ([`MarkerDirs`]) every writer leaves while its step runs; the
+//!   markers of writers still running ([`MarkerDirs::running`]) say which
+//!   record each running step is in (`stepmon top`).
 //!
 //! Each line goes out in one `write(2)` on an `O_APPEND` descriptor
 //! (`stepmon_outfile::Appender`), so any number of writers — steps running
@@ -57,7 +59,7 @@ mod writer;
 
 pub use error::JobError;
 pub use events::EventAppender;
-pub use marker::{Collected, MarkerDirs, mark_collected, mark_orphans};
+pub use marker::{Collected, MarkerDirs, RunningMarker, mark_collected, mark_orphans};
 pub use start::start;
 pub use writer::{Appended, EndReport, JobWriter};
 

@@ -112,8 +112,9 @@ impl JobWriter {
         let file = Appender::open(path).map_err(|source| JobError::Open { path: path.to_owned(), source })?;
         let mut writer =
             JobWriter { file, step: start.step.clone(), stopped: None, marker: None, shared: Arc::default() };
+        let name = start.name.clone();
         writer.write_line(&Record::StepStart(start))?;
-        writer.marker = markers.write(path, &writer.step);
+        writer.marker = markers.write(path, &writer.step, &name);
         Ok(writer)
     }
 

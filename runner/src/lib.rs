@@ -61,6 +61,8 @@ mod processes;
 #[cfg(target_os = "linux")]
 mod runner;
 #[cfg(target_os = "linux")]
+pub mod running;
+#[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
 pub mod spawn;
