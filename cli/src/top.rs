@@ -4,7 +4,7 @@
 //! numbers are `stepmon_runner::running`'s; their names and job records
 //! come from the owners' command lines and `stepmon-job`'s markers.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -254,7 +254,10 @@ pub fn top(args: &TopArgs) -> Result<i32, CliError> {
         crate::out::emit(&text)?;
         return Ok(0);
     }
+    // Stdin read a key at a time (its output processing, `\n` as CR LF, is
+    // left as it is).
     let terminal = crate::terminal::Raw::stdin();
+    let on_terminal = std::io::stdout().is_terminal();
     let mut key = args.sort;
     steps.refresh();
     let mut next = Instant::now() + REFRESH;
@@ -270,18 +273,16 @@ pub fn top(args: &TopArgs) -> Result<i32, CliError> {
             None => next = Instant::now() + REFRESH,
         }
         let rows = rows(&mut steps, key);
-        let mut screen = String::from(CLEAR_AND_HOME);
+        // Redrawn in place on a terminal; a pipe gets one table after another.
+        let mut screen = String::from(if on_terminal { CLEAR_AND_HOME } else { "\n" });
         screen += &format!(
-            "stepmon top: {} running step{}, sorted by {} (c m i e n to sort, q to quit)\n\n",
+            "stepmon top: {} running step{}, sorted by {}{}\n\n",
             rows.len(),
             if rows.len() == 1 { "" } else { "s" },
             format!("{key:?}").to_lowercase(),
+            if terminal.is_some() { " (c m i e n to sort, q to quit)" } else { "" },
         );
         screen += &table(&rows);
-        // A terminal in raw mode moves down without returning: CR LF.
-        if terminal.is_some() {
-            screen = screen.replace('\n', "\r\n");
-        }
         let mut stdout = std::io::stdout().lock();
         if stdout.write_all(screen.as_bytes()).and_then(|()| stdout.flush()).is_err() {
             // The reader went away.
