@@ -64,6 +64,7 @@ fn defaults() -> RunArgs {
         cpus: None,
         pids_max: None,
         quiet: false,
+        progress: None,
         strict_output: false,
         name: None,
         labels: Vec::new(),

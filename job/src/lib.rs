@@ -8,10 +8,15 @@
 //!   [`LiveSample`](stepmon_model::job::LiveSample) the runner hands over as it takes it (or
 //!   [`JobWriter::follow`], on a thread of its own), and [`JobWriter::end`]
 //!   its [`StepEnd`](stepmon_model::job::StepEnd) with the run document, then syncs the file.
+//! * [`JobWriter::events`]: an [`EventAppender`] for the step's events
+//!   ([`StepEvent`](stepmon_model::event::StepEvent), a `stepEvent` line each) as they happen, from any
+//!   thread.
 //! * [`line()`]: a record as one line, the bytes every writer appends.
 //! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
 //!   writers (a `stepCollected` line each), by the markers
-//!   ([`MarkerDirs`]) every writer leaves while its step runs.
+//!   ([`MarkerDirs`]) every writer leaves while its step runs; the
+//!   markers of writers still running ([`MarkerDirs::running`]) say which
+//!   record each running step is in (`stepmon top`).
 //!
 //! Each line goes out in one `write(2)` on an `O_APPEND` descriptor
 //! (`stepmon_outfile::Appender`), so any number of writers — steps running
@@ -49,12 +54,14 @@
 #![deny(missing_docs)]
 
 mod error;
+mod events;
 mod marker;
 mod start;
 mod writer;
 
 pub use error::JobError;
-pub use marker::{Collected, MarkerDirs, mark_collected, mark_orphans};
+pub use events::EventAppender;
+pub use marker::{Collected, MarkerDirs, RunningMarker, mark_collected, mark_orphans};
 pub use start::start;
 pub use writer::{Appended, EndReport, JobWriter};
 

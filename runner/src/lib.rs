@@ -75,6 +75,8 @@ mod processes;
 #[cfg(target_os = "linux")]
 mod runner;
 #[cfg(target_os = "linux")]
+pub mod running;
+#[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
 pub mod spawn;
@@ -89,6 +91,7 @@ mod ticker;
 pub mod tree;
 #[cfg(target_os = "linux")]
 mod tree_memory;
+pub mod watch;
 
 #[cfg(target_os = "linux")]
 pub use runner::Runner;

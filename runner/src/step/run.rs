@@ -56,6 +56,8 @@ pub struct Step {
     /// sampling thread's CPU time.
     tree_memory_done: Option<(stepmon_model::source::TreeMemory, f64)>,
     live: Option<std::thread::JoinHandle<()>>,
+    /// Its progress and memory watch ([`crate::watch`]).
+    watch: Option<crate::watch::Watching>,
     messages: Vec<String>,
     cpu_at_start: f64,
     start: Timestamp,
@@ -138,6 +140,7 @@ impl Prepared {
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
+        let watch = Some(crate::watch::start(&self.options.watch, self.watch_target(start), &ticker));
         Ok(Step {
             stdin: stdio.stdin,
             stdout: stdio.stdout,
@@ -149,6 +152,7 @@ impl Prepared {
             tree_memory,
             tree_memory_done: None,
             live,
+            watch,
             messages,
             cpu_at_start,
             start,
@@ -420,6 +424,7 @@ impl Step {
         let start = self.start;
         let mut tree = reaper.tree();
         let tree_memory = self.tree_memory_done.take();
+        let events = self.watch.take().map(crate::watch::Watching::finish).unwrap_or_default();
         tree.memory = tree_memory.map(|(memory, _)| memory);
         let placement = self.placement;
         let exited = self.exited;
@@ -542,6 +547,7 @@ impl Step {
         info.process_tree = Some(tree);
         info.enclosing_cgroup = enclosing;
         info.processes = Some(processes);
+        info.events = events;
         // The numbers a person reads first, from each group's rung; report's
         // verdicts and exports start from them.
         info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));

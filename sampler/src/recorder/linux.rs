@@ -226,6 +226,11 @@ impl RecorderBackend {
         lock(&self.record.open).as_ref().map(|open| open.step.snapshot()).unwrap_or_default()
     }
 
+    /// A handle on the newest samples (see [`super::Recorder::view`]).
+    pub(super) fn view(&self) -> ViewBackend {
+        ViewBackend { record: Arc::clone(&self.record) }
+    }
+
     /// Finalises the recording — call it after the step's processes exited
     /// and before its cgroup is removed — and returns the usage. Whatever the
     /// step's exit status: failed and OOM-killed steps keep their usage.
@@ -246,5 +251,30 @@ impl RecorderBackend {
             let _ = done.send(());
         })?;
         Ok(())
+    }
+}
+
+/// The Linux [`super::RecorderView`].
+#[derive(Clone)]
+pub(super) struct ViewBackend {
+    record: Arc<Record>,
+}
+
+impl std::fmt::Debug for ViewBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecorderView").field("open", &lock(&self.record.open).is_some()).finish()
+    }
+}
+
+impl ViewBackend {
+    /// The newest sample taken so far (`None` once finalised).
+    pub(super) fn latest(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        lock(&self.record.open).as_ref().and_then(|open| open.step.latest())
+    }
+
+    /// A sample read now for the live stream only (`None` once finalised).
+    /// The record stays locked meanwhile: a close waits for this read.
+    pub(super) fn sample_live(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        lock(&self.record.open).as_ref().and_then(|open| open.step.sample_live())
     }
 }

@@ -26,9 +26,9 @@ use std::io;
 use std::path::Path;
 
 #[cfg(target_os = "linux")]
-use linux::{MonitorBackend, RecorderBackend};
+use linux::{MonitorBackend, RecorderBackend, ViewBackend};
 #[cfg(not(target_os = "linux"))]
-use noop::{MonitorBackend, RecorderBackend};
+use noop::{MonitorBackend, RecorderBackend, ViewBackend};
 use stepmon_model::sample::{StepSample, StepUsage};
 
 use crate::network::NetworkSource;
@@ -129,6 +129,14 @@ impl Recorder {
         self.backend.snapshot()
     }
 
+    /// A handle on the recording's newest samples for a live view (a
+    /// progress line, a memory watch) on another thread: cheap to clone,
+    /// and empty once the recording is finalised.
+    #[must_use]
+    pub fn view(&self) -> RecorderView {
+        RecorderView { backend: self.backend.view() }
+    }
+
     /// Finalises the recording — call it after the step's processes exited
     /// and before its cgroup is removed — and returns the usage, whatever the
     /// step's exit status: failed and OOM-killed steps keep their usage.
@@ -146,5 +154,29 @@ impl Recorder {
     /// for `release` to finish.
     pub fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
         self.backend.close_then(release)
+    }
+}
+
+/// A [`Recorder`]'s newest samples, from any thread; see [`Recorder::view`].
+#[derive(Debug, Clone)]
+pub struct RecorderView {
+    backend: ViewBackend,
+}
+
+impl RecorderView {
+    /// The newest of the step's samples taken so far by the schedule (the
+    /// baseline at first); `None` once the recording is finalised.
+    #[must_use]
+    pub fn latest(&self) -> Option<Timed<StepSample>> {
+        self.backend.latest()
+    }
+
+    /// Reads the step now, outside the schedule: the sample goes to the
+    /// recording's live stream ([`Recorder::stream`]) and is returned, and is
+    /// not one of the recording's samples (the run document is the same
+    /// with or without it). `None` once finalised. See
+    /// [`crate::Subscription::sample_live`].
+    pub fn sample_live(&self) -> Option<Timed<StepSample>> {
+        self.backend.sample_live()
     }
 }

@@ -78,6 +78,10 @@ impl RecorderBackend {
         Vec::new()
     }
 
+    pub(super) fn view(&self) -> ViewBackend {
+        ViewBackend
+    }
+
     pub(super) async fn close(self) -> StepUsage {
         self.noop.close();
         unsupported()
@@ -85,5 +89,19 @@ impl RecorderBackend {
 
     pub(super) fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
         self.noop.close_then(move || release(unsupported()))
+    }
+}
+
+/// Nothing is sampled here: no newest sample.
+#[derive(Debug, Clone)]
+pub(super) struct ViewBackend;
+
+impl ViewBackend {
+    pub(super) fn latest(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        None
+    }
+
+    pub(super) fn sample_live(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        None
     }
 }
