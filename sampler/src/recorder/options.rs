@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::policy::Policy;
 
-/// How a [`Monitor`] samples.
+/// How a [`Monitor`](super::Monitor) samples.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct MonitorOptions {
