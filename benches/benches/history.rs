@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use stepmon_report::import::history::status::{PbTimestamp, PbVertex, StatusResponse, encode};
-use stepmon_report::import::history::{self, Layout, bundle};
+use stepmon_import::history::status::{PbTimestamp, PbVertex, StatusResponse, encode};
+use stepmon_import::history::{self, Layout, bundle};
 
 const STEPS: usize = 30;
 const T0: i64 = 1_780_000_000;

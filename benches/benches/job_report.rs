@@ -10,12 +10,13 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use stepmon_report::export::Format;
-use stepmon_report::job::{self, Entry, views};
+use stepmon_export::Format;
+use stepmon_export::job as views;
+use stepmon_report::job::{self, Entry};
 
-/// The job the report tests pin (`report/tests/job_large.rs`), made by the
+/// The job the report tests pin (`export/tests/job_large.rs`), made by the
 /// same code.
-#[path = "../../report/tests/large/job_record.rs"]
+#[path = "../../export/tests/large/job_record.rs"]
 mod large;
 
 const STEPS: usize = 200;

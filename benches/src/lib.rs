@@ -23,5 +23,4 @@ pub mod timing;
 
 /// How a live test says it cannot run here (shared by the workspace's tests):
 /// [`runner::CheckRunner`] skips through it.
-#[path = "../../testsupport/skip.rs"]
-mod test_skip;
+use stepmon_testsupport::skip as test_skip;

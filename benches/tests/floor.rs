@@ -7,12 +7,11 @@
 //! the error paths too.
 //!
 //! Needs gcc with a static libc, root and cgroup2; prints `SKIPPED <name>:
-//! <why>` otherwise (testsupport/skip.rs).
+//! <why>` otherwise (stepmon_testsupport::skip).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt as _;

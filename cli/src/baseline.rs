@@ -69,7 +69,7 @@ pub struct ContextArgs {
     /// A label added to the run's own (repeatable); runs compare only with
     /// runs of the same labels.
     #[arg(long = "label", value_name = "KEY=VALUE")]
-    labels: Vec<stepmon_report::Label>,
+    labels: Vec<stepmon_model::labels::Label>,
     /// The commit (default: GITHUB_SHA, CI_COMMIT_SHA).
     #[arg(long, value_name = "SHA")]
     commit: Option<String>,
@@ -294,8 +294,8 @@ fn judge(db: &Path, records: &[RunRecord], branch: Option<&str>, policy: &Policy
 /// summary. Returns whether the gate failed.
 pub fn run_baseline(
     db: &Path,
-    document: &stepmon_report::RunDocument,
-    labels: &[stepmon_report::Label],
+    document: &stepmon_model::document::RunDocument,
+    labels: &[stepmon_model::labels::Label],
 ) -> Result<bool, CliError> {
     let args = ContextArgs {
         name: None,

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use stepmon_export::prometheus;
 use stepmon_report::Step;
-use stepmon_report::export::prometheus;
 
 use crate::error::CliError;
 use crate::push::{self, Grouping};

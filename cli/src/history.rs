@@ -1,11 +1,11 @@
 //! `stepmon report BUILD.dockerbuild`: a `docker buildx history export`
 //! bundle (or its unpacked OCI layout directory), told apart from other
-//! inputs by [`crate::input`], whose builds `stepmon_report::import::history`
+//! inputs by [`crate::input`], whose builds `stepmon_import::history`
 //! renders in every format.
 
 use std::path::Path;
 
-use stepmon_report::import::history::{self, Build};
+use stepmon_import::history::{self, Build};
 use stepmon_report::job;
 
 use crate::input::{self, Input};

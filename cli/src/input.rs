@@ -1,15 +1,15 @@
 //! Every file `stepmon report`, `diff`, `push` and `baseline` read: its
 //! bytes (a file, `-` for stdin, an unpacked bundle's directory), told
-//! apart by `stepmon_report::import::input::detect` in one place.
+//! apart by `stepmon_import::input::detect` in one place.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use stepmon_import::Import;
+use stepmon_import::history::{self, Build, Layout};
+pub use stepmon_import::input::Input;
+use stepmon_import::input::{self, InputError};
 use stepmon_report::Step;
-use stepmon_report::import::Import;
-use stepmon_report::import::history::{self, Build, Layout};
-pub use stepmon_report::import::input::Input;
-use stepmon_report::import::input::{self, InputError};
 
 use crate::error::CliError;
 

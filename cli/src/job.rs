@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 
-use stepmon_job::{Appended, JobError, JobWriter, LiveSample};
+use stepmon_job::{Appended, EventAppender, JobError, JobWriter};
+use stepmon_model::job::LiveSample;
 
 use crate::error::CliError;
 
@@ -16,20 +17,39 @@ fn stopped(why: &JobError) -> String {
     format!("{why}; the step goes on, its record ends here")
 }
 
+/// A step's lines in its job record: the thread that appends its samples
+/// (it returns the writer once every sender is gone), the sender of the
+/// runner's samples, and the appender of its events.
+pub struct Started {
+    /// Appends the samples; returns the writer.
+    pub thread: JoinHandle<JobWriter>,
+    /// For `StepOptions::live`.
+    pub samples: Sender<LiveSample>,
+    /// The events' (`None`: the record could not be opened again for them,
+    /// which was said).
+    pub events: Option<EventAppender>,
+}
+
 /// Opens the job record `path`, appends the start of the step `command`
 /// (named `name`, with `labels`), and appends each sample sent on the
 /// returned sender (the runner's `StepOptions::live`) as it comes, on a
-/// thread that returns the writer once every sender is gone.
+/// thread that returns the writer once every sender is gone; the step's
+/// events go through the returned appender (`None`: the record could not
+/// be opened again for them, which is said).
 pub fn start(
     path: &Path,
     name: Option<&str>,
-    labels: &[stepmon_report::Label],
+    labels: &[stepmon_model::labels::Label],
     command: &[String],
-) -> Result<(JoinHandle<JobWriter>, Sender<LiveSample>), CliError> {
+) -> Result<Started, CliError> {
     let writer = JobWriter::open(path, stepmon_job::start(name, labels, command))?;
+    let events = writer
+        .events(|why| eprintln!("stepmon: warning: {}", stopped(why)))
+        .map_err(|why| eprintln!("stepmon: warning: {why}; the step's events are not in its record"))
+        .ok();
     let (tx, rx) = std::sync::mpsc::channel();
     let thread = writer.follow(rx, |why| eprintln!("stepmon: warning: {}", stopped(why)))?;
-    Ok((thread, tx))
+    Ok(Started { thread, samples: tx, events })
 }
 
 /// Appends the step's end to its job record once its samples are all in
@@ -41,7 +61,7 @@ pub fn end(
     job: Option<JoinHandle<JobWriter>>,
     exit_code: i32,
     error: Option<String>,
-    document: Option<stepmon_report::RunDocument>,
+    document: Option<stepmon_model::document::RunDocument>,
 ) -> Option<String> {
     let writer = job?.join().ok()?;
     let ended = writer.end(exit_code, error, document);

@@ -42,6 +42,12 @@ mod reports;
 mod run;
 #[cfg(target_os = "linux")]
 mod run_argv;
+#[cfg(target_os = "linux")]
+mod terminal;
+#[cfg(target_os = "linux")]
+mod top;
+#[cfg(target_os = "linux")]
+mod watch_lines;
 
 /// One command line everywhere; off Linux only `stepmon report` and
 /// `stepmon diff` (pure data, for reading a CI job's record on a laptop)
@@ -103,6 +109,11 @@ mod cli {
         /// One sample of the whole machine (JSON on stdout).
         #[cfg(target_os = "linux")]
         Sys(crate::commands::SysArgs),
+        /// The steps running on this machine now, one row each (name, job,
+        /// time so far, cores, memory and limit, IO, stall, tasks), redrawn
+        /// every second; q quits.
+        #[cfg(target_os = "linux")]
+        Top(crate::top::TopArgs),
         /// Remove cgroups left behind by runs whose stepmon was killed.
         #[cfg(target_os = "linux")]
         Gc(crate::commands::GcArgs),
@@ -143,6 +154,8 @@ fn main() {
         cli::Cmd::Sample(args) => commands::sample(&args).map(|()| 0),
         #[cfg(target_os = "linux")]
         cli::Cmd::Sys(args) => commands::sys(&args).map(|()| 0),
+        #[cfg(target_os = "linux")]
+        cli::Cmd::Top(args) => top::top(&args),
         #[cfg(target_os = "linux")]
         cli::Cmd::Gc(args) => commands::gc(&args).map(|()| 0),
         #[cfg(target_os = "linux")]

@@ -1,14 +1,14 @@
 //! `--otlp`: steps to an OpenTelemetry collector over OTLP/HTTP, configured
 //! as every OpenTelemetry exporter is, by the `OTEL_EXPORTER_OTLP_*`
 //! variables and `TRACEPARENT` (read by `stepmon_otlp_env`). The requests
-//! are built by `stepmon_report::export::otlp`; this module makes the ids
+//! are built by `stepmon_otlp`; this module makes the ids
 //! and POSTs through [`crate::http`]. What fails here is a warning.
 
 use std::time::Duration;
 
+use stepmon_otlp::{self as otlp, Context};
 use stepmon_otlp_env::{Config, Inherited, Signal};
 use stepmon_report::Step;
-use stepmon_report::export::otlp::{self, Context};
 
 use crate::http::{self, Method, Request, Roots};
 

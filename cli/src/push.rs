@@ -86,7 +86,7 @@ pub fn put(base: &str, group: &Grouping, body: &str) -> Result<(), String> {
     crate::http::send(&Request {
         method: Method::Put,
         url: &url,
-        headers: vec![("Content-Type", stepmon_report::export::prometheus::CONTENT_TYPE)],
+        headers: vec![("Content-Type", stepmon_export::prometheus::CONTENT_TYPE)],
         body: body.as_bytes(),
         attempt_timeout: Duration::from_secs(TIMEOUT_SECONDS),
         timeout_variable: "",

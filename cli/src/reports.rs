@@ -1,11 +1,11 @@
 //! `stepmon report` and `stepmon diff`: saved runs (or the steps of a BuildKit
-//! build's provenance) in every format `stepmon-report` renders.
+//! build's provenance) in every format `stepmon-export` renders.
 
 use std::path::{Path, PathBuf};
 
+use stepmon_export::{self as export, Format};
+use stepmon_import::history::{self, Build};
 use stepmon_report::Step;
-use stepmon_report::export::{self, Format};
-use stepmon_report::import::history::{self, Build};
 use stepmon_report::job;
 
 use crate::error::CliError;
@@ -85,7 +85,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
             eprintln!("stepmon: {note}");
         }
     }
-    let text = job::views::render(args.format, &entries, &notes);
+    let text = stepmon_export::job::render(args.format, &entries, &notes);
     write(args.output.as_deref(), &text)
 }
 

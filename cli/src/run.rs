@@ -43,7 +43,7 @@ pub struct RunArgs {
     /// the top N by CPU, by peak RSS and by IO, or `all`; per-command
     /// aggregates cover every process either way.
     #[arg(long, default_value = "20", value_name = "N|all")]
-    pub processes: stepmon_report::processes::Keep,
+    pub processes: stepmon_model::processes::Keep,
     /// Network of the step: host (default; not counted), isolated (a new
     /// namespace with only loopback) or ns:PATH (join a namespace such as
     /// /run/netns/NAME and count its interfaces).
@@ -64,9 +64,25 @@ pub struct RunArgs {
     /// Limit the step's number of tasks (`pids.max`), a whole number ≥ 1.
     #[arg(long, value_name = "N", value_parser = stepmon_report::units::parse_count)]
     pub pids_max: Option<u64>,
-    /// Do not print the summary.
+    /// Do not print the summary, nor the warning when the step's memory
+    /// nears what bounds it (its limit, an enclosing cgroup's, the
+    /// machine's available memory).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Every INTERVAL while the step runs (30s without a value; a number
+    /// and ms, s, m or h), one line on stderr: its time so far, CPU cores
+    /// now and on average, memory now, peak and limit, IO rates, stall
+    /// shares, tasks. STEPMON_PROGRESS=INTERVAL (or 1) turns it on for
+    /// every step.
+    #[arg(
+        long,
+        value_name = "INTERVAL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "30s",
+        value_parser = crate::watch_lines::parse_interval
+    )]
+    pub progress: Option<std::time::Duration>,
     /// Exit with 125 when the step ran but a result file (--output,
     /// --textfile) could not be written (default: say so on stderr and exit
     /// with the step's own status).
@@ -79,7 +95,7 @@ pub struct RunArgs {
     /// A label of the step in the report and the fleet exports
     /// (repeatable); keep its values few (a role, not a run id).
     #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<stepmon_report::Label>,
+    pub labels: Vec<stepmon_model::labels::Label>,
     /// Push the step's metrics to the Pushgateway at URL (e.g.
     /// http://pushgateway:9091) after the report is written; a failed push
     /// is a warning, never the step's failure.
@@ -122,7 +138,7 @@ pub enum OutputFormat {
     /// The run document.
     Document,
     /// A report format.
-    Report(stepmon_report::export::Format),
+    Report(stepmon_export::Format),
 }
 
 impl std::str::FromStr for OutputFormat {
@@ -134,6 +150,37 @@ impl std::str::FromStr for OutputFormat {
         }
         s.parse().map(OutputFormat::Report).map_err(|e: String| e.replace("expected one of", "expected document,"))
     }
+}
+
+/// What the step's watch tells (`--progress`, `STEPMON_PROGRESS`, the
+/// memory warning) and where: stderr, and the job record's `events`. The
+/// memory is watched unless `-q` and nothing reads the run document.
+fn watch(
+    args: &RunArgs,
+    progress: Option<std::time::Duration>,
+    name: &str,
+    events: Option<stepmon_job::EventAppender>,
+    delivered: bool,
+) -> stepmon_runner::watch::Watch {
+    use stepmon_runner::watch::{Callback, StepEvent, Watch};
+
+    use crate::watch_lines::{event_line, progress_line, say};
+    let read = args.output.is_some() || args.job.is_some() || args.baseline.is_some() || delivered;
+    let mut watch = Watch::default();
+    watch.memory = !args.quiet || read;
+    if let Some(interval) = progress {
+        let name = name.to_owned();
+        watch = watch.with_progress(interval, Callback::new(move |p| say(&progress_line(&name, p))));
+    }
+    let (name, quiet, events) = (name.to_owned(), args.quiet, events.map(std::sync::Mutex::new));
+    watch.with_events(Callback::new(move |event: &StepEvent| {
+        if !quiet && let Some(line) = event_line(&name, event) {
+            say(&line);
+        }
+        if let Some(events) = &events {
+            let _ = events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).append(event.clone());
+        }
+    }))
 }
 
 /// `512M`, `2G`, `1048576` → bytes (binary units; the accepted forms are
@@ -177,6 +224,15 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         otlp: args.otlp,
     };
     delivery.check()?;
+    // `--progress`, else the variable a CI job sets for every step (checked
+    // before anything is written).
+    let progress = match args.progress {
+        Some(interval) => Some(interval),
+        None => {
+            let variable = std::env::var(crate::watch_lines::PROGRESS_VARIABLE).ok();
+            crate::watch_lines::from_env(variable.as_deref()).map_err(CliError::new)?
+        }
+    };
     // Fail before the step runs, not after, if a result cannot be written;
     // an earlier file stays as it is until the new one replaces it whole.
     let mut output_file = match args.output.as_deref() {
@@ -184,7 +240,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         _ => None,
     };
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let name = args.name.clone().unwrap_or_else(|| stepmon_report::labels::default_name(&command));
+    let name = args.name.clone().unwrap_or_else(|| stepmon_model::labels::default_name(&command));
     let mut textfile = match args.textfile.as_deref() {
         Some(dir) => Some(Pending::open(&crate::fleet::textfile_path(dir, &name), "--textfile")?),
         None => None,
@@ -210,11 +266,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     options.spawn_mode = spawn_mode;
     options.forward_signals = true;
     let mut job = None;
+    let mut events = None;
     if let Some(path) = &args.job {
-        let (thread, samples) = crate::job::start(path, args.name.as_deref(), &args.labels, &command)?;
-        options.live = Some(samples);
-        job = Some(thread);
+        let started = crate::job::start(path, args.name.as_deref(), &args.labels, &command)?;
+        options.live = Some(started.samples);
+        job = Some(started.thread);
+        events = started.events;
     }
+    options.watch = watch(&args, progress, &name, events, !delivery.is_empty());
     let prepared = match stepmon_runner::prepare(options) {
         Ok(prepared) => prepared,
         Err(e) => {
@@ -254,7 +313,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // The runner measured; the summary and the verdicts are the report's.
     stepmon_report::compose::complete(&mut finished.document);
     if let Some(info) = finished.document.stepmon.as_mut() {
-        info.ci = stepmon_report::CiContext::from_env(|name| std::env::var(name).ok());
+        info.ci = stepmon_model::labels::CiContext::from_env(|name| std::env::var(name).ok());
     }
     if let Some(stopped) = crate::job::end(job, finished.exit_code, None, Some(finished.document.clone()))
         && let Some(info) = finished.document.stepmon.as_mut()
@@ -276,7 +335,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             OutputFormat::Document => {
                 serde_json::to_string_pretty(document).map_err(|e| CliError::new(format!("JSON: {e}")))? + "\n"
             }
-            OutputFormat::Report(format) => stepmon_report::export::render(format, std::slice::from_ref(&step)),
+            OutputFormat::Report(format) => stepmon_export::render(format, std::slice::from_ref(&step)),
         };
         let written = match output_file.take() {
             Some(file) => file.finish(text.as_bytes()),
@@ -295,7 +354,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             }),
             _ => Ok(file),
         };
-        let text = stepmon_report::export::prometheus::render(std::slice::from_ref(&step));
+        let text = stepmon_export::prometheus::render(std::slice::from_ref(&step));
         failed.extend(file.and_then(|file| file.finish(text.as_bytes())).err());
     }
     // After the report is written: a history file that cannot be used

@@ -8,7 +8,9 @@ mod common;
 use common::{run_stepmon, scratch};
 
 fn data(path: &str) -> String {
-    format!("{}/../report/tests/data/{path}", env!("CARGO_MANIFEST_DIR"))
+    // The bundles are stepmon-import's test data, the recorded runs and jobs stepmon-report's.
+    let tests = if path.starts_with("buildkit-history/") { "import" } else { "report" };
+    format!("{}/../{tests}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]

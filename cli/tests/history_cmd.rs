@@ -1,5 +1,5 @@
 //! `stepmon report` of `docker buildx history export` bundles with the real
-//! binary: the two real bundles in report/tests/data/buildkit-history/, one
+//! binary: the two real bundles in import/tests/data/buildkit-history/, one
 //! of them unpacked, and a cut-short one.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -12,7 +12,7 @@ use common::{run_stepmon, scratch};
 use serde_json::Value;
 
 fn bundle(name: &str) -> String {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../report/tests/data/buildkit-history", name].iter().collect();
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../import/tests/data/buildkit-history", name].iter().collect();
     path.to_str().unwrap().to_owned()
 }
 
@@ -203,7 +203,7 @@ fn diff_of_two_bundles_compares_their_steps_by_name_and_platform() {
 /// The bundle's provenance predicates with every `resourceUsage` removed:
 /// what Docker Engine's built-in BuildKit writes.
 fn predicates_without_usage() -> Vec<serde_json::Value> {
-    use stepmon_report::import::history::{Layout, bundle as layout};
+    use stepmon_import::history::{Layout, bundle as layout};
     let bytes = std::fs::read(bundle(TWO_PLATFORM)).unwrap();
     let layout = Layout::from_archive(&bytes).unwrap();
     let records = layout.records().unwrap();

@@ -444,7 +444,7 @@ fn pushed_provenance_is_a_build_span_with_a_span_per_step() {
     }
     let dir = scratch("otlp-push");
     let receiver = Receiver::start(&dir, "ok", None);
-    let provenance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/data/provenance/slsa1-statement.json");
+    let provenance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/data/provenance/slsa1-statement.json");
     let endpoint = receiver.endpoint("http");
     let traceparent = format!("00-{TRACE_ID}-{PARENT_ID}-01");
     let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("TRACEPARENT", traceparent.as_str())];

@@ -1,5 +1,6 @@
 //! `stepmon report` and `stepmon diff` with the real binary, on recorded runs
-//! and constructed BuildKit provenance (report/tests/data); `stepmon run
+//! (report/tests/data) and constructed BuildKit provenance
+//! (import/tests/data); `stepmon run
 //! --format` on a real step; a job record written by the libraries alone.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -10,11 +11,15 @@ use std::path::PathBuf;
 
 use common::{leftovers, live, run_stepmon, scratch};
 use serde_json::Value;
-use stepmon_job::{JobWriter, LiveSample, MarkerDirs, SampleOf, StepStart};
-use stepmon_report::RunDocument;
+use stepmon_job::{JobWriter, MarkerDirs};
+use stepmon_model::document::RunDocument;
+use stepmon_model::job::{LiveSample, SampleOf, StepStart};
 
+/// A test input: the provenance fixtures are stepmon-import's, the recorded
+/// runs, diffs and jobs stepmon-report's.
 fn data(path: &str) -> String {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../report/tests/data", path].iter().collect();
+    let tests = if path.starts_with("provenance/") { "../import/tests/data" } else { "../report/tests/data" };
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), tests, path].iter().collect();
     path.to_str().unwrap().to_owned()
 }
 
@@ -120,7 +125,7 @@ fn run_writes_any_report_format() {
 fn report_of_a_recorded_job_writes_every_format_and_marks_the_interrupted_step() {
     // A job of seven real steps on this host, the last one killed (-9).
     let job = data("job/recorded.jsonl");
-    for (name, _) in stepmon_report::export::Format::ALL {
+    for (name, _) in stepmon_export::Format::ALL {
         let run = run_stepmon(&["report", &job, "--format", name]);
         assert!(run.status.success(), "--format {name}: {}", run.stderr);
         assert!(run.stdout.contains("package"), "--format {name}: the killed step is shown");

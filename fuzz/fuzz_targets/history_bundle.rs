@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepmon_report::import::history;
+use stepmon_import::history;
 
 fuzz_target!(|data: &[u8]| {
     match history::read(data) {

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepmon_report::import::history::status::{MAX_MESSAGE_BYTES, decode, decode_json};
+use stepmon_import::history::status::{MAX_MESSAGE_BYTES, decode, decode_json};
 
 /// The frames' count when the input is whole frames of accepted sizes.
 fn frames(mut data: &[u8]) -> Option<usize> {

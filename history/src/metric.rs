@@ -142,7 +142,8 @@ pub fn family_of(metric: &str) -> Option<Family> {
 /// out, never stored as 0).
 ///
 /// ```
-/// use stepmon_report::{RunDocument, Step};
+/// use stepmon_model::document::RunDocument;
+/// use stepmon_report::Step;
 /// let json = r#"{"resourceUsage": {"samples": [
 ///     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
 ///     {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},

@@ -4,9 +4,8 @@
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
+use stepmon_model::verdict::MachineLoad;
 use stepmon_report::Step;
-use stepmon_report::verdict::MachineLoad;
 
 use crate::metric::{Measure, measures_of};
 
@@ -178,8 +177,9 @@ pub struct RunRecord {
     pub machine: Machine,
     /// What it measured.
     pub measures: Vec<Measure>,
-    /// sha256 of the step's name, start, end and measures (hex): the same
-    /// run added twice is stored once.
+    /// The step's name, start, end and measures as one line of JSON: the
+    /// same run added twice is stored once. The identity itself rather than
+    /// a digest of it: exact, with no hash to compute or to link.
     pub content_key: String,
 }
 
@@ -188,7 +188,8 @@ impl RunRecord {
     ///
     /// ```
     /// use stepmon_history::{Context, RunRecord};
-    /// use stepmon_report::{RunDocument, Step};
+    /// use stepmon_model::document::RunDocument;
+    /// use stepmon_report::Step;
     /// let json = r#"{"resourceUsage": {"samples": []},
     ///   "stepmon": {"command": ["make"], "name": "build", "labels": [{"key": "team", "value": "infra"}],
     ///     "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
@@ -238,13 +239,11 @@ impl RunRecord {
 }
 
 fn content_key(step: &Step, measures: &[Measure]) -> String {
-    let mut hash = Sha256::new();
-    let identity = serde_json::json!({
+    serde_json::json!({
         "step": step.name,
         "start": step.start,
         "end": step.end,
         "measures": measures,
-    });
-    hash.update(identity.to_string().as_bytes());
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    })
+    .to_string()
 }

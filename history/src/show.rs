@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use stepmon_report::export::trend::{Mark, TrendPoint, ValueUnit, chart};
+use stepmon_export::trend::{Mark, TrendPoint, ValueUnit, chart};
 
 use crate::check::Verdict;
 use crate::metric::Unit;
@@ -169,7 +169,7 @@ fn html(steps: &[StepTrend]) -> String {
          :root {{ color-scheme: light dark; }} body {{ font-family: system-ui, sans-serif; max-width: 780px; \
          margin: 2em auto; padding: 0 1em; }} svg {{ max-width: 100%; height: auto; }} \
          figure {{ margin: 1em 0; }}</style></head><body><h1>Baselines</h1>\n",
-        stepmon_report::export::html::CSP
+        stepmon_export::html::CSP
     );
     if steps.is_empty() {
         out.push_str("<p>No runs stored (of this step).</p>\n");

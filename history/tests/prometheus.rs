@@ -6,6 +6,7 @@
 
 use stepmon_history::Machine;
 use stepmon_history::prometheus::{Runs, Source};
+use stepmon_testsupport::skip;
 
 fn series(name: &str, extra: &str, values: &[(i64, &str)]) -> String {
     let values: Vec<String> = values.iter().map(|(t, v)| format!("[{t},\"{v}\"]")).collect();
@@ -106,9 +107,17 @@ fn the_requests_cover_the_range_in_chunks_the_server_accepts() {
 #[test]
 fn an_exported_run_reads_back_as_the_stores_measures() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../report/tests/data/runs/pure-v2-6.1-oom-throttled-io.json");
-    let document: stepmon_report::RunDocument = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    // stepmon-report's recorded run is not in this crate's package: the test
+    // runs in the workspace and says so where it cannot (an unpacked .crate).
+    if !std::path::Path::new(path).is_file() {
+        let why = format_args!("{path} is stepmon-report's test data, in the workspace only");
+        skip::skip("an_exported_run_reads_back_as_the_stores_measures", why);
+        return;
+    }
+    let document: stepmon_model::document::RunDocument =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let step = stepmon_report::Step::from_run(&document);
-    let exposition = stepmon_report::export::openmetrics::render(std::slice::from_ref(&step));
+    let exposition = stepmon_export::openmetrics::render(std::slice::from_ref(&step));
     let mut series = Vec::new();
     for line in exposition.lines().filter(|l| !l.starts_with('#')) {
         let (name, rest) = line.split_once('{').unwrap();

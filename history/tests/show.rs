@@ -6,11 +6,7 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[allow(dead_code)]
-#[path = "../../report/tests/common/chromium.rs"]
-mod chromium;
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::chromium;
 
 use stepmon_history::show::{ShowFormat, show};
 use stepmon_history::{Machine, Measure, MetricFilter, Policy, RunKey, RunRecord, Store, Verdict, trends};

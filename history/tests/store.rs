@@ -7,8 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use stepmon_history::{Machine, Measure, RunKey, RunRecord, SCHEMA_VERSION, Store, StoreError};
 

@@ -4,14 +4,19 @@
 //! (`stepmon_report::job::read`).
 //!
 //! * [`JobWriter`]: one step's lines. [`JobWriter::open`] appends its
-//!   [`StepStart`] (made by [`start()`]), [`JobWriter::append_sample`] each
-//!   [`LiveSample`] the runner hands over as it takes it (or
+//!   [`StepStart`](stepmon_model::job::StepStart) (made by [`start()`]), [`JobWriter::append_sample`] each
+//!   [`LiveSample`](stepmon_model::job::LiveSample) the runner hands over as it takes it (or
 //!   [`JobWriter::follow`], on a thread of its own), and [`JobWriter::end`]
-//!   its [`StepEnd`] with the run document, then syncs the file.
+//!   its [`StepEnd`](stepmon_model::job::StepEnd) with the run document, then syncs the file.
+//! * [`JobWriter::events`]: an [`EventAppender`] for the step's events
+//!   ([`StepEvent`](stepmon_model::event::StepEvent), a `stepEvent` line each) as they happen, from any
+//!   thread.
 //! * [`line()`]: a record as one line, the bytes every writer appends.
 //! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
 //!   writers (a `stepCollected` line each), by the markers
-//!   ([`MarkerDirs`]) every writer leaves while its step runs.
+//!   ([`MarkerDirs`]) every writer leaves while its step runs; the
+//!   markers of writers still running ([`MarkerDirs::running`]) say which
+//!   record each running step is in (`stepmon top`).
 //!
 //! Each line goes out in one `write(2)` on an `O_APPEND` descriptor
 //! (`stepmon_outfile::Appender`), so any number of writers — steps running
@@ -26,7 +31,9 @@
 //! `stepmon-report`.
 //!
 //! ```
-//! use stepmon_job::{JobWriter, LiveSample, Record, SampleOf, StepSample};
+//! use stepmon_job::JobWriter;
+//! use stepmon_model::job::{LiveSample, Record, SampleOf};
+//! use stepmon_model::sample::StepSample;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("job.jsonl");
@@ -47,17 +54,18 @@
 #![deny(missing_docs)]
 
 mod error;
+mod events;
 mod marker;
 mod start;
 mod writer;
 
 pub use error::JobError;
-pub use marker::{Collected, MarkerDirs, mark_collected, mark_orphans};
+pub use events::EventAppender;
+pub use marker::{Collected, MarkerDirs, RunningMarker, mark_collected, mark_orphans};
 pub use start::start;
 pub use writer::{Appended, EndReport, JobWriter};
 
-pub use stepmon_model::job::{LiveSample, Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
-pub use stepmon_model::sample::StepSample;
+use stepmon_model::job::Record;
 
 /// `record` as one line of a job record: its JSON, compact, `kind` first
 /// (serde writes an internally tagged enum's tag first), and a newline — to

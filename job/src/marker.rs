@@ -29,11 +29,36 @@ fn start_time(_pid: u32) -> Option<u64> {
     None
 }
 
-/// What a marker says: the job record and the step in it.
+/// What a marker says: the job record and the step in it, and the step's
+/// name (absent in an older stepmon's markers).
 #[derive(Debug, Serialize, Deserialize)]
 struct Marker {
     job: PathBuf,
     step: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+}
+
+/// The marker of a step whose writer still runs ([`MarkerDirs::running`]):
+/// which job record a running step is in, for `stepmon top`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunningMarker {
+    /// The writer's PID ...
+    pub pid: u32,
+    /// ... and start time (clock ticks since boot): the owner of the run
+    /// directories of its step, as `stepmon-runner` names them
+    /// (`stepmon-run.<pid>.<start>[.<n>]`).
+    pub start: u64,
+    /// The number of the writer in its process (0 for the first), as the
+    /// `.<n>` of a run directory numbers the steps of one process.
+    pub n: u64,
+    /// The job record (its canonical path).
+    pub job: PathBuf,
+    /// The step's id in it.
+    pub step: String,
+    /// The step's name, where the marker has it.
+    pub name: Option<String>,
 }
 
 /// The directories markers go in, first choice first: a writer keeps its
@@ -79,20 +104,43 @@ impl MarkerDirs {
     }
 
     /// Says, in a new marker named after this process, that its step
-    /// `step` is in the job record `job`; its path, or `None` when no
-    /// directory would take it (best effort, see the module's docs).
-    pub(crate) fn write(&self, job: &Path, step: &str) -> Option<PathBuf> {
+    /// `step` (named `name`) is in the job record `job`; its path, or
+    /// `None` when no directory would take it (best effort, see the
+    /// module's docs).
+    pub(crate) fn write(&self, job: &Path, step: &str, name: &str) -> Option<PathBuf> {
         let pid = std::process::id();
-        let name = marker_name(pid, start_time(pid)?);
+        let file = marker_name(pid, start_time(pid)?);
         let job = std::fs::canonicalize(job).ok()?;
-        let text = serde_json::to_vec(&Marker { job, step: step.to_owned() }).ok()?;
+        let text = serde_json::to_vec(&Marker { job, step: step.to_owned(), name: Some(name.to_owned()) }).ok()?;
         self.dirs.iter().find_map(|dir| {
             std::fs::create_dir_all(dir).ok()?;
-            let path = dir.join(&name);
+            let path = dir.join(&file);
             // Whole or not at all: it is read when this process is gone.
             stepmon_outfile::write(&path, &text).ok()?;
             Some(path)
         })
+    }
+
+    /// The markers of writers that still run: the steps of job records
+    /// running now, each with its writer's identity. Unreadable markers
+    /// are left out (and left alone).
+    #[must_use]
+    pub fn running(&self) -> Vec<RunningMarker> {
+        let mut out = Vec::new();
+        for dir in &self.dirs {
+            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            for entry in entries.filter_map(Result::ok) {
+                let file = entry.file_name();
+                let Some((pid, start, n)) = file.to_str().and_then(writer_of) else { continue };
+                if start_time(pid) != Some(start) {
+                    continue;
+                }
+                let Ok(text) = std::fs::read(entry.path()) else { continue };
+                let Ok(Marker { job, step, name }) = serde_json::from_slice(&text) else { continue };
+                out.push(RunningMarker { pid, start, n, job, step, name });
+            }
+        }
+        out
     }
 
     /// For each marker whose writer is gone (killed: it never reached its
@@ -157,7 +205,7 @@ pub fn mark_collected(marker: &Path) -> Result<Collected, JobError> {
 
 fn collect(marker: &Path) -> Result<Collected, JobError> {
     let text = std::fs::read(marker).map_err(|source| JobError::ReadMarker { marker: marker.to_owned(), source })?;
-    let Marker { job, step } =
+    let Marker { job, step, .. } =
         serde_json::from_slice(&text).map_err(|source| JobError::NotAMarker { marker: marker.to_owned(), source })?;
     let record =
         Record::StepCollected(StepCollected::new(step.clone(), jiff::Timestamp::now(), "stepmon gc".to_owned()));
@@ -185,12 +233,22 @@ fn marker_name(pid: u32, start: u64) -> String {
 /// The writer (PID, start time) a marker's file name names; `None` for
 /// any other name.
 fn owner_of(name: &str) -> Option<(u32, u64)> {
+    writer_of(name).map(|(pid, start, _)| (pid, start))
+}
+
+/// The writer (PID, start time, its number in its process) a marker's file
+/// name names; `None` for any other name.
+fn writer_of(name: &str) -> Option<(u32, u64, u64)> {
     let mut fields = name.strip_suffix(".json")?.split('.');
     let (pid, start) = (fields.next()?, fields.next()?);
-    if fields.next().is_some_and(|n| n.parse::<u64>().is_err()) || fields.next().is_some() {
+    let n = match fields.next() {
+        Some(n) => n.parse().ok()?,
+        None => 0,
+    };
+    if fields.next().is_some() {
         return None;
     }
-    Some((pid.parse().ok()?, start.parse().ok()?))
+    Some((pid.parse().ok()?, start.parse().ok()?, n))
 }
 
 #[cfg(test)]
@@ -227,7 +285,11 @@ mod tests {
         let markers = MarkerDirs::new(vec![dir.path().join("none/yet"), dir.path().join("markers")]);
         let (job, step) = record_with_start(dir.path(), 1);
         // The first directory is taken: it is created.
-        let live = markers.write(&job, &step).unwrap();
+        let live = markers.write(&job, &step, "s").unwrap();
+        let running = markers.running();
+        let [one] = running.as_slice() else { panic!("{running:?}") };
+        assert_eq!((one.pid, one.step.as_str(), one.name.as_deref()), (std::process::id(), step.as_str(), Some("s")));
+        assert_eq!(one.job, job.canonicalize().unwrap());
         assert!(live.starts_with(dir.path().join("none/yet")), "{}", live.display());
         // A dead writer's marker: this PID with another start time (its
         // PID reused since).
@@ -266,7 +328,8 @@ mod tests {
         assert!(!junk.exists());
 
         let gone = dir.path().join("3.4.json");
-        let text = serde_json::to_vec(&Marker { job: dir.path().join("moved.jsonl"), step: "9.9".into() }).unwrap();
+        let text = serde_json::to_vec(&Marker { job: dir.path().join("moved.jsonl"), step: "9.9".into(), name: None })
+            .unwrap();
         std::fs::write(&gone, text).unwrap();
         let e = mark_collected(&gone).unwrap_err();
         assert!(matches!(&e, JobError::OpenExisting { .. }), "{e}");

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use jiff::Timestamp;
@@ -29,6 +30,25 @@ pub struct JobWriter {
     stopped: Option<JobError>,
     /// This writer's gc marker, removed at the step's end.
     marker: Option<PathBuf>,
+    /// What it shares with its [`crate::EventAppender`]s: the record stops
+    /// for all of them at the first line one could not append.
+    shared: Arc<Mutex<Shared>>,
+}
+
+/// The stop of one step's record, shared by its writer and its event
+/// appenders.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// An append failed: nothing more of the step is appended.
+    pub(crate) stopped: bool,
+    /// Why, when an event appender's append was the one that failed (the
+    /// writer takes it, for [`EndReport::stopped`]).
+    pub(crate) why: Option<JobError>,
+}
+
+/// `shared`, locked (a panic under the lock leaves a flag and a reason).
+pub(crate) fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// What became of a line a [`JobWriter`] was asked to append.
@@ -90,9 +110,11 @@ impl JobWriter {
     pub fn open_marked(path: impl AsRef<Path>, start: StepStart, markers: &MarkerDirs) -> Result<JobWriter, JobError> {
         let path = path.as_ref();
         let file = Appender::open(path).map_err(|source| JobError::Open { path: path.to_owned(), source })?;
-        let mut writer = JobWriter { file, step: start.step.clone(), stopped: None, marker: None };
+        let mut writer =
+            JobWriter { file, step: start.step.clone(), stopped: None, marker: None, shared: Arc::default() };
+        let name = start.name.clone();
         writer.write_line(&Record::StepStart(start))?;
-        writer.marker = markers.write(path, &writer.step);
+        writer.marker = markers.write(path, &writer.step, &name);
         Ok(writer)
     }
 
@@ -176,15 +198,36 @@ impl JobWriter {
         EndReport { end: appended, stopped: self.stopped, sync }
     }
 
+    /// Appends the step's events as they happen, from any thread, beside
+    /// this writer's lines (see [`crate::EventAppender`]); `on_stop` is
+    /// called once, with why, when an event's append stops the record.
+    ///
+    /// # Errors
+    /// [`JobError::OpenExisting`] when the record cannot be opened again.
+    pub fn events(&self, on_stop: impl FnOnce(&JobError) + Send + 'static) -> Result<crate::EventAppender, JobError> {
+        let path = self.file.path();
+        let file =
+            Appender::open_existing(path).map_err(|source| JobError::OpenExisting { path: path.to_owned(), source })?;
+        Ok(crate::EventAppender::new(file, self.step.clone(), Arc::clone(&self.shared), Box::new(on_stop)))
+    }
+
     /// Appends `record` as one line in one `write(2)`, unless the record
-    /// has stopped; the first failure stops it.
+    /// has stopped (here or in an event appender); the first failure stops it.
     fn append(&mut self, record: &Record) -> Appended {
         if self.stopped.is_some() {
+            return Appended::AlreadyStopped;
+        }
+        let shared = Arc::clone(&self.shared);
+        let mut shared = lock(&shared);
+        if shared.stopped {
+            // An event appender stopped it, and said so.
+            self.stopped = shared.why.take();
             return Appended::AlreadyStopped;
         }
         match self.write_line(record) {
             Ok(()) => Appended::Written,
             Err(why) => {
+                shared.stopped = true;
                 self.stopped = Some(why);
                 Appended::Stopped
             }

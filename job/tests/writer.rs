@@ -1,22 +1,24 @@
 //! The writer's lines read back as `stepmon report` reads them
 //! (`stepmon_report::job::read`): whole steps, steps that could not run,
-//! live samples, writers on many threads at once, a torn line, and a full
+//! live samples, events beside them, writers on many threads at once, a
+//! torn line, and a full
 //! disk (root: a tmpfs in a mount namespace of the test's own). Linux's:
 //! whole lines from concurrent writers are its guarantee (see
 //! `stepmon_outfile::Appender`), and the markers name Linux processes.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use stepmon_job::{Appended, JobError, JobWriter, LiveSample, MarkerDirs, Record, SampleOf, StepSample, StepStart};
+use stepmon_job::{Appended, JobError, JobWriter, MarkerDirs};
 use stepmon_model::RunDocument;
+use stepmon_model::job::{LiveSample, Record, SampleOf, StepStart};
+use stepmon_model::sample::StepSample;
 use stepmon_report::job::{self as reader, StepStatus};
 
 /// A sample at `second` s past 10:00 with `cpu_ns` of CPU, padded with
@@ -98,6 +100,76 @@ fn a_step_that_could_not_run_ends_with_its_error_and_no_samples() {
         record.steps[0].status(),
         StepStatus::NotRun { exit_code: 127, error: "missing: command not found".to_owned() }
     );
+}
+
+/// A memory event at `second` s past 10:00.
+fn event(second: u32) -> stepmon_model::event::StepEvent {
+    use stepmon_model::event::{MemoryBound, MemoryNearLimit, StepEvent};
+    let memory = MemoryNearLimit::new(MemoryBound::OwnLimit, "memory.max".to_owned(), 100 << 20, 95 << 20, 0.9);
+    let at = format!("2026-12-04T10:00:{:02}Z", second % 60).parse().unwrap();
+    StepEvent::memory_near_limit(at, f64::from(second), memory)
+}
+
+#[test]
+fn events_go_between_the_samples_and_todays_reader_skips_them_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.jsonl");
+    let mut writer = JobWriter::open_marked(&path, started(9, "events"), &markers(dir.path())).unwrap();
+    let mut events = writer.events(|why| panic!("{why}")).unwrap();
+    let samples: Vec<StepSample> = (0..2).map(|i| sample(i, 1, 10)).collect();
+    assert_eq!(writer.append_sample(live(&samples[0])), Appended::Written);
+    assert_eq!(events.append(event(1)), Appended::Written);
+    assert_eq!(writer.append_sample(live(&samples[1])), Appended::Written);
+    let report = writer.end(0, None, Some(document(&samples)));
+    assert!(report.stopped.is_none(), "{report:?}");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let third = text.lines().nth(2).unwrap();
+    let line: stepmon_model::job::EventLine = serde_json::from_str(third).unwrap();
+    assert_eq!(
+        line,
+        stepmon_model::job::EventLine::StepEvent(stepmon_model::job::StepEventRecord::new(
+            writer_step(&text),
+            event(1)
+        ))
+    );
+    let record = reader::read(&text);
+    assert!(record.lost.is_empty(), "{:?}", record.lost);
+    let unknown: Vec<(usize, &str)> = record.unknown.iter().map(|u| (u.line, u.kind.as_str())).collect();
+    assert_eq!(unknown, [(3, "stepEvent")], "skipped, and only it");
+    let [step] = record.steps.as_slice() else { panic!("{:?}", record.steps) };
+    assert_eq!((step.status(), step.sample_lines), (StepStatus::Ended { exit_code: 0 }, 2));
+}
+
+/// The step id of the record's first line.
+fn writer_step(text: &str) -> String {
+    let Ok(Record::StepStart(start)) = serde_json::from_str(text.lines().next().unwrap()) else { panic!("{text}") };
+    start.step
+}
+
+#[test]
+fn an_event_that_cannot_be_appended_stops_the_record_for_the_writer_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.jsonl");
+    let mut writer = JobWriter::open_marked(&path, started(10, "full"), &markers(dir.path())).unwrap();
+    // The event appender opens the record again by its path: /dev/full
+    // there, whose every write fails with ENOSPC.
+    let kept = dir.path().join("kept.jsonl");
+    std::fs::rename(&path, &kept).unwrap();
+    std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+    let said = Arc::new(AtomicBool::new(false));
+    let mut events = {
+        let said = Arc::clone(&said);
+        writer.events(move |_| said.store(true, Ordering::SeqCst)).unwrap()
+    };
+    assert_eq!(events.append(event(1)), Appended::Stopped);
+    assert!(said.load(Ordering::SeqCst), "said once, as it happened");
+    assert_eq!(events.append(event(2)), Appended::AlreadyStopped);
+    assert_eq!(writer.append_sample(live(&sample(3, 1, 10))), Appended::AlreadyStopped, "the writer stops too");
+    let report = writer.end(0, None, None);
+    assert_eq!(report.end, Appended::AlreadyStopped);
+    assert!(matches!(report.stopped, Some(JobError::Append { .. })), "the end says why: {report:?}");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap().lines().count(), 1, "the start alone");
 }
 
 /// Waits until `path` holds `n` lines.

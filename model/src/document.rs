@@ -137,6 +137,10 @@ pub struct RunInfo {
     /// The step's processes one by one (taskstats), or why not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub processes: Option<crate::processes::Processes>,
+    /// What happened while the step ran, in time order (its memory near
+    /// what bounds it, [`crate::event`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::event::StepEvent>,
 }
 
 /// The whole document of one `stepmon run`.

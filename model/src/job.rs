@@ -4,12 +4,14 @@
 //! run document, and [`StepCollected`] when `stepmon gc` cleaned up after a
 //! killed stepmon. `stepmon-job` writes a job record, `stepmon-report` reads
 //! one back; [`LiveSample`] is what the runner hands the writer as a step
-//! runs.
+//! runs. A step's events ([`crate::event::StepEvent`]) are lines of their
+//! own ([`EventLine`]), beside [`Record`]'s kinds.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::document::RunDocument;
+use crate::event::StepEvent;
 use crate::labels::Label;
 use crate::sample::StepSample;
 
@@ -163,5 +165,46 @@ impl StepCollected {
     #[must_use]
     pub fn new(step: String, at: Timestamp, by: String) -> StepCollected {
         StepCollected { step, at, by }
+    }
+}
+
+/// A line of a job record that [`Record`] does not read: an event of a
+/// running step, appended as it happens (its run document's
+/// `stepmon.events` has it again once the step ends). Tagged by `kind`,
+/// first in the line, as every record is; a reader that knows only
+/// [`Record`]'s kinds skips it as a line of an unknown kind.
+///
+/// ```
+/// use stepmon_model::event::{MemoryBound, MemoryNearLimit, StepEvent};
+/// use stepmon_model::job::{EventLine, StepEventRecord};
+///
+/// let memory = MemoryNearLimit::new(MemoryBound::OwnLimit, "memory.max".into(), 100, 95, 0.9);
+/// let event = StepEvent::memory_near_limit("2026-12-04T10:00:00Z".parse()?, 9.5, memory);
+/// let line = serde_json::to_string(&EventLine::StepEvent(StepEventRecord::new("7.1".into(), event)))?;
+/// assert!(line.starts_with(r#"{"kind":"stepEvent","step":"7.1","event":{"at":"#), "{line}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum EventLine {
+    /// An event of a running step.
+    StepEvent(StepEventRecord),
+}
+
+/// An event of a running step, in a job record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepEventRecord {
+    /// The step's id ([`StepStart::step`]).
+    pub step: String,
+    /// The event.
+    pub event: StepEvent,
+}
+
+impl StepEventRecord {
+    /// The event `event` of the step `step`.
+    #[must_use]
+    pub fn new(step: String, event: StepEvent) -> StepEventRecord {
+        StepEventRecord { step, event }
     }
 }

@@ -24,6 +24,9 @@
 //! * [`labels`] — a step's name, labels and CI context.
 //! * [`job`] — the lines of a job record, and the live samples a job
 //!   record's writer takes from the runner.
+//! * [`event`] — what happened while a step ran (its memory near what
+//!   bounds it), as it happened.
+//! * [`progress`] — a running step's numbers now, from two of its samples.
 //!
 //! Only serde and jiff: no I/O, no kernel calls — the readers
 //! (`stepmon-sysusage`, `stepmon-sampler`) and the runner
@@ -51,12 +54,14 @@
 
 pub mod advice;
 pub mod document;
+pub mod event;
 mod float;
 pub mod job;
 pub mod labels;
 pub mod missing;
 pub mod network;
 pub mod processes;
+pub mod progress;
 pub mod result;
 pub mod sample;
 pub mod source;

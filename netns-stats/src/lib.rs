@@ -9,7 +9,7 @@
 //!   `setns`-ed into that namespace; [`SysfsInterface`] reads the sysfs
 //!   statistics of the caller's own namespace.
 //! * [`model`] (feature `std`) — owned [`Snapshot`]s, [`Totals`] without
-//!   loopback by default, and BuildKit's [`NetworkSample`] relative to the
+//!   loopback by default, and BuildKit's [`NetworkSample`](stepmon_model::network::NetworkSample) relative to the
 //!   first reading, produced by [`NetworkSampler`].
 //!
 //! Direction is the **step's**: `rx` is what the step received. The counters
@@ -55,7 +55,7 @@ pub mod model;
 pub mod read;
 
 #[cfg(feature = "std")]
-pub use model::{InterfaceCounters, NetworkSample, NetworkSampler, SampleOutcome, Snapshot, Totals, TotalsOptions};
+pub use model::{InterfaceCounters, NetworkSampler, SampleOutcome, Snapshot, Totals, TotalsOptions};
 pub use parse::{DevCounters, Interface, NetDev, NetDevLines, StatFile, SysfsStatistics};
 #[cfg(all(feature = "std", target_os = "linux"))]
 pub use read::{Error, NetnsCounters, SysfsInterface};

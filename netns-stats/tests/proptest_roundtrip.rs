@@ -4,9 +4,10 @@
 mod common;
 
 use proptest::prelude::*;
+use stepmon_model::network::NetworkSample;
 use stepmon_netns_stats::{
-    DevCounters, InterfaceCounters, NetDev, NetDevLines, NetworkSample, NetworkSampler, Snapshot, StatFile,
-    SysfsStatistics, TotalsOptions,
+    DevCounters, InterfaceCounters, NetDev, NetDevLines, NetworkSampler, Snapshot, StatFile, SysfsStatistics,
+    TotalsOptions,
 };
 
 const HEADER: &str = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n";

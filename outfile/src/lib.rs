@@ -25,9 +25,8 @@
 
 /// The workspace's one way for a test to skip (fails under
 /// `STEPMON_REQUIRE_LIVE=1`).
-#[cfg(test)]
-#[path = "../../testsupport/skip.rs"]
-mod test_skip;
+#[cfg(all(test, unix))]
+use stepmon_testsupport::skip as test_skip;
 
 mod append;
 

@@ -4,7 +4,7 @@
 
 use stepmon_model::sample::UsageSummary;
 
-use crate::document::RunDocument;
+use stepmon_model::document::RunDocument;
 
 /// Fills in what a measured step's document leaves to the report: its
 /// summary (over the wall time the runner recorded in
@@ -14,7 +14,7 @@ use crate::document::RunDocument;
 /// `stepmon-runner` calls this when it wants them too.
 ///
 /// ```
-/// use stepmon_report::RunDocument;
+/// use stepmon_model::document::RunDocument;
 /// let json = r#"{"resourceUsage": {"samples": [
 ///     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
 ///     {"timestamp": "2026-11-30T10:00:02Z", "cpuStat": {"usageNanos": 1500000000}, "pidsStat": {}}]},

@@ -14,8 +14,14 @@ use std::fmt;
 
 /// A number written with `DECIMALS` decimals (at most 4), as
 /// `format!("{:.DECIMALS$}")` writes it.
+///
+/// ```
+/// use stepmon_report::fixed::Fixed;
+/// assert_eq!(Fixed::<1>(2.25).to_string(), format!("{:.1}", 2.25));
+/// assert_eq!(Fixed::<2>(-0.001).to_string(), "-0.00");
+/// ```
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Fixed<const DECIMALS: u32>(pub(crate) f64);
+pub struct Fixed<const DECIMALS: u32>(pub f64);
 
 /// `|x| · 10^decimals` rounded to the nearest integer, ties to even; `None`
 /// for non-finite `x` or a result beyond `u64`.
@@ -46,7 +52,10 @@ fn scaled(x: f64, decimals: u32) -> Option<u64> {
 }
 
 /// Writes `x` with `decimals` decimals, as `format!("{x:.decimals$}")` does.
-pub(crate) fn write(f: &mut impl fmt::Write, x: f64, decimals: u32) -> fmt::Result {
+///
+/// # Errors
+/// As `f`'s.
+pub fn write(f: &mut impl fmt::Write, x: f64, decimals: u32) -> fmt::Result {
     let Some(n) = scaled(x, decimals) else {
         return write!(f, "{x:.*}", decimals as usize);
     };
@@ -61,7 +70,8 @@ pub(crate) fn write(f: &mut impl fmt::Write, x: f64, decimals: u32) -> fmt::Resu
 }
 
 /// `x` with `decimals` decimals, as `format!("{x:.decimals$}")` writes it.
-pub(crate) fn string(x: f64, decimals: u32) -> String {
+#[must_use]
+pub fn string(x: f64, decimals: u32) -> String {
     let mut out = String::new();
     let _ = write(&mut out, x, decimals);
     out

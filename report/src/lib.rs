@@ -1,26 +1,29 @@
-//! What stepmon's recorded step usage means, in the formats people and
-//! tools read.
+//! What stepmon's recorded step usage means.
 //!
-//! * [`RunDocument`] — the JSON `stepmon run --output` writes (BuildKit's
-//!   `resourceUsage` and `sysUsage` plus a `stepmon` object); [`import`]
-//!   reads it and BuildKit provenance attestations (SLSA v1 and v0.2) into
-//!   [`Step`]s.
-//! * [`Verdicts`] — why a step was slow (CPU-, memory- or IO-bound from PSI
+//! * [`Step`] — one measured step: a `stepmon run` document
+//!   ([`stepmon_model::document::RunDocument`], read with
+//!   [`Step::from_run`]) or a BuildKit step, with its summary.
+//! * [`verdict`] — why a step was slow (CPU-, memory- or IO-bound from PSI
 //!   stall time, throttled by its own `cpu.max`), whether the machine was
 //!   busy, OOM kills and limit hits, and what stepmon itself cost — each with
-//!   the numbers behind it and the [`Thresholds`] it was judged by.
-//! * [`export`] — the human summary, Chrome trace event JSON (Perfetto,
-//!   `chrome://tracing`), OpenMetrics text, Markdown for CI job summaries
-//!   (charts as Mermaid, which GitHub renders), self-contained HTML and SVG
-//!   charts drawn here (no chart service).
+//!   the numbers behind it and the thresholds it was judged by
+//!   ([`stepmon_model::verdict::Verdicts`], [`stepmon_model::verdict::Thresholds`]).
+//! * [`advice`] — how many parallel workers the step's memory and cores hold.
+//! * [`text`] — the human summary; [`units`] — the numbers as people read them.
 //! * [`diff`] — two runs of the same step, field by field, with changes
 //!   beyond the noise flagged.
+//! * [`job`] — a CI job's record read back, its table and its verdict.
 //!
+//! The formats tools read are `stepmon-export`'s (and `stepmon-otlp`'s);
+//! reading provenance and build history bundles is `stepmon-import`'s.
 //! No I/O happens here: callers pass text or values in and get text or
-//! values out.
+//! values out. The types of what is judged and of the verdicts are
+//! `stepmon-model`'s, named by their one path there; this crate defines
+//! what it computes (steps, diffs, job tables) and re-exports none of them.
 //!
 //! ```
-//! use stepmon_report::{RunDocument, Step};
+//! use stepmon_model::document::RunDocument;
+//! use stepmon_report::Step;
 //!
 //! let json = r#"{"resourceUsage": {"samples": [
 //!     {"timestamp": "2026-11-30T10:00:00Z", "cpuStat": {"usageNanos": 0}, "pidsStat": {}},
@@ -42,29 +45,17 @@ pub mod advice;
 pub mod compose;
 mod cpus;
 pub mod diff;
-mod escape;
-pub mod export;
-mod fixed;
-pub mod import;
+pub mod fixed;
 pub mod job;
 pub mod processes;
 pub mod series;
 pub mod source;
 pub mod step;
-pub mod summary;
 pub mod text;
 pub mod units;
 pub mod verdict;
 
 pub use step::{Origin, Step, WallSource};
-/// The run document's types ([`stepmon_model::document`]).
-pub use stepmon_model::document;
-/// A step's name, labels and CI context ([`stepmon_model::labels`]).
-pub use stepmon_model::labels;
-pub use stepmon_model::{
-    Bound, CiContext, Collector, Group, Host, Label, NotEnabled, RunDocument, RunInfo, Rung, Source, Sources,
-};
-pub use verdict::{Thresholds, Verdicts};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -1,7 +1,7 @@
-//! Where each number of a run came from ([`stepmon_model::source`]'s types,
-//! re-exported), and what a step's sources imply for its numbers.
+//! What a step's sources ([`stepmon_model::source`]: where each number of
+//! a run came from) imply for its numbers.
 
-pub use stepmon_model::source::*;
+use stepmon_model::source::{Bound, Group};
 
 /// Whether `step`'s numbers of `group` are a lower bound.
 #[must_use]

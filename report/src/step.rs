@@ -5,12 +5,10 @@ use jiff::Timestamp;
 use serde::Serialize;
 use stepmon_model::sample::{StepSample, StepUsage, UsageSummary};
 
-use crate::summary::Baseline;
-/// One argument, shell-style ([`stepmon_model::labels::quote`]).
-pub use stepmon_model::labels::quote;
-
-use crate::document::{RunDocument, RunInfo};
-use crate::source::Sources;
+use stepmon_model::document::{RunDocument, RunInfo};
+use stepmon_model::labels::quote;
+use stepmon_model::source::Sources;
+use stepmon_model::summary::Baseline;
 
 /// Where a step was recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +27,18 @@ pub enum Origin {
     },
 }
 
+impl Origin {
+    /// Its name in the JSON (`stepmonRun`, `buildKit`), as the exports
+    /// label it.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Origin::StepmonRun => "stepmonRun",
+            Origin::BuildKit { .. } => "buildKit",
+        }
+    }
+}
+
 /// How the step's wall time is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,6 +54,20 @@ pub enum WallSource {
     Vertex,
     /// Not known (e.g. a BuildKit step with only its final sample).
     Unknown,
+}
+
+impl WallSource {
+    /// Its name in the JSON (`measured`, `estimatedFromSamples`, `vertex`,
+    /// `unknown`), as the exports label it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            WallSource::Measured => "measured",
+            WallSource::EstimatedFromSamples => "estimatedFromSamples",
+            WallSource::Vertex => "vertex",
+            WallSource::Unknown => "unknown",
+        }
+    }
 }
 
 /// Why a BuildKit step with a single sample has no pids or memory-split
@@ -229,7 +253,7 @@ pub const BUILDKIT_FIRST_SAMPLE_SECONDS: f64 = 2.0;
 /// The summary of a BuildKit step; a single (post-exit) sample gives no
 /// pids peak and no anon/file split ([`POST_EXIT_SAMPLE`]), not zeros.
 fn buildkit_summary(usage: &StepUsage, wall_seconds: Option<f64>) -> UsageSummary {
-    let mut summary = crate::summary::with_baseline(usage, wall_seconds, Baseline::Zero);
+    let mut summary = stepmon_model::summary::with_baseline(usage, wall_seconds, Baseline::Zero);
     if usage.resource_usage.samples.len() == 1 {
         summary.pids_peak = None;
         summary.memory.anon_at_peak_bytes = None;
@@ -266,7 +290,7 @@ pub fn label(name: &str, command: &[String]) -> String {
 }
 
 /// `text` in at most `max` characters, the elision marked ([`elide_to`]).
-pub(crate) fn shorten(text: &str, max: usize) -> String {
+fn shorten(text: &str, max: usize) -> String {
     elide_to(text, max).into_owned()
 }
 

@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 
 use stepmon_model::sample::StallSummary;
 
-use crate::source::Group;
 use crate::step::{Step, WallSource};
 use crate::units::{bytes, percent, seconds};
-use crate::verdict::Verdicts;
+use stepmon_model::source::Group;
+use stepmon_model::verdict::Verdicts;
 
 fn or_dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
     value.map_or_else(|| "—".to_owned(), show)
@@ -23,7 +23,7 @@ fn stall(name: &str, s: &StallSummary) -> Option<String> {
 /// cgroup (empty for steps that record no sources: their own cgroup).
 fn from(step: &Step, group: Group) -> String {
     match step.sources.get(group) {
-        Some(source) if source.rung != crate::source::Rung::CgroupV2 => format!("  [{}]", source.label()),
+        Some(source) if source.rung != stepmon_model::source::Rung::CgroupV2 => format!("  [{}]", source.label()),
         _ => String::new(),
     }
 }
@@ -37,14 +37,14 @@ fn who(step: &Step) -> String {
     };
     let command = crate::step::shown_command(&run.command);
     let mut out = match &run.name {
-        Some(name) if *name != crate::labels::default_name(&run.command) => {
-            format!("{} `{command}`", crate::step::elide(&crate::step::quote(name)))
+        Some(name) if *name != stepmon_model::labels::default_name(&run.command) => {
+            format!("{} `{command}`", crate::step::elide(&stepmon_model::labels::quote(name)))
         }
         _ => format!("`{command}`"),
     };
     if !run.labels.is_empty() {
         let labels: Vec<String> =
-            run.labels.iter().map(|l| format!("{}={}", l.key, crate::step::quote(&l.value))).collect();
+            run.labels.iter().map(|l| format!("{}={}", l.key, stepmon_model::labels::quote(&l.value))).collect();
         let _ = write!(out, " [{}]", labels.join(" "));
     }
     out

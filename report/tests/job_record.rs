@@ -5,7 +5,8 @@
 mod common;
 
 use common::job::{end, line, samples, start, ts};
-use stepmon_report::job::{self, Entry, Record, StepStart, StepStatus};
+use stepmon_model::job::{Record, StepStart};
+use stepmon_report::job::{self, Entry, StepStatus};
 
 /// Two steps, one whole (exit 3) and one the record ends in the middle of.
 fn two_steps() -> (String, StepStart, StepStart) {
@@ -150,7 +151,8 @@ fn the_table_marks_the_interrupted_step_and_totals_the_job() {
 #[test]
 fn a_step_collected_by_gc_stays_interrupted_and_says_so() {
     let (text, _, b) = two_steps();
-    let collected = job::StepCollected::new(b.step.clone(), ts("2026-12-01T10:05:00Z"), "stepmon gc".to_owned());
+    let collected =
+        stepmon_model::job::StepCollected::new(b.step.clone(), ts("2026-12-01T10:05:00Z"), "stepmon gc".to_owned());
     let text = text + &line(Record::StepCollected(collected.clone()));
     let record = job::read(&text);
     assert!(record.lost.is_empty() && record.unknown.is_empty(), "{record:?}");
@@ -175,7 +177,7 @@ fn the_sample_lines_of_a_step_with_its_document_are_counted_not_read_again() {
     assert_eq!((whole.sample_lines, whole.samples.len(), whole.samples_of), (2, 0, None));
     assert_eq!(whole.to_step().usage.resource_usage.samples.len(), 2, "from the document");
     // The interrupted step's lines are all it has: read.
-    assert_eq!((cut.sample_lines, cut.samples.len(), cut.samples_of), (2, 2, Some(job::SampleOf::Step)));
+    assert_eq!((cut.sample_lines, cut.samples.len(), cut.samples_of), (2, 2, Some(stepmon_model::job::SampleOf::Step)));
 }
 
 /// `text` with its line `number` (from 1) replaced by `by`.

@@ -1,31 +1,19 @@
 //! Runs measured without a cgroup of their own (the "never refuses a step"
 //! ladder): the summary from each group's rung, the labels in the text, the
-//! verdicts, every export and `diff`. Input: a CPU-bound step recorded on
+//! verdicts and `diff` (the exports: stepmon-export's tests/sources.rs). Input: a CPU-bound step recorded on
 //! this repo's hybrid host inside a simulated container (read-only
 //! cgroupfs: CPU and IO from the process tree, stall from the root cgroup,
 //! i.e. the whole machine), beside the same workload recorded in its own
 //! cgroup, and copies edited to hold an enclosing cgroup's memory.
 
-use std::path::PathBuf;
+#[path = "common/sources.rs"]
+mod sources;
 
-use serde_json::Value;
+use sources::{CONTAINER, OWN_CGROUP, document, with_enclosing_memory};
+use stepmon_model::source::{Group, Rung};
+use stepmon_model::verdict::Bottleneck;
+use stepmon_report::Step;
 use stepmon_report::diff::{Comparability, StepDiff};
-use stepmon_report::export::{self, Format};
-use stepmon_report::source::{Bound, EnclosingCgroup, Group, Rung, Source};
-use stepmon_report::verdict::Bottleneck;
-use stepmon_report::{RunDocument, Step};
-
-fn data(path: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-const CONTAINER: &str = "runs/container-process-tree-cpu-3s.json";
-const OWN_CGROUP: &str = "runs/hybrid-cpu-3s.json";
-
-fn document(path: &str) -> RunDocument {
-    serde_json::from_str(&data(path)).unwrap()
-}
 
 #[test]
 fn the_summary_takes_each_group_from_its_rung() {
@@ -70,27 +58,6 @@ fn the_text_labels_lines_and_the_verdicts_do_not_claim_the_machines_stall() {
 }
 
 #[test]
-fn every_export_carries_the_sources() {
-    let step = Step::from_run(&document(CONTAINER));
-    let steps = std::slice::from_ref(&step);
-    let om = export::render(Format::OpenMetrics, steps);
-    assert!(om.contains(r#"stepmon_step_source_info{"#), "{om}");
-    assert!(om.lines().any(|l| l.contains(r#"group="cpu""#) && l.contains(r#"rung="processTree""#)), "{om}");
-    let trace: Value = serde_json::from_str(&export::render(Format::Trace, steps)).unwrap();
-    let events = trace["traceEvents"].as_array().unwrap();
-    let slice = events.iter().find(|e| e["ph"] == "X").unwrap();
-    assert_eq!(slice["args"]["sources"]["cpu"]["rung"], "processTree", "{slice}");
-    for format in [Format::Markdown, Format::Html] {
-        let out = export::render(format, steps);
-        assert!(out.contains("(process tree)"), "{format:?}: {out}");
-        assert!(out.contains("(whole machine)"), "{format:?}");
-    }
-    // A step in its own cgroup has no such labels.
-    let own = Step::from_run(&document(OWN_CGROUP));
-    assert!(!export::render(Format::Markdown, std::slice::from_ref(&own)).contains("(process tree)"));
-}
-
-#[test]
 fn diff_does_not_compare_numbers_from_different_rungs() {
     let own = Step::from_run(&document(OWN_CGROUP));
     let container = Step::from_run(&document(CONTAINER));
@@ -116,44 +83,6 @@ fn diff_does_not_compare_numbers_from_different_rungs() {
     assert_eq!(cpu.comparability, Comparability::Compared);
 }
 
-/// The container recording with an enclosing cgroup that accounts memory:
-/// `memory.current` sampled at `currents` (bytes), `memory.peak` as given.
-fn with_enclosing_memory(currents: &[u64], peaks: Option<(u64, u64)>, reset: Option<u64>) -> RunDocument {
-    let mut doc = document(CONTAINER);
-    let run = doc.stepmon.as_mut().unwrap();
-    let enclosing = run.enclosing_cgroup.as_mut().unwrap();
-    let mut e = EnclosingCgroup::default();
-    e.cgroup = "/sys/fs/cgroup/docker/abc".into();
-    e.other_processes_at_start = Some(3);
-    e.memory_peak_since_start = reset;
-    e.samples.clone_from(&enclosing.samples);
-    let last = e.samples.len() - 1;
-    for (i, sample) in e.samples.iter_mut().enumerate() {
-        sample.stepmon.memory_current = Some(currents[i.min(currents.len() - 1)]);
-        if let Some((first, end)) = peaks {
-            let mut memory = sample.memory_stat.unwrap_or_default();
-            memory.peak = Some(if i == last { end } else { first });
-            sample.memory_stat = Some(memory);
-        }
-    }
-    let bound = match (reset, peaks) {
-        (Some(_), _) => Bound::Exact,
-        (None, Some((first, end))) if end > first => Bound::Exact,
-        _ => Bound::LowerBound,
-    };
-    *enclosing = e;
-    let covers = enclosing.covers();
-    run.sources.set(
-        Group::Memory,
-        Some(if bound == Bound::Exact {
-            Source::exact(Rung::EnclosingCgroup, covers)
-        } else {
-            Source::lower_bound(Rung::EnclosingCgroup, covers)
-        }),
-    );
-    doc
-}
-
 #[test]
 fn an_enclosing_memory_peak_is_exact_or_a_lower_bound_and_says_so() {
     const MIB: u64 = 1 << 20;
@@ -166,8 +95,7 @@ fn an_enclosing_memory_peak_is_exact_or_a_lower_bound_and_says_so() {
     assert!(memory.contains("peak ≥ 80.0 MiB") && memory.ends_with("[enclosing cgroup, lower bound]"), "{memory}");
     assert!(verdicts.memory.reason.contains("lower bound"), "{}", verdicts.memory.reason);
     assert!(verdicts.memory.reason.contains("held 3 other processes"), "{}", verdicts.memory.reason);
-    let md = export::render(Format::Markdown, std::slice::from_ref(&step));
-    assert!(md.contains("≥ 80.0 MiB (enclosing cgroup, lower bound)"), "{md}");
+    // The Markdown says so too: stepmon-export's tests/sources.rs.
     // memory.peak rose during the step: its new value is the step window's peak.
     let step = Step::from_run(&with_enclosing_memory(&[10 * MIB, 20 * MIB], Some((50 * MIB, 90 * MIB)), None));
     assert_eq!(step.summary.memory.peak_bytes, Some(90 * MIB));
@@ -186,7 +114,7 @@ fn documents_without_sources_read_as_before() {
     let doc = document(OWN_CGROUP);
     assert!(doc.stepmon.as_ref().unwrap().sources.is_empty());
     let step = Step::from_run(&doc);
-    let plain = stepmon_report::summary::of(&doc.usage(), step.wall_seconds);
+    let plain = stepmon_model::summary::of(&doc.usage(), step.wall_seconds);
     assert_eq!(step.summary, plain);
     assert!(!stepmon_report::text::render(&step, &step.verdicts()).contains('['));
 }

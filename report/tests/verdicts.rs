@@ -4,8 +4,10 @@
 //! threshold.
 
 use serde_json::{Value, json};
-use stepmon_report::verdict::{Bottleneck, CpuStallCause, MachineLoad, MemoryOutcome, Thresholds};
-use stepmon_report::{RunDocument, Step, Verdicts, units};
+use stepmon_model::document::RunDocument;
+use stepmon_model::verdict::Verdicts;
+use stepmon_model::verdict::{Bottleneck, CpuStallCause, MachineLoad, MemoryOutcome, Thresholds};
+use stepmon_report::{Step, units};
 
 fn recorded(name: &str) -> Value {
     let path = format!("{}/tests/data/runs/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -17,8 +17,8 @@
 
 use std::path::Path;
 
+use stepmon_model::sample::StepSample;
 use stepmon_model::source::{Bound, EnclosingCgroup, Group, ProcessTree, Rung, Source, Sources, TreeMemoryFrom};
-use stepmon_sampler::model::StepSample;
 
 /// What one run measured, for [`choose`].
 #[derive(Debug)]
@@ -199,8 +199,8 @@ mod tests {
     use std::path::Path;
 
     use jiff::Timestamp;
+    use stepmon_model::sample::StepSample;
     use stepmon_model::source::{Group, ProcessTree, Rung};
-    use stepmon_sampler::model::StepSample;
 
     use super::{Evidence, choose};
 

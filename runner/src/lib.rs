@@ -117,21 +117,23 @@ mod processes;
 #[cfg(target_os = "linux")]
 mod runner;
 #[cfg(target_os = "linux")]
+pub mod running;
+#[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
 mod spawn;
 #[cfg(target_os = "linux")]
 mod step;
 /// How a live unit test says it cannot run here (shared by the workspace's tests).
-#[cfg(test)]
-#[path = "../../testsupport/skip.rs"]
-mod test_skip;
+#[cfg(all(test, target_os = "linux"))]
+use stepmon_testsupport::skip as test_skip;
 #[cfg(target_os = "linux")]
 mod ticker;
 #[cfg(target_os = "linux")]
 mod tree;
 #[cfg(target_os = "linux")]
 mod tree_memory;
+pub mod watch;
 
 /// Unit tests that start or reap children of the test process take this:
 /// a reaper takes every new child as the step's.

@@ -154,6 +154,11 @@ pub struct StepOptions {
     /// [`StepOptions::env`], [`StepOptions::current_dir`],
     /// [`StepOptions::stdout`], ...).
     pub(crate) action: crate::action::Action,
+    /// What the caller is told while the step runs: a progress every
+    /// interval, an event when its memory nears what bounds it
+    /// ([`crate::watch::Watch`]; by default the memory alone, kept for the
+    /// document's `stepmon.events`).
+    pub watch: crate::watch::Watch,
 }
 
 impl StepOptions {
@@ -183,6 +188,7 @@ impl StepOptions {
             tree_memory_interval: TREE_MEMORY_INTERVAL,
             enclosing: true,
             action: crate::action::Action::default(),
+            watch: crate::watch::Watch::default(),
         }
     }
 }

@@ -9,10 +9,7 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/as_nobody.rs"]
-mod as_nobody;
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::{as_nobody, skip};
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

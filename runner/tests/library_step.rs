@@ -6,13 +6,12 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use stepmon_report::source::Rung;
+use stepmon_model::source::Rung;
 use stepmon_runner::{CgroupMode, StepOptions, prepare};
 
 /// One step at a time: each test's numbers are read against a quiet machine.
@@ -46,14 +45,14 @@ fn exit_status_and_labels_without_a_cgroup() {
     assert_eq!(finished.exit_code, 3);
     let run = finished.document.stepmon.as_ref().unwrap();
     assert_eq!(run.exit_code, Some(3));
-    assert_eq!(run.sources.rung(stepmon_report::Group::Cpu), Some(Rung::ProcessTree));
-    assert_eq!(run.sources.rung(stepmon_report::Group::Io), Some(Rung::ProcessTree));
+    assert_eq!(run.sources.rung(stepmon_model::source::Group::Cpu), Some(Rung::ProcessTree));
+    assert_eq!(run.sources.rung(stepmon_model::source::Group::Io), Some(Rung::ProcessTree));
     assert!(finished.document.resource_usage.samples.is_empty(), "no step cgroup, no BuildKit samples");
     assert!(run.placement.starts_with("no cgroup of its own"), "{}", run.placement);
     assert_eq!(run.process_tree.unwrap().processes_reaped, 1);
     // The document round-trips through JSON with its labels.
     let json = serde_json::to_string(&finished.document).unwrap();
-    let back: stepmon_report::RunDocument = serde_json::from_str(&json).unwrap();
+    let back: stepmon_model::document::RunDocument = serde_json::from_str(&json).unwrap();
     assert_eq!(back.stepmon.unwrap().sources, run.sources);
 }
 
@@ -95,7 +94,7 @@ fn with_a_step_cgroup_the_tree_cross_checks_it() {
     let script = "j=0; while [ $j -lt 200 ]; do /bin/true; j=$((j+1)); done";
     let finished = run(CgroupMode::Require, script);
     let run = finished.document.stepmon.as_ref().unwrap();
-    assert_eq!(run.sources.rung(stepmon_report::Group::Cpu), Some(Rung::CgroupV2), "{:?}", run.sources);
+    assert_eq!(run.sources.rung(stepmon_model::source::Group::Cpu), Some(Rung::CgroupV2), "{:?}", run.sources);
     let cgroup = run.summary.cpu.usage_seconds.unwrap();
     let tree = run.process_tree.unwrap().cpu_seconds();
     // 201 processes: the shell and 200 /bin/true, each reaped by the shell.

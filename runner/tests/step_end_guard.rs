@@ -23,10 +23,7 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/as_nobody.rs"]
-mod as_nobody;
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::{as_nobody, skip};
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -8,12 +8,11 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::time::Duration;
 
-use stepmon_report::source::{Bound, Group, Rung};
+use stepmon_model::source::{Bound, Group, Rung};
 use stepmon_runner::{CgroupMode, StepOptions, prepare};
 
 const MIB: u64 = 1 << 20;

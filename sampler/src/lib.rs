@@ -54,7 +54,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use network::NetworkSource;
 pub use policy::{FastStart, Policy, PolicyError};
 pub use probe::{Probe, Tick};
-pub use recorder::{LiveSamples, Monitor, MonitorError, MonitorOptions, Recorder};
+pub use recorder::{LiveSamples, Monitor, MonitorError, MonitorOptions, Recorder, RecorderView};
 pub use sampler::{SampleStream, Sampler, StartError, Subscription};
 pub use schedule::{Schedule, SubId, Timed};
 #[cfg(target_os = "linux")]

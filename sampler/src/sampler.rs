@@ -261,6 +261,36 @@ impl<P: Probe> Subscription<P> {
         lock(&self.shared.schedule).samples(self.id).map(<[_]>::to_vec).unwrap_or_default()
     }
 
+    /// The newest sample collected so far (not thinned), if any: a progress
+    /// view's without copying the others.
+    #[must_use]
+    pub fn latest(&self) -> Option<Timed<P::Sample>> {
+        lock(&self.shared.schedule).samples(self.id).and_then(<[_]>::last).cloned()
+    }
+
+    /// Reads a sample now, outside the schedule, and sends it to this
+    /// subscriber's live stream ([`Subscription::stream`]) as well as
+    /// returning it. It is not kept among the subscriber's samples and the
+    /// schedule is unchanged: what the subscription returns on close is
+    /// the same with or without it. For a live view that needs a fresh
+    /// number when the back-off has made samples sparse (a 40-minute step
+    /// is sampled every 4 minutes by then). Blocks for a read in flight;
+    /// `None` once the subscription is closed.
+    pub fn sample_live(&self) -> Option<Timed<P::Sample>> {
+        let shared = &self.shared;
+        let mut probe = lock(&shared.probe);
+        if shared.stopped.load(Ordering::Acquire) || !lock(&shared.schedule).any_subscribed(&[self.id]) {
+            return None;
+        }
+        let tick = shared.tick();
+        let timed = Timed { at: tick.mono, sample: probe.sample(tick) };
+        drop(probe);
+        if let Some(tx) = lock(&shared.streams).get(&self.id) {
+            let _ = tx.unbounded_send(timed.clone());
+        }
+        Some(timed)
+    }
+
     /// Closes the subscription: waits for a read in flight (blocking the
     /// thread: one read at most), thins the samples to the final interval
     /// and, with `capture_last`, appends one final sample read now.
@@ -337,6 +367,28 @@ mod tests {
             drop(busy);
             tick.join().unwrap();
         });
+    }
+
+    #[test]
+    fn a_live_sample_goes_to_the_stream_only_and_leaves_the_schedule_alone() {
+        let reads = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&reads);
+        let probe = move |_: Tick| counter.fetch_add(1, Ordering::SeqCst);
+        let policy = Policy::step();
+        let clock = ManualClock::new("2026-11-30T10:00:00Z".parse().unwrap());
+        let sampler = Sampler::with_clock(probe, policy, Arc::new(clock.clone())).unwrap();
+        let sub = sampler.subscribe();
+        let mut stream = sub.stream();
+        assert_eq!(sub.latest().map(|t| t.sample), Some(0), "the baseline");
+        clock.advance(std::time::Duration::from_millis(10));
+        let live = sub.sample_live().unwrap();
+        assert_eq!(live.sample, 1);
+        assert_eq!(futures::executor::block_on(stream.next()).map(|t| t.sample), Some(1), "streamed");
+        assert_eq!(sub.snapshot().len(), 1, "not kept");
+        assert_eq!(sub.latest().map(|t| t.sample), Some(0));
+        let kept = sub.close_blocking(false);
+        assert_eq!(kept.iter().map(|t| t.sample).collect::<Vec<_>>(), [0]);
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
     }
 
     #[test]

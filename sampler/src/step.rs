@@ -6,9 +6,10 @@ use std::path::Path;
 use stepmon_netns_stats::{NetnsCounters, NetworkSampler, TotalsOptions};
 
 use crate::cgroup::{CgroupProbe, CgroupV1Dirs, CgroupV1Probe};
-use crate::model::{Missing, MissingKind, StepSample};
 use crate::network::NetworkSource;
 use crate::probe::{Probe, Tick};
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::StepSample;
 
 /// Samples one step: its cgroup directory (if it has one) and its network.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 use std::io;
 use std::path::Path;
 
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::system::SysSample;
 use stepmon_sysusage::probe::{SysProbe, SysReading};
 
 use crate::probe::{Probe, Tick};

@@ -7,8 +7,9 @@
 use std::path::Path;
 
 use jiff::Timestamp;
+use stepmon_model::missing::MissingKind;
+use stepmon_model::sample::{LimitJson, MaxToken};
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::{LimitJson, MaxToken, MissingKind};
 
 fn data() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pure-v2-step"))

@@ -25,8 +25,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
+use stepmon_model::missing::MissingKind;
+use stepmon_model::sample::StepSample;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::{MissingKind, StepSample};
 
 fn step_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pure-v2-step")

@@ -14,8 +14,8 @@ use std::time::Duration;
 use common::{TestCgroup, bound_to_v1, enabled};
 
 use jiff::Timestamp;
+use stepmon_model::missing::MissingKind;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::MissingKind;
 
 #[test]
 fn busy_process_gets_real_cpu_and_psi_and_absent_controllers_say_why() {

@@ -28,9 +28,10 @@ use common::skip;
 use jiff::Timestamp;
 use stepmon_cgroupfs_parse::format::single;
 use stepmon_cgroupfs_parse::{CgroupEvents, CpuMax, CpuStat, IoStat, MemoryEvents, MemoryStat};
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{LimitJson, MaxToken, StepSample};
 use stepmon_psi::Pressure;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::{LimitJson, MaxToken, Missing, MissingKind, StepSample};
 
 /// Every file the probe reads, in its read order (`CgroupFile::ALL`).
 const PROBE_FILES: [&str; 19] = [

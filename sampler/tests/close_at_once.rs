@@ -31,7 +31,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use stepmon_sampler::model::StepUsage;
+use stepmon_model::sample::StepUsage;
 use stepmon_sampler::{Monitor, MonitorOptions, NetworkSource, Policy};
 
 /// Steps recorded and closed at once in each round.

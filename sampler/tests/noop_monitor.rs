@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
-use stepmon_sampler::model::MissingKind;
+use stepmon_model::missing::MissingKind;
 use stepmon_sampler::{Monitor, MonitorError, MonitorOptions, NetworkSource};
 
 #[test]

@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use stepmon_cgroupfs_parse::format::single;
 use stepmon_cgroupfs_parse::{CpuStat, IoStat, MemoryEvents, MemoryStat};
+use stepmon_model::missing::MissingKind;
+use stepmon_model::sample::LimitJson;
 use stepmon_psi::Pressure;
 use stepmon_sampler::cgroup::CgroupProbe;
-use stepmon_sampler::model::{LimitJson, MissingKind};
 
 const MIB: u64 = 1 << 20;
 

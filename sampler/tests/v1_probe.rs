@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 
 use jiff::Timestamp;
+use stepmon_model::sample::{CpuStat, LimitJson, StepSample};
 use stepmon_sampler::cgroup::{CgroupV1Dirs, CgroupV1Probe};
-use stepmon_sampler::model::{CpuStat, LimitJson, StepSample};
 
 fn capture(dir: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cgroupfs-parse/tests/data/hybrid-6.18-v1").join(dir)
@@ -77,10 +77,10 @@ fn cgroup_v2_numbers_are_kept_and_v1_fills_the_rest() {
     v2_cpu.user_nanos = Some(3);
     v2_cpu.system_nanos = Some(2);
     sample.cpu_stat = Some(v2_cpu);
-    sample.stepmon.missing.push(stepmon_sampler::model::Missing::new(
+    sample.stepmon.missing.push(stepmon_model::missing::Missing::new(
         "memoryStat",
         "cgroup.controllers",
-        stepmon_sampler::model::MissingKind::ControllerOnCgroupV1,
+        stepmon_model::missing::MissingKind::ControllerOnCgroupV1,
         "bound to v1",
     ));
     probe.fill(&mut sample);

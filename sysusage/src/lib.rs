@@ -10,7 +10,7 @@
 //! * [`probe`] (feature `std`) — [`SysProbe`](probe::SysProbe) keeps the files
 //!   open below a configurable procfs root (default `/proc`) and re-reads them
 //!   with `pread` at offset 0; anything it cannot read is reported in a
-//!   [`Missing`](probe::Missing) list instead of failing the whole reading.
+//!   [`Missing`](stepmon_model::missing::Missing) list instead of failing the whole reading.
 //! * [`model`] (feature `std`) — the readings as BuildKit's `SysSample`,
 //!   `SysCPUStat`, `ProcStat`, `SysMemoryStat` and `Pressure` JSON shapes
 //!   (the types are `stepmon-model`'s), with our additions under a separate
@@ -50,9 +50,8 @@ pub mod model;
 pub mod probe;
 
 /// How a live unit test says it cannot run here (shared by the workspace's tests).
-#[cfg(all(test, feature = "std"))]
-#[path = "../../testsupport/skip.rs"]
-mod test_skip;
+#[cfg(all(test, feature = "std", target_os = "linux"))]
+use stepmon_testsupport::skip as test_skip;
 
 /// The README's code blocks, compiled as doctests so they cannot rot.
 #[cfg(all(doctest, feature = "std"))]

@@ -4,8 +4,9 @@
 
 use std::num::NonZeroU64;
 
+use stepmon_model::missing::MissingKind;
 use stepmon_sysusage::parse::{Hundredths, KernelStat, LoadAvg, MemInfo, MemInfoEntries, MemUnit, Pressure};
-use stepmon_sysusage::probe::{MissingKind, ProcFile, ReadStrategy, SysProbe};
+use stepmon_sysusage::probe::{ProcFile, ReadStrategy, SysProbe};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hybrid-6.18");
 

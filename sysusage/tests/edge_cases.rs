@@ -5,8 +5,9 @@
 use std::num::NonZeroU64;
 use std::path::Path;
 
+use stepmon_model::missing::MissingKind;
 use stepmon_sysusage::parse::{ErrorKind, KernelStat, LoadAvg, MemInfo, Pressure};
-use stepmon_sysusage::probe::{MissingKind, ProcFile, ReadStrategy, SysProbe};
+use stepmon_sysusage::probe::{ProcFile, ReadStrategy, SysProbe};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 const HZ: NonZeroU64 = NonZeroU64::new(100).unwrap();

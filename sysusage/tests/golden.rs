@@ -8,7 +8,7 @@ use std::num::NonZeroU64;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::system::SysSample;
 use stepmon_sysusage::parse::{KernelStat, MemInfo, Pressure};
 use stepmon_sysusage::probe::{StatSnapshot, SysProbe, SysReading};
 

@@ -1,13 +1,13 @@
 //! Invariants on this machine's live /proc. Linux only; a part that needs a
 //! kernel feature (PSI) prints that it is skipped and why.
 
-#[path = "../../testsupport/skip.rs"]
-mod skip;
+use stepmon_testsupport::skip;
 
 use std::time::Duration;
 
+use stepmon_model::missing::MissingKind;
 use stepmon_sysusage::parse::{CpuTimes, KernelStat, Pressure};
-use stepmon_sysusage::probe::{MissingKind, ProcFile, SysProbe, SysReading};
+use stepmon_sysusage::probe::{ProcFile, SysProbe, SysReading};
 
 fn offline_cpus() -> String {
     std::fs::read_to_string("/sys/devices/system/cpu/offline").unwrap_or_default().trim().to_string()

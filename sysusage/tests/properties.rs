@@ -5,7 +5,8 @@ mod common;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use stepmon_sysusage::model::{PressureJson, SysCPUStat, SysMemoryStat, round_millis};
+use stepmon_model::round_millis;
+use stepmon_model::system::{PressureJson, SysCPUStat, SysMemoryStat};
 use stepmon_sysusage::parse::{
     CmdLine, CpuTimes, Hundredths, KernelStat, LoadAvg, MemInfo, MemInfoEntries, MemUnit, Pressure, PressureLine,
 };

@@ -16,7 +16,9 @@ cost_wall() {
     name=$1
     shift
     WALL=0
-    stepmon-builder "$@" >"/tmp/cost-$name.jsonl" 2>"/tmp/cost-$name.err"
+    # One directory and this stdout for every step, as the floor's and GNU
+    # time's steps run (not a fresh directory and a pipe per action).
+    stepmon-builder --dir /tmp --inherit-stdout "$@" >"/tmp/cost-$name.jsonl" 2>"/tmp/cost-$name.err"
     rc=$?
     if [ "$rc" -ne 0 ]; then
         fail "cost $name: the builder exited $rc: $(tail -n 3 "/tmp/cost-$name.err" | tr '\n' ' ')"

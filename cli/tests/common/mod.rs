@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "../../../testsupport/skip.rs"]
-pub mod skip;
+pub use stepmon_testsupport::skip;
 
 /// The binary under test.
 pub fn stepmon() -> Command {

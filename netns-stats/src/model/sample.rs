@@ -2,7 +2,7 @@
 //! `executor/resources/types/types.go`; `docs/data-model.md`, "netStat"),
 //! from the step's point of view.
 
-pub use stepmon_model::network::NetworkSample;
+use stepmon_model::network::NetworkSample;
 
 use crate::parse::DevCounters;
 

@@ -3,7 +3,9 @@
 use std::string::String;
 use std::vec::Vec;
 
-use super::sample::{NetworkSample, sample_of_delta};
+use stepmon_model::network::NetworkSample;
+
+use super::sample::sample_of_delta;
 use super::snapshot::{Snapshot, TotalsOptions};
 use crate::parse::DevCounters;
 

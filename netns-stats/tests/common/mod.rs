@@ -5,8 +5,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[path = "../../../testsupport/skip.rs"]
-pub mod skip;
+pub use stepmon_testsupport::skip;
 
 /// The capture of `/proc/net/dev` from the hybrid-6.18 machine.
 pub const PROC_NET_DEV: &[u8] = include_bytes!("../data/proc_net_dev.txt");

@@ -3,7 +3,7 @@
 //! step's memory.max) less 10% headroom fits 2 → -j2 (memory-bound: 3 OOM
 //! kills)".
 
-use super::{CoresSource, LimitedBy, MemorySource, NoAdvice, ParallelismAdvice};
+use stepmon_model::advice::{CoresSource, LimitedBy, MemorySource, NoAdvice, ParallelismAdvice};
 use stepmon_model::source::Bound;
 
 use crate::units::{bytes, percent};

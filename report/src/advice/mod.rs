@@ -15,8 +15,7 @@
 
 mod line;
 
-pub use stepmon_model::advice::*;
-
+use stepmon_model::advice::{Advice, CoresSource, LimitedBy, MemorySource, NoAdvice, ParallelismAdvice, PeakBytes};
 use stepmon_model::processes::{CommandAggregate, ProcessSource, Processes};
 use stepmon_model::sample::{LimitJson, StepSample};
 use stepmon_model::source::Bound;

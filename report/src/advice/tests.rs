@@ -1,4 +1,5 @@
 use super::*;
+use stepmon_model::advice::{CoresSource, LimitedBy, MemorySource, NoAdvice};
 use stepmon_model::processes::{Keep, Lifetime, ProcessRecord, Processes};
 use stepmon_model::system::{SysMemoryStat, SysSample};
 
@@ -38,7 +39,7 @@ fn step(processes: Option<Processes>, memory_max: Option<u64>, cores: Option<u64
       "sysUsage": [],
       "stepmon": {"command": ["sh"], "exitCode": 0,
         "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z"}}"#;
-    let mut document: crate::RunDocument = serde_json::from_str(json).unwrap();
+    let mut document: stepmon_model::document::RunDocument = serde_json::from_str(json).unwrap();
     document.stepmon.as_mut().unwrap().processes = processes;
     for s in &mut document.resource_usage.samples {
         s.stepmon.memory_max = memory_max.map(LimitJson::Value);
@@ -186,25 +187,4 @@ fn each_reason_for_no_advice() {
     assert_eq!(a.reason, "no parallelism advice: no per-process records");
     let json = serde_json::to_value(&a).unwrap();
     assert_eq!((json["noAdvice"].as_str(), json.get("suggestedJobs")), (Some("noProcessRecords"), None));
-}
-
-#[test]
-fn the_suggested_jobs_gauge_and_the_markdown_line() {
-    let mut s = step(Some(taskstats(six_workers())), Some(400_000_000), Some(2));
-    s.summary.memory.oom_kills = Some(3);
-    let text = crate::export::prometheus::render(std::slice::from_ref(&s));
-    assert!(text.contains("# TYPE stepmon_step_suggested_jobs gauge\n"), "{text}");
-    let line = text.lines().find(|l| l.starts_with("stepmon_step_suggested_jobs{")).unwrap();
-    assert!(line.ends_with(",worker=\"python3\",limited_by=\"memory\"} 2"), "{line}");
-    let markdown = crate::export::markdown::render(std::slice::from_ref(&s));
-    assert!(markdown.contains("\n**Advice**\n\n- parallelism: up to 6 python3 ran at once"), "{markdown}");
-    let html = crate::export::html::render(std::slice::from_ref(&s));
-    assert!(html.contains("<h3>Advice</h3>\n<ul>\n<li>parallelism: up to 6 python3 ran at once"), "{html}");
-    let json: serde_json::Value =
-        serde_json::from_str(&crate::export::render(crate::export::Format::Json, std::slice::from_ref(&s))).unwrap();
-    assert_eq!(json["steps"][0]["advice"]["parallelism"]["suggestedJobs"], 2);
-    // No advice: no sample, no section.
-    let none = step(None, Some(400_000_000), None);
-    assert!(!crate::export::prometheus::render(std::slice::from_ref(&none)).contains("suggested_jobs"));
-    assert!(!crate::export::markdown::render(std::slice::from_ref(&none)).contains("**Advice**"));
 }

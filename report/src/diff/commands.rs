@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{FieldDiff, FieldKind, FieldSpec, judge};
-use crate::processes::CommandAggregate;
 use crate::step::Step;
+use stepmon_model::processes::CommandAggregate;
 
 /// One command of either run compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,18 +1,10 @@
 //! The fields a diff compares: each one's key, label, kind and how to read
 //! it from a step, and which rung of the ladder measured it.
 
-use crate::source::{Group, Rung};
 use crate::step::Step;
+use stepmon_model::source::{Group, Rung};
 
-use super::{FieldDiff, FieldKind, judge};
-
-/// Which field, how to read it from a step.
-pub(super) struct FieldSpec {
-    pub(super) field: &'static str,
-    pub(super) label: &'static str,
-    pub(super) kind: FieldKind,
-    pub(super) get: fn(&Step) -> Option<f64>,
-}
+use super::noise::{FieldDiff, FieldKind, FieldSpec, judge};
 
 #[allow(clippy::cast_precision_loss)]
 pub(super) fn float(v: Option<u64>) -> Option<f64> {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::verdict::Thresholds;
+use stepmon_model::verdict::Thresholds;
 
 use super::fields::float;
 use super::noise::busy_share;

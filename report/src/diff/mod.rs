@@ -16,7 +16,7 @@
 //! The machine's context widens the time-like tolerances: a busy machine
 //! stretches wall time and stall time, and inflates CPU time a little
 //! (shared caches, SMT siblings, frequency). Each run's *busy share* is the
-//! largest of its [`MachineVerdict`](crate::verdict::MachineVerdict)'s `others_busy_share` (other work's
+//! largest of its [`MachineVerdict`](stepmon_model::verdict::MachineVerdict)'s `others_busy_share` (other work's
 //! share of all CPU time), `steal_share`, and `machine_cpu_stall_share`
 //! minus `step_cpu_stall_share` (the machine's CPU pressure includes the
 //! step's own: a step throttled by its own `cpu.max` makes the whole
@@ -49,7 +49,9 @@
 //! drivers.
 //!
 //! ```
-//! use stepmon_report::{RunDocument, Step, diff::{DiffVerdict, StepDiff}};
+//! use stepmon_model::document::RunDocument;
+//! use stepmon_report::Step;
+//! use stepmon_report::diff::{DiffVerdict, StepDiff};
 //!
 //! let run = |cpu_ns: u64| -> Step {
 //!     let json = format!(r#"{{"resourceUsage": {{"samples": [
@@ -78,5 +80,4 @@ pub use noise::*;
 pub use run::RunDiff;
 pub use step::{DiffVerdict, Side, StepDiff};
 
-use fields::FieldSpec;
-use noise::judge;
+use noise::{FieldSpec, judge};

@@ -4,9 +4,15 @@
 use serde::Serialize;
 
 use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Step, WallSource};
-use crate::verdict::MachineVerdict;
+use stepmon_model::verdict::MachineVerdict;
 
-use super::FieldSpec;
+/// Which field, how to read it from a step.
+pub(super) struct FieldSpec {
+    pub(super) field: &'static str,
+    pub(super) label: &'static str,
+    pub(super) kind: FieldKind,
+    pub(super) get: fn(&Step) -> Option<f64>,
+}
 
 /// Relative tolerance of CPU time (user, system, total, throttled).
 pub const CPU_TIME_RELATIVE: f64 = 0.05;

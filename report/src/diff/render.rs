@@ -106,12 +106,3 @@ pub(super) fn field_lines(out: &mut String, fields: &[FieldDiff]) {
         );
     }
 }
-
-pub(super) fn describe_change(f: &FieldDiff) -> String {
-    let change = f.change.unwrap_or(0.0);
-    let sign = if change < 0.0 { "-" } else { "+" };
-    match f.relative_change {
-        Some(r) => format!("{} {sign}{}", f.label, units::percent(r.abs())),
-        None => format!("{} {sign}{}", f.label, f.kind.show(change)),
-    }
-}

@@ -3,15 +3,14 @@
 
 use serde::Serialize;
 
-use crate::source::{Group, Rung};
 use crate::step::{BUILDKIT_FIRST_SAMPLE_SECONDS, Origin, Step, WallSource};
 use crate::units;
-use crate::verdict::{MachineLoad, Thresholds};
+use stepmon_model::source::{Group, Rung};
+use stepmon_model::verdict::{MachineLoad, Thresholds};
 
 use super::commands::{self, CommandDiff};
 use super::fields::{FIELDS, compare, group_of, rung_of};
 use super::noise::{busy_share, estimate_allowance};
-use super::render::describe_change;
 use super::{Comparability, Direction, FieldDiff};
 
 /// The overall outcome.
@@ -265,4 +264,14 @@ pub(super) fn verdict_of(fields: &[FieldDiff], busy: f64) -> (DiffVerdict, Vec<&
         other => format!("{}: {changes}", other.words()),
     };
     (verdict, drivers, reason)
+}
+
+/// "CPU time +50.0%": one field's change, relative where it can be.
+fn describe_change(f: &FieldDiff) -> String {
+    let change = f.change.unwrap_or(0.0);
+    let sign = if change < 0.0 { "-" } else { "+" };
+    match f.relative_change {
+        Some(r) => format!("{} {sign}{}", f.label, units::percent(r.abs())),
+        None => format!("{} {sign}{}", f.label, f.kind.show(change)),
+    }
 }

@@ -17,7 +17,7 @@ pub struct Entry {
     /// any: the trace draws a group's steps on one process track.
     pub group: Option<String>,
     /// Who finished it after its stepmon was killed (`stepmon gc`), when.
-    pub collected: Option<super::StepCollected>,
+    pub collected: Option<stepmon_model::job::StepCollected>,
 }
 
 impl Entry {

@@ -18,7 +18,8 @@
 //! No I/O here: [`read`] takes the file's text.
 //!
 //! ```
-//! use stepmon_report::job::{self, Record, StepStart, StepStatus};
+//! use stepmon_model::job::{Record, StepStart};
+//! use stepmon_report::job::{self, StepStatus};
 //!
 //! let start = StepStart::new(41, "2026-12-04T10:00:00Z".parse()?, "build".into(), vec!["make".into()]);
 //! // The line a writer appends (`stepmon_job::line`).
@@ -29,19 +30,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(doc)]
+use stepmon_model::job::{Record, SampleRecord, StepEnd, StepStart};
+
 mod entry;
 mod read;
-mod table;
+pub mod table;
 mod text;
-mod torn;
 mod verdict;
-pub mod views;
 
 pub use entry::Entry;
-pub use read::{JobRecord, JobStep, Lost, StepStatus, Unknown, read};
-pub use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
+pub use read::{JobRecord, JobStep, Lost, StepStatus, TornLine, Unknown, read};
 pub use text::{render, to_json};
-pub use torn::TornLine;
 pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE, SIZING_MIN_SECONDS};
 
 /// Whether `text` is a job record rather than a run document or a

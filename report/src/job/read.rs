@@ -1,13 +1,14 @@
-//! Lines of a job record back into steps.
+//! Lines of a job record back into steps, and the torn lines among them
+//! (a line its writer's `write(2)` cut short) attributed to their steps.
 
 use jiff::Timestamp;
+use serde::Serialize;
 use serde_json::Value;
+use stepmon_model::document::{RunDocument, RunInfo};
 use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_model::sample::StepSample;
+use stepmon_model::source::EnclosingCgroup;
 
-use super::torn::{self, TornId, TornLine};
-use crate::document::{RunDocument, RunInfo};
-use crate::source::EnclosingCgroup;
 use crate::step::Step;
 
 /// What a job record holds.
@@ -442,7 +443,7 @@ impl<'a> Reading<'a> {
                 match glued {
                     Some((at, record)) => {
                         self.job.lost.push(Lost { last: false, torn: true, ..lost(reason, at) });
-                        self.torn.push((TornLine { line: number, bytes: at }, torn::step_of(&line[..at])));
+                        self.torn.push((TornLine { line: number, bytes: at }, step_of(&line[..at])));
                         match *record {
                             // Its place among the step's samples is this
                             // line's: it waits with the others.
@@ -456,7 +457,7 @@ impl<'a> Reading<'a> {
                     }
                     None if last && self.ends_cut => {
                         self.job.lost.push(Lost { torn: true, ..lost(reason, line.len()) });
-                        self.torn.push((TornLine { line: number, bytes: line.len() }, torn::step_of(line)));
+                        self.torn.push((TornLine { line: number, bytes: line.len() }, step_of(line)));
                     }
                     None => self.job.lost.push(lost(reason, line.len())),
                 }
@@ -489,7 +490,7 @@ impl<'a> Reading<'a> {
         let Reading { mut job, first_line, torn, .. } = self;
         // A torn line is its writer's last: why its step has no end.
         for (line, id) in torn {
-            if let Some(at) = torn::owner(&job.steps, &id)
+            if let Some(at) = owner(&job.steps, &id)
                 && job.steps[at].end.is_none()
             {
                 job.steps[at].torn = Some(line);
@@ -507,6 +508,68 @@ impl<'a> Reading<'a> {
         }
         job.lost.sort_by_key(|lost| lost.line);
         job
+    }
+}
+
+// Torn lines: a line its writer's `write(2)` cut short.
+//
+// The writer appends each line with one `write(2)` (`stepmon-job`); a
+// write reaches the page cache whole before it returns, so a stepmon killed
+// (even by SIGKILL) leaves whole lines only. A line is cut short when the
+// write was short: the file system filled up mid-line (write(2): "the
+// number of bytes written may be less than count if, for example, there is
+// insufficient space on the underlying physical medium"), or the host went
+// away before the page reached the disk. Such a line is the file's last
+// (no newline after it), or another step's line follows it on the same
+// line. Its first bytes still say whose it was, as far as they got.
+
+/// A line of the record cut short (a short write), attributed to a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TornLine {
+    /// Its number in the file, from 1.
+    pub line: usize,
+    /// How many of its bytes were written.
+    pub bytes: usize,
+}
+
+/// How far a torn line got into its step's id: every writer starts a
+/// line with `{"kind":"KIND","step":"ID"` (its `kind` first, then `step`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TornId {
+    /// The whole id (its closing quote was written).
+    Whole(String),
+    /// The id's first bytes (maybe none): the line stops in it or before.
+    Partial(String),
+}
+
+/// Whose `torn` (a line's written bytes) was.
+pub(crate) fn step_of(torn: &str) -> TornId {
+    const STEP: &str = "\",\"step\":\"";
+    let after_kind = torn.strip_prefix("{\"kind\":\"").and_then(|rest| rest.split_once(STEP)).map(|(_, id)| id);
+    match after_kind {
+        Some(id) => match id.split_once('"') {
+            Some((id, _)) => TornId::Whole(id.to_owned()),
+            None => TornId::Partial(id.to_owned()),
+        },
+        None => TornId::Partial(String::new()),
+    }
+}
+
+/// The step among `steps` that a torn line of `id` was of: the one with
+/// that id; for a partial id, the only step without an end whose id starts
+/// with it (a torn line is its writer's last: its step's end never came).
+pub(crate) fn owner(steps: &[JobStep], id: &TornId) -> Option<usize> {
+    match id {
+        TornId::Whole(id) => steps.iter().position(|s| s.id == *id),
+        TornId::Partial(part) => {
+            let mut open = steps.iter().enumerate().filter(|(_, s)| s.end.is_none() && s.id.starts_with(part.as_str()));
+            match (open.next(), open.next()) {
+                (Some((at, _)), None) => Some(at),
+                _ => None,
+            }
+        }
     }
 }
 
@@ -578,5 +641,13 @@ mod tests {
         let expected = serde_json::from_str::<Record>(broken).unwrap_err().to_string();
         assert!(matches!(parse(broken), Parsed::Bad(reason) if reason == expected));
         assert!(matches!(parse(r#"{"kind":"future","x":1}"#), Parsed::Unknown(k) if k == "future"));
+    }
+
+    #[test]
+    fn a_torn_line_names_its_step_as_far_as_it_got() {
+        assert_eq!(step_of(r#"{"kind":"sample","step":"7.1","of":"st"#), TornId::Whole("7.1".to_owned()));
+        assert_eq!(step_of(r#"{"kind":"stepEnd","step":"7."#), TornId::Partial("7.".to_owned()));
+        assert_eq!(step_of(r#"{"kind":"stepE"#), TornId::Partial(String::new()));
+        assert_eq!(step_of(""), TornId::Partial(String::new()));
     }
 }

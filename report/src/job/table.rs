@@ -1,6 +1,7 @@
 //! The job's table: a row per step (by start), the totals, the longest and
 //! heaviest steps — the one model the text, JSON and every other view of a
-//! job read, so that they cannot disagree.
+//! job read, so that they cannot disagree (`stepmon-export` draws its
+//! views from it).
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -9,74 +10,99 @@ use super::Entry;
 use super::read::StepStatus;
 use crate::step::Step;
 use crate::units::{bytes, percent, seconds};
-use crate::verdict::Bottleneck;
+use stepmon_model::verdict::Bottleneck;
 
-/// A row of the table.
+/// A row of the table: one step, its numbers as recorded (absent when not
+/// measured).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Row {
-    pub(crate) name: String,
+pub struct Row {
+    /// The step's name.
+    pub name: String,
     /// The command it ran (argv), when known.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) command: Vec<String>,
+    pub command: Vec<String>,
     /// Its name and a short form of its command (`Step::label`).
     #[serde(skip)]
-    pub(crate) label: String,
+    pub label: String,
     /// Its index in the entries the table was made of.
     #[serde(skip)]
-    pub(crate) entry: usize,
-    pub(crate) from: String,
+    pub entry: usize,
+    /// Where the entry came from ([`Entry::from`]).
+    pub from: String,
+    /// Its group ([`Entry::group`]): a platform of a multi-platform build.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) group: Option<String>,
+    pub group: Option<String>,
     /// `ended`, `notRun`, `interrupted` or `cached`.
-    pub(crate) status: &'static str,
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) error: Option<String>,
-    pub(crate) start: Option<Timestamp>,
-    pub(crate) start_offset_seconds: Option<f64>,
-    pub(crate) wall_seconds: Option<f64>,
-    pub(crate) cpu_seconds: Option<f64>,
-    pub(crate) average_cores: Option<f64>,
-    pub(crate) memory_peak_bytes: Option<u64>,
-    pub(crate) io_read_bytes: Option<u64>,
-    pub(crate) io_write_bytes: Option<u64>,
-    pub(crate) cpu_stall_share: Option<f64>,
-    pub(crate) memory_stall_share: Option<f64>,
-    pub(crate) io_stall_share: Option<f64>,
-    pub(crate) verdict: String,
-    pub(crate) samples: usize,
+    pub status: &'static str,
+    /// Its exit code, when it ended or could not run.
+    pub exit_code: Option<i32>,
+    /// Why it could not run (`notRun`).
+    pub error: Option<String>,
+    /// Its start ([`Step::time_origin`]).
+    pub start: Option<Timestamp>,
+    /// Its start in seconds since the job's origin ([`Job::origin`]).
+    pub start_offset_seconds: Option<f64>,
+    /// Its wall time.
+    pub wall_seconds: Option<f64>,
+    /// Its CPU time.
+    pub cpu_seconds: Option<f64>,
+    /// Its CPU time over its wall time.
+    pub average_cores: Option<f64>,
+    /// Its peak memory.
+    pub memory_peak_bytes: Option<u64>,
+    /// Bytes it read from storage.
+    pub io_read_bytes: Option<u64>,
+    /// Bytes it wrote to storage.
+    pub io_write_bytes: Option<u64>,
+    /// The share of its wall time some of its tasks waited for a CPU (PSI).
+    pub cpu_stall_share: Option<f64>,
+    /// The share of its wall time some of its tasks waited for memory (PSI).
+    pub memory_stall_share: Option<f64>,
+    /// The share of its wall time some of its tasks waited for IO (PSI).
+    pub io_stall_share: Option<f64>,
+    /// Its verdict in a few words (`cpu-bound, OOM kill`, `INTERRUPTED`, `cached`).
+    pub verdict: String,
+    /// How many samples it has.
+    pub samples: usize,
     /// Interrupted steps: the time of the record's last line of the step.
-    pub(crate) record_ends: Option<Timestamp>,
+    pub record_ends: Option<Timestamp>,
     /// Interrupted steps: who finished it (`stepmon gc`) and when.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) collected: Option<String>,
+    pub collected: Option<String>,
     /// Interrupted steps: their line cut short by a short write (the disk
     /// may have filled), when the record stops with one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) torn_line: Option<super::TornLine>,
+    pub torn_line: Option<super::TornLine>,
 }
 
 /// The whole job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Job {
+pub struct Job {
     /// The earliest step's start: where the job's time axis starts.
     #[serde(skip)]
-    pub(crate) origin: Option<Timestamp>,
-    pub(crate) steps: Vec<Row>,
+    pub origin: Option<Timestamp>,
+    /// A row per step, by start.
+    pub steps: Vec<Row>,
     /// First start to last end (or last record of an interrupted step).
-    pub(crate) wall_seconds: Option<f64>,
+    pub wall_seconds: Option<f64>,
     /// Sum of the steps' CPU time.
-    pub(crate) cpu_seconds: f64,
-    pub(crate) longest: Option<String>,
-    pub(crate) heaviest: Option<String>,
-    pub(crate) interrupted: usize,
-    pub(crate) cached: usize,
+    pub cpu_seconds: f64,
+    /// The shown name ([`Row::shown_name`]) of the step with the most wall time.
+    pub longest: Option<String>,
+    /// The shown name of the step with the most CPU time.
+    pub heaviest: Option<String>,
+    /// How many steps were interrupted.
+    pub interrupted: usize,
+    /// How many steps BuildKit took from its cache.
+    pub cached: usize,
     /// Whether the job had the right machine.
-    pub(crate) verdict: crate::job::JobVerdict,
+    pub verdict: crate::job::JobVerdict,
     /// The verdict in words.
-    pub(crate) verdicts: Vec<String>,
-    pub(crate) notes: Vec<String>,
+    pub verdicts: Vec<String>,
+    /// Notes on the record (lost lines and the like).
+    pub notes: Vec<String>,
 }
 
 fn verdict(step: &Step, status: &StepStatus) -> String {
@@ -138,12 +164,55 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
     }
 }
 
-pub(crate) fn end_of(row: &Row) -> Option<Timestamp> {
+/// Time between steps shorter than this is not a gap: it is stepmon's own
+/// exit and the next stepmon's start-up between two wrapped steps of a
+/// script (a few milliseconds), not time the job spent elsewhere.
+pub const MIN_GAP_SECONDS: f64 = 0.05;
+
+impl Row {
+    /// Where the row lies, `(start, end)` in seconds since the job's
+    /// origin; `None` without a start (it cannot be placed). A cached step,
+    /// or one whose wall time is unknown, ends where it starts.
+    #[must_use]
+    pub fn extent(&self) -> Option<(f64, f64)> {
+        let start = self.start_offset_seconds.filter(|s| s.is_finite())?;
+        Some((start, start + self.wall_seconds.filter(|w| w.is_finite() && *w > 0.0).unwrap_or(0.0)))
+    }
+}
+
+/// The stretches of the job's span in which no step ran, at least
+/// [`MIN_GAP_SECONDS`] long, as `(from, to)` seconds since the origin.
+#[must_use]
+pub fn gaps(job: &Job) -> Vec<(f64, f64)> {
+    uncovered(job.steps.iter().filter_map(Row::extent).collect())
+}
+
+/// The stretches between `extents` (any order) that none covers, at least
+/// [`MIN_GAP_SECONDS`] long.
+fn uncovered(mut by_start: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out = Vec::new();
+    let mut reach: Option<f64> = None;
+    for (start, end) in by_start {
+        if let Some(r) = reach
+            && start - r >= MIN_GAP_SECONDS
+        {
+            out.push((r, start));
+        }
+        reach = Some(reach.map_or(end, |r: f64| r.max(end)));
+    }
+    out
+}
+
+fn end_of(row: &Row) -> Option<Timestamp> {
     let wall = jiff::SignedDuration::try_from_secs_f64(row.wall_seconds?).ok()?;
     row.start?.checked_add(wall).ok()
 }
 
-pub(crate) fn job(entries: &[Entry], notes: &[String]) -> Job {
+/// The table of `entries` (any order: rows are sorted by start), with
+/// `notes` kept under it.
+#[must_use]
+pub fn job(entries: &[Entry], notes: &[String]) -> Job {
     let origin = entries.iter().filter_map(|e| e.step.time_origin()).min();
     let mut steps: Vec<Row> = entries.iter().enumerate().map(|(i, e)| row(i, e, origin)).collect();
     steps.sort_by_key(|r| r.start);
@@ -172,19 +241,19 @@ pub(crate) fn job(entries: &[Entry], notes: &[String]) -> Job {
 }
 
 /// `value` shown by `show`, or a dash when it is absent.
-pub(crate) fn dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
+pub fn dash<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
     value.map_or_else(|| "—".to_owned(), show)
 }
 
 /// The table's column heads.
-pub(crate) const HEADER: [&str; 11] =
+pub const HEADER: [&str; 11] =
     ["#", "step", "start", "wall", "CPU", "cores", "mem peak", "IO read/write", "stall cpu/mem/io", "verdict", "exit"];
 
 impl Row {
     /// Its name and command label with its group: steps of a
     /// multi-platform build share names and differ by platform, steps of
     /// one program differ by command.
-    pub(crate) fn shown_name(&self) -> String {
+    pub fn shown_name(&self) -> String {
         match &self.group {
             Some(group) => format!("{} [{group}]", crate::step::elide(&self.label)),
             None => crate::step::elide(&self.label).into_owned(),
@@ -194,7 +263,7 @@ impl Row {
 
 /// The cells of row number `i` (from 0) under [`HEADER`]: what the step
 /// lacks is a dash.
-pub(crate) fn cells(i: usize, r: &Row) -> Vec<String> {
+pub fn cells(i: usize, r: &Row) -> Vec<String> {
     let share = |s: Option<f64>| dash(s, percent);
     vec![
         (i + 1).to_string(),
@@ -212,7 +281,7 @@ pub(crate) fn cells(i: usize, r: &Row) -> Vec<String> {
 }
 
 /// What an interrupted or cached row is, as a sentence (`None` for the others).
-pub(crate) fn status_sentence(r: &Row) -> Option<String> {
+pub fn status_sentence(r: &Row) -> Option<String> {
     match r.status {
         "interrupted" => Some(format!(
             "interrupted: {} ({}): no end in the record — {}; \
@@ -243,12 +312,11 @@ pub(crate) fn status_sentence(r: &Row) -> Option<String> {
     }
 }
 
-/// The lines under the table: each interrupted and cached step, each step
-/// that could not run, and the notes (lost lines and the like).
-pub(crate) fn remarks(job: &Job) -> Vec<String> {
+/// The lines under the table: each interrupted and cached step, each gap,
+/// each step that could not run, and the notes (lost lines and the like).
+pub fn remarks(job: &Job) -> Vec<String> {
     let mut out: Vec<String> = job.steps.iter().filter_map(status_sentence).collect();
-    let spans = super::views::timeline::spans(job, |_, _| true);
-    out.extend(super::views::timeline::gaps(&spans).into_iter().map(|(from, to)| {
+    out.extend(gaps(job).into_iter().map(|(from, to)| {
         format!("gap: +{} to +{} ({}): no step ran", seconds(from), seconds(to), seconds(to - from))
     }));
     out.extend(job.steps.iter().filter_map(|r| r.error.as_ref().map(|e| format!("not run: {}: {e}", r.shown_name()))));
@@ -257,7 +325,7 @@ pub(crate) fn remarks(job: &Job) -> Vec<String> {
 }
 
 /// The job's first line: how many steps, its wall and CPU time.
-pub(crate) fn headline(job: &Job) -> String {
+pub fn headline(job: &Job) -> String {
     format!(
         "job: {} step{}, wall {} (first start to last end), CPU {}",
         job.steps.len(),
@@ -268,7 +336,7 @@ pub(crate) fn headline(job: &Job) -> String {
 }
 
 /// The longest and the heaviest step, when any step has a wall time.
-pub(crate) fn extremes(job: &Job) -> Option<String> {
+pub fn extremes(job: &Job) -> Option<String> {
     let pick = |name: &Option<String>, value: fn(&Row) -> Option<f64>, unit: &str| {
         name.as_ref()
             .and_then(|n| job.steps.iter().find(|r| r.shown_name() == *n))
@@ -277,4 +345,17 @@ pub(crate) fn extremes(job: &Job) -> Option<String> {
     let longest = pick(&job.longest, |r| r.wall_seconds, "")?;
     let heaviest = pick(&job.heaviest, |r| r.cpu_seconds, " CPU").unwrap_or_else(|| "—".to_owned());
     Some(format!("longest: {longest}; heaviest: {heaviest}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_the_uncovered_stretches() {
+        // 0–2 and 1–3 overlap; 3.02 starts within MIN_GAP_SECONDS; 5 after a gap.
+        let extents = vec![(0.0, 2.0), (1.0, 3.0), (3.02, 4.0), (5.0, 6.0)];
+        assert_eq!(uncovered(extents), [(4.0, 5.0)]);
+        assert_eq!(uncovered(Vec::new()), []);
+    }
 }

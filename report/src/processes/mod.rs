@@ -10,39 +10,32 @@
 //! document says how many records arrived and at most how many were lost,
 //! and marks the aggregates partial.
 
-mod html;
-mod markdown;
 mod summary;
-mod table;
 
-pub use stepmon_model::processes::*;
+use stepmon_model::processes::{CommandAggregate, Processes};
 
-/// The step's processes for people: the summary's lines and the table of
-/// the top commands in Markdown and HTML.
+/// The step's processes for people: the summary's lines.
 pub trait ProcessesText {
     /// The summary's lines (without indentation). `step_cpu_seconds`: the
     /// step's CPU from its best source, for the shares; without it the
     /// processes' own sum.
     fn summary_lines(&self, step_cpu_seconds: Option<f64>) -> Vec<String>;
-    /// The Markdown table with its heading, or nothing when there are no
-    /// processes. `step_cpu_seconds` as for [`ProcessesText::summary_lines`].
-    fn markdown_table(&self, step_cpu_seconds: Option<f64>) -> String;
-    /// The HTML table, the Markdown one's twin.
-    fn html_table(&self, step_cpu_seconds: Option<f64>) -> String;
 }
 
 impl ProcessesText for Processes {
     fn summary_lines(&self, step_cpu_seconds: Option<f64>) -> Vec<String> {
         summary::summary_lines(self, step_cpu_seconds)
     }
+}
 
-    fn markdown_table(&self, step_cpu_seconds: Option<f64>) -> String {
-        markdown::markdown_table(self, step_cpu_seconds)
-    }
-
-    fn html_table(&self, step_cpu_seconds: Option<f64>) -> String {
-        html::html_table(self, step_cpu_seconds)
-    }
+/// "1.2 GiB (pid 8841, foo.cpp)": the largest peak RSS of a command, whose
+/// it was, and its label where there is one (its input file); `None` when
+/// no process of the command has a peak RSS.
+#[must_use]
+pub fn largest(c: &CommandAggregate) -> Option<String> {
+    let (bytes, pid) = c.max_peak_rss_bytes.zip(c.max_peak_rss_pid)?;
+    let label = c.max_peak_rss_label().map_or_else(String::new, |l| format!(", {l}"));
+    Some(format!("{} (pid {pid}{label})", crate::units::bytes(bytes)))
 }
 
 #[cfg(test)]

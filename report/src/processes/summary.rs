@@ -4,8 +4,8 @@
 //! (pid 8841, foo.cpp)"), and in a sampled document what stepmon's own
 //! `wait4` said of the processes it reaped.
 
-use super::{CpuTime, ProcessSource, Processes};
 use crate::units::{bytes, percent, seconds};
+use stepmon_model::processes::{CpuTime, ProcessSource, Processes};
 
 /// Commands named in the summary.
 const TOP_COMMANDS: usize = 3;
@@ -27,7 +27,7 @@ pub(super) fn summary_lines(p: &Processes, step_cpu_seconds: Option<f64>) -> Vec
         } else {
             format!("{} CPU", seconds(c.cpu_seconds))
         };
-        let largest = super::table::largest(c).map_or_else(String::new, |l| format!(", largest {l}"));
+        let largest = super::largest(c).map_or_else(String::new, |l| format!(", largest {l}"));
         lines.push(format!("top      {} ×{}: {share}{largest}", c.command, c.count));
     }
     lines.extend(reaped_line(p));
@@ -53,8 +53,9 @@ fn reaped_line(p: &Processes) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Keep, ProcessRecord, ProcessesText as _};
+    use super::super::ProcessesText as _;
     use super::*;
+    use stepmon_model::processes::{Keep, ProcessRecord};
 
     fn process(command: &str, pid: u32, cpu: f64, rss: u64) -> ProcessRecord {
         ProcessRecord {

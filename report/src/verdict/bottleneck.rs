@@ -1,11 +1,12 @@
 //! What the step waited for, from its PSI stall time over the whole step.
 
 use super::machine::online_cpus;
-use super::{
-    Bottleneck, BottleneckVerdict, CpuStallCause, MachineLoad, MachineVerdict, Thresholds, ThrottlingVerdict, pct,
-};
+use super::pct;
 use crate::step::Step;
 use crate::units::seconds;
+use stepmon_model::verdict::{
+    Bottleneck, BottleneckVerdict, CpuStallCause, MachineLoad, MachineVerdict, Thresholds, ThrottlingVerdict,
+};
 
 /// Judges `step`; `throttling` and `machine` (its other verdicts) tell
 /// the causes of a CPU stall apart.

@@ -1,8 +1,9 @@
 //! What stepmon itself cost while recording the step.
 
-use super::{CollectorVerdict, Thresholds, pct};
+use super::pct;
 use crate::step::Step;
 use crate::units::seconds;
+use stepmon_model::verdict::{CollectorVerdict, Thresholds};
 
 /// Judges `step`; `None` unless stepmon recorded it.
 #[must_use]

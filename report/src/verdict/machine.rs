@@ -1,7 +1,8 @@
 //! Whether the rest of the machine was busy while the step ran.
 
-use super::{MachineLoad, MachineVerdict, Thresholds, pct};
+use super::pct;
 use crate::step::Step;
+use stepmon_model::verdict::{MachineLoad, MachineVerdict, Thresholds};
 
 /// The machine's CPU `some` stall share between its first and last sample
 /// inside the step's time (all of them when the step's times are unknown).

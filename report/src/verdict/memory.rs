@@ -2,8 +2,9 @@
 
 use stepmon_model::sample::LimitJson;
 
-use super::{MemoryOutcome, MemoryVerdict, PeakProcess, Thresholds, pct};
+use super::pct;
 use crate::step::Step;
+use stepmon_model::verdict::{MemoryOutcome, MemoryVerdict, PeakProcess, Thresholds};
 
 /// Sizes as the summary prints them (one unit and precision rule for both).
 fn mib(bytes: u64) -> String {

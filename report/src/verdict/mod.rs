@@ -19,12 +19,14 @@ mod memory;
 mod throttling;
 
 pub(crate) use machine::online_cpus;
-pub use stepmon_model::verdict::*;
 
 use std::fmt::Write as _;
 
-use crate::source::Bound;
 use crate::step::Step;
+use stepmon_model::source::Bound;
+use stepmon_model::verdict::{Bottleneck, MachineVerdict, MemoryOutcome, Thresholds, Verdicts};
+#[cfg(doc)]
+use stepmon_model::verdict::{BottleneckVerdict, CollectorVerdict, MemoryVerdict, ThrottlingVerdict};
 
 impl Step {
     /// What the numbers mean: [`of`] this step.
@@ -66,7 +68,7 @@ pub fn with_thresholds(step: &Step, thresholds: Thresholds) -> Verdicts {
     let mut bottleneck = bottleneck::judge(step, &thresholds, &throttling, &machine);
     match shared_pressure {
         // The whole machine's stall says nothing of the step's own.
-        Some(source) if source.rung == crate::source::Rung::Machine => {
+        Some(source) if source.rung == stepmon_model::source::Rung::Machine => {
             let shares: Vec<String> = [
                 ("CPU", bottleneck.cpu_stall_share),
                 ("memory", bottleneck.memory_stall_share),

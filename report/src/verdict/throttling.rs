@@ -1,8 +1,9 @@
 //! Whether the step's own `cpu.max` held it back.
 
-use super::{Thresholds, ThrottlingVerdict, pct};
+use super::pct;
 use crate::step::Step;
 use crate::units::seconds;
+use stepmon_model::verdict::{Thresholds, ThrottlingVerdict};
 
 /// Judges `step`.
 #[must_use]

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
+use stepmon_model::document::RunDocument;
+use stepmon_model::job::{Record, SampleOf, SampleRecord, StepEnd, StepStart};
 use stepmon_model::sample::StepSample;
-use stepmon_report::RunDocument;
-use stepmon_report::job::{self, Entry, Record, SampleOf, SampleRecord, StepEnd, StepStart};
+use stepmon_report::job::{self, Entry};
 
 pub(crate) fn ts(s: &str) -> jiff::Timestamp {
     s.parse().unwrap()
@@ -65,7 +66,7 @@ pub(crate) fn end_with(
     let mut usage = stepmon_model::sample::StepUsage::default();
     usage.resource_usage.samples = samples.to_vec();
     usage.sys_usage = sys.iter().map(|s| serde_json::from_value(s.clone()).unwrap()).collect();
-    let mut info = stepmon_report::RunInfo::default();
+    let mut info = stepmon_model::document::RunInfo::default();
     info.command.clone_from(&step.command);
     info.name = Some(step.name.clone());
     info.exit_code = Some(code);

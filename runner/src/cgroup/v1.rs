@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn this_hosts_hybrid_layout() {
         let found = fake(
-            include_str!("../../../cgroupfs-parse/tests/data/hybrid-6.18/proc_self_mountinfo.txt"),
+            include_str!("../../tests/data/hybrid-6.18/proc_self_mountinfo.txt"),
             "9:name=systemd:/\n8:pids:/\n7:blkio:/\n4:memory:/process_api/abc\n2:cpuacct:/\n1:cpu:/\n0::/\n",
         );
         let memory = found.iter().find(|h| h.has("memory")).unwrap();

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use stepmon_model::source::Rung;
-use stepmon_sysusage::model::SysSample;
+use stepmon_model::system::SysSample;
 use stepmon_sysusage::probe::SysProbe;
 
 use super::facts::{Facts, missing_reason, sample, v1_name, writable};

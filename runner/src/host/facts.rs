@@ -11,8 +11,8 @@ use stepmon_cgroupfs_parse::format::list::NewlineList;
 use stepmon_cgroupfs_parse::mountinfo::{MountInfo, find_cgroup2_mount};
 use stepmon_cgroupfs_parse::proc_cgroup::{ProcCgroup, unified_entry};
 use stepmon_cgroupfs_parse::{ControllerList, ParseError};
+use stepmon_model::sample::StepSample;
 use stepmon_sampler::cgroup::{CgroupProbe, discover};
-use stepmon_sampler::model::StepSample;
 
 use super::probe::ProbeCgroup;
 use super::{Controllers, V1Binding};

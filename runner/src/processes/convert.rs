@@ -72,7 +72,7 @@ mod tests {
 
     #[test]
     fn the_dd_capture() {
-        let datagram = include_bytes!("../../../taskstats-parse/tests/data/exit-dd-fsync.bin");
+        let datagram = include_bytes!("../../tests/data/exit-dd-fsync.bin");
         let m = Messages::new(datagram).next().unwrap().unwrap();
         let (_, s) = TaskstatsReply::parse(m.payload).unwrap().pid.unwrap();
         let t = task(&s, true, false);
@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn a_zero_run_time_is_exact_only_with_delay_accounting() {
-        let datagram = include_bytes!("../../../taskstats-parse/tests/data/exit-dd-fsync.bin");
+        let datagram = include_bytes!("../../tests/data/exit-dd-fsync.bin");
         let m = Messages::new(datagram).next().unwrap().unwrap();
         let (_, s) = TaskstatsReply::parse(m.payload).unwrap().pid.unwrap();
         // cpu_run_virtual_total is the u64 at offset 72 of struct taskstats

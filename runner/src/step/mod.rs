@@ -12,6 +12,7 @@ mod prepare;
 mod run;
 mod scope;
 mod v1_placement;
+mod watch_target;
 
 pub(crate) use crate::finished::Finished;
 pub(crate) use prepare::prepare;

@@ -11,10 +11,10 @@ use std::time::Instant;
 use jiff::Timestamp;
 use rustix::process::Signal;
 use stepmon_model::result::{Cost, StepResult};
+use stepmon_model::sample::StepUsage;
 use stepmon_model::source::EnclosingCgroup;
 use stepmon_model::{Collector, RunDocument, RunInfo};
 use stepmon_sampler::Recorder;
-use stepmon_sampler::model::StepUsage;
 
 use super::document::{exit_code, host, own_cpu_seconds};
 use super::notices::not_measured;
@@ -56,6 +56,8 @@ pub(crate) struct Step {
     /// sampling thread's CPU time.
     tree_memory_done: Option<(stepmon_model::source::TreeMemory, f64)>,
     live: Option<std::thread::JoinHandle<()>>,
+    /// Its progress and memory watch ([`crate::watch`]).
+    watch: Option<crate::watch::Watching>,
     messages: Vec<String>,
     cpu_at_start: f64,
     start: Timestamp,
@@ -129,6 +131,7 @@ impl Prepared {
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
+        let watch = Some(crate::watch::start(&self.options.watch, self.watch_target(start), &ticker));
         Ok(Step {
             stdin: stdio.stdin,
             stdout: stdio.stdout,
@@ -140,6 +143,7 @@ impl Prepared {
             tree_memory,
             tree_memory_done: None,
             live,
+            watch,
             messages,
             cpu_at_start,
             start,
@@ -411,6 +415,7 @@ impl Step {
         let start = self.start;
         let mut tree = reaper.tree();
         let tree_memory = self.tree_memory_done.take();
+        let events = self.watch.take().map(crate::watch::Watching::finish).unwrap_or_default();
         tree.memory = tree_memory.map(|(memory, _)| memory);
         let placement = self.placement;
         let exited = self.exited;
@@ -533,6 +538,7 @@ impl Step {
         info.process_tree = Some(tree);
         info.enclosing_cgroup = enclosing;
         info.processes = Some(processes);
+        info.events = events;
         // The numbers a person reads first, from each group's rung; report's
         // verdicts and exports start from them.
         info.summary = stepmon_model::summary::summary_of(&usage, Some(&info), Some(wall));

@@ -12,7 +12,7 @@
 use core::fmt;
 
 use super::files::{CGROUP_V2, CgroupFile, Controller, Requirement, Version};
-use crate::model::{Missing, MissingKind};
+use stepmon_model::missing::{Missing, MissingKind};
 
 /// Where the probe stands: which controllers the cgroup has, which are
 /// bound to cgroup v1 on this host, whether it is the root, which files

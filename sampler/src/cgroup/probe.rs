@@ -11,15 +11,14 @@ use stepmon_cgroupfs_parse::{
     MemoryStat as RawMemoryStat, ParseError, single,
 };
 use stepmon_fdread::{Dir, HeldFile, is_gone, is_unsupported};
+use stepmon_model::system::PressureJson;
 use stepmon_psi::Pressure;
-use stepmon_sysusage::model::PressureJson;
 
 use super::absent::Context;
 use super::files::CgroupFile;
-use crate::model::{
-    CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, Missing, MissingKind, PidsStat, StepSample,
-};
 use crate::probe::{Probe, Tick};
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{CpuStat, IoDevice, IoStat, LimitJson, MemoryEventsJson, MemoryStat, PidsStat, StepSample};
 
 /// Samples one cgroup v2 directory: every file is opened once (relative to
 /// the held directory) and re-read with `pread` at offset 0 on each sample.

@@ -38,7 +38,8 @@ use stepmon_cgroupfs_parse::v1::{
 use stepmon_cgroupfs_parse::{Limit, PidsEvents, single};
 use stepmon_fdread::{Dir, HeldFile};
 
-use crate::model::{MemoryEventsJson, Missing, MissingKind, PidsEventsJson, StepSample};
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{MemoryEventsJson, PidsEventsJson, StepSample};
 
 /// `USER_HZ` of `cpuacct.stat`: 100 on every Linux architecture's ABI.
 const USER_HZ: u64 = 100;

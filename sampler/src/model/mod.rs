@@ -1,10 +1,8 @@
-//! The JSON data model of step samples (BuildKit's `Sample` and stepmon's
-//! additions): [`stepmon_model::sample`]'s types, re-exported where the
-//! sampler's users have always found them, and the conversion of parsed
-//! cgroup values into them.
+//! The conversion of parsed cgroup values into the JSON data model of step
+//! samples (BuildKit's `Sample` and stepmon's additions), whose types are
+//! [`stepmon_model::sample`]'s.
 
-pub use stepmon_model::missing::{Missing, MissingKind};
-pub use stepmon_model::sample::*;
+use stepmon_model::sample::{Device, LimitJson, MaxToken};
 
 /// A limit as the cgroup file gives it (`max` or a number), in the JSON shape.
 #[must_use]

@@ -10,12 +10,15 @@ use std::time::Instant;
 use futures::channel::oneshot;
 use stepmon_sysusage::probe::SysReading;
 
-use super::{LiveSamples, MonitorError, MonitorOptions};
-use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
+use super::error::MonitorError;
+use super::live::LiveSamples;
+use super::options::MonitorOptions;
 use crate::network::NetworkSource;
 use crate::sampler::{Sampler, Subscription};
 use crate::step::StepProbe;
 use crate::system::SystemProbe;
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{Samples, SamplesExt, StepUsage};
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -219,8 +222,13 @@ impl RecorderBackend {
     }
 
     /// The samples taken so far (empty once finalised).
-    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<crate::model::StepSample>> {
+    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
         lock(&self.record.open).as_ref().map(|open| open.step.snapshot()).unwrap_or_default()
+    }
+
+    /// A handle on the newest samples (see [`super::Recorder::view`]).
+    pub(super) fn view(&self) -> ViewBackend {
+        ViewBackend { record: Arc::clone(&self.record) }
     }
 
     /// Finalises the recording — call it after the step's processes exited
@@ -243,5 +251,30 @@ impl RecorderBackend {
             let _ = done.send(());
         })?;
         Ok(())
+    }
+}
+
+/// The Linux [`super::RecorderView`].
+#[derive(Clone)]
+pub(super) struct ViewBackend {
+    record: Arc<Record>,
+}
+
+impl std::fmt::Debug for ViewBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecorderView").field("open", &lock(&self.record.open).is_some()).finish()
+    }
+}
+
+impl ViewBackend {
+    /// The newest sample taken so far (`None` once finalised).
+    pub(super) fn latest(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        lock(&self.record.open).as_ref().and_then(|open| open.step.latest())
+    }
+
+    /// A sample read now for the live stream only (`None` once finalised).
+    /// The record stays locked meanwhile: a close waits for this read.
+    pub(super) fn sample_live(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        lock(&self.record.open).as_ref().and_then(|open| open.step.sample_live())
     }
 }

@@ -10,70 +10,29 @@
 //! `stepmon-stub-noop`: every call works, nothing is measured, each usage says
 //! why — there is no nil monitor to check for.
 
+mod error;
 #[cfg(target_os = "linux")]
 mod linux;
+mod live;
 #[cfg(not(target_os = "linux"))]
 mod noop;
+mod options;
+
+pub use error::MonitorError;
+pub use live::LiveSamples;
+pub use options::MonitorOptions;
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
+use std::path::Path;
+
+#[cfg(target_os = "linux")]
+use linux::{MonitorBackend, RecorderBackend, ViewBackend};
+#[cfg(not(target_os = "linux"))]
+use noop::{MonitorBackend, RecorderBackend, ViewBackend};
+use stepmon_model::sample::{StepSample, StepUsage};
 
 use crate::network::NetworkSource;
-use std::task::{Context, Poll};
-
-use futures::Stream;
-#[cfg(target_os = "linux")]
-use linux::{MonitorBackend, RecorderBackend};
-#[cfg(not(target_os = "linux"))]
-use noop::{MonitorBackend, RecorderBackend};
-
-use crate::model::{StepSample, StepUsage};
-use crate::policy::Policy;
-use crate::sampler::{SampleStream, StartError};
 use crate::schedule::Timed;
-
-/// How a [`Monitor`] samples.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct MonitorOptions {
-    /// Policy of each step's samples (default [`Policy::step`]).
-    pub step_policy: Policy,
-    /// Policy of the machine's samples (default [`Policy::system`]).
-    pub system_policy: Policy,
-    /// procfs root (default `/proc`).
-    pub proc_root: PathBuf,
-}
-
-impl Default for MonitorOptions {
-    fn default() -> Self {
-        MonitorOptions {
-            step_policy: Policy::step(),
-            system_policy: Policy::system(),
-            proc_root: PathBuf::from("/proc"),
-        }
-    }
-}
-
-/// Why a monitor or recording could not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MonitorError {
-    /// Opening `/proc` or the step's cgroup directory failed.
-    #[error("cannot open {path}: {source}")]
-    Open {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
-    /// A sampler could not start.
-    #[error(transparent)]
-    Start(#[from] StartError),
-    /// The monitor was shut down.
-    #[error("the monitor is shut down")]
-    Closed,
-}
 
 /// Owns the machine's sampler and every step recording of this process.
 ///
@@ -170,6 +129,14 @@ impl Recorder {
         self.backend.snapshot()
     }
 
+    /// A handle on the recording's newest samples for a live view (a
+    /// progress line, a memory watch) on another thread: cheap to clone,
+    /// and empty once the recording is finalised.
+    #[must_use]
+    pub fn view(&self) -> RecorderView {
+        RecorderView { backend: self.backend.view() }
+    }
+
     /// Finalises the recording — call it after the step's processes exited
     /// and before its cgroup is removed — and returns the usage, whatever the
     /// step's exit status: failed and OOM-killed steps keep their usage.
@@ -190,25 +157,26 @@ impl Recorder {
     }
 }
 
-/// Live samples of a [`Recorder`]; see [`Recorder::stream`].
-#[derive(Debug)]
-pub struct LiveSamples {
-    inner: Option<SampleStream<StepSample>>,
+/// A [`Recorder`]'s newest samples, from any thread; see [`Recorder::view`].
+#[derive(Debug, Clone)]
+pub struct RecorderView {
+    backend: ViewBackend,
 }
 
-impl From<Option<SampleStream<StepSample>>> for LiveSamples {
-    fn from(inner: Option<SampleStream<StepSample>>) -> Self {
-        LiveSamples { inner }
+impl RecorderView {
+    /// The newest of the step's samples taken so far by the schedule (the
+    /// baseline at first); `None` once the recording is finalised.
+    #[must_use]
+    pub fn latest(&self) -> Option<Timed<StepSample>> {
+        self.backend.latest()
     }
-}
 
-impl Stream for LiveSamples {
-    type Item = Timed<StepSample>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match self.inner.as_mut() {
-            Some(stream) => Pin::new(stream).poll_next(cx),
-            None => Poll::Ready(None),
-        }
+    /// Reads the step now, outside the schedule: the sample goes to the
+    /// recording's live stream ([`Recorder::stream`]) and is returned, and is
+    /// not one of the recording's samples (the run document is the same
+    /// with or without it). `None` once finalised. See
+    /// [`crate::Subscription::sample_live`].
+    pub fn sample_live(&self) -> Option<Timed<StepSample>> {
+        self.backend.sample_live()
     }
 }

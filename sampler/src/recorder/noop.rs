@@ -7,9 +7,12 @@ use std::path::Path;
 
 use stepmon_stub_noop::{NoopMonitor, NoopRecorder, UNSUPPORTED_PLATFORM};
 
-use super::{LiveSamples, MonitorError, MonitorOptions};
-use crate::model::{Missing, MissingKind, Samples, SamplesExt, StepUsage};
+use super::error::MonitorError;
+use super::live::LiveSamples;
+use super::options::MonitorOptions;
 use crate::network::NetworkSource;
+use stepmon_model::missing::{Missing, MissingKind};
+use stepmon_model::sample::{Samples, SamplesExt, StepUsage};
 
 fn unsupported() -> StepUsage {
     StepUsage {
@@ -71,8 +74,12 @@ impl RecorderBackend {
         LiveSamples::from(None)
     }
 
-    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<crate::model::StepSample>> {
+    pub(super) fn snapshot(&self) -> Vec<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
         Vec::new()
+    }
+
+    pub(super) fn view(&self) -> ViewBackend {
+        ViewBackend
     }
 
     pub(super) async fn close(self) -> StepUsage {
@@ -82,5 +89,19 @@ impl RecorderBackend {
 
     pub(super) fn close_then(self, release: impl FnOnce(StepUsage) + Send + 'static) -> io::Result<()> {
         self.noop.close_then(move || release(unsupported()))
+    }
+}
+
+/// Nothing is sampled here: no newest sample.
+#[derive(Debug, Clone)]
+pub(super) struct ViewBackend;
+
+impl ViewBackend {
+    pub(super) fn latest(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        None
+    }
+
+    pub(super) fn sample_live(&self) -> Option<crate::schedule::Timed<stepmon_model::sample::StepSample>> {
+        None
     }
 }

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use stepmon_sampler::cgroup::discover;
 
-#[path = "../../../testsupport/skip.rs"]
-pub mod skip;
+pub use stepmon_testsupport::skip;
 
 /// A parent cgroup of our own with one leaf; everything is killed and
 /// removed on drop, also when the test fails.

@@ -2,9 +2,8 @@
 //!
 //! The types are [`stepmon_model::system`]'s (BuildKit's
 //! `executor/resources/types/systypes.go`, field for field, plus stepmon's
-//! additions under a `stepmon` key that BuildKit consumers ignore),
-//! re-exported here; the functions below turn parsed `/proc` files into
-//! them.
+//! additions under a `stepmon` key that BuildKit consumers ignore); the
+//! functions below turn parsed `/proc` files into them.
 //!
 //! | type | JSON | BuildKit rule | made by |
 //! |---|---|---|---|
@@ -25,9 +24,5 @@ mod reading;
 pub use crate::probe::missing_kind;
 pub use cpu::{absent_columns, cpu_stat, cpu_stat_delta, per_cpu_deltas, per_cpu_stats, sys_cpu_delta};
 pub use reading::{load_avg, memory_stat, pressure, pressure_values, proc_stat, sys_sample};
-pub use stepmon_model::missing::{Missing, MissingKind};
-pub use stepmon_model::round_millis;
-pub use stepmon_model::system::{
-    LoadAvgJson, PerCpuStat, PressureJson, PressureValues, ProcStat, SysCPUStat, SysCpuDelta, SysCpuDeltaExt,
-    SysMemoryStat, SysSample, SysSampleExt,
-};
+#[cfg(doc)]
+use stepmon_model::system::{PressureJson, ProcStat, SysCPUStat, SysMemoryStat, SysSample};

@@ -46,7 +46,7 @@ impl ProcFile {
         }
     }
 
-    /// The [`SysReading`](super::SysReading) part it fills, as named in [`Missing`](super::Missing).
+    /// The [`SysReading`](super::SysReading) part it fills, as named in [`Missing`](stepmon_model::missing::Missing).
     #[must_use]
     pub fn field(self) -> &'static str {
         match self {

@@ -8,7 +8,7 @@
 //! exceeds 4 KiB on large machines).
 //!
 //! Failures are data, not errors: a [`SysReading`] carries whatever could be
-//! read plus one [`Missing`] entry per file that could not (no
+//! read plus one [`Missing`](stepmon_model::missing::Missing) entry per file that could not (no
 //! `/proc/pressure` when PSI is off, `EOPNOTSUPP` when it is compiled in but
 //! disabled, a parse error, ...).
 
@@ -23,6 +23,5 @@ pub use file::ProcFile;
 #[cfg(target_os = "linux")]
 pub use process::start_ticks;
 pub use reading::{StatSnapshot, SysReading};
-pub use stepmon_model::missing::{Missing, MissingKind};
 #[cfg(target_os = "linux")]
 pub use sys_probe::{DEFAULT_USER_HZ, ReadStrategy, SysProbe, missing_kind};

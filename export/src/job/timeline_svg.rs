@@ -1,0 +1,158 @@
+//! The job's timeline as SVG: a row per step (by start, as the table), a
+//! bar from its start over its wall time, the gaps in which no step ran as
+//! shaded bands across every row, one time axis (seconds since the job's
+//! first start).
+//!
+//! Parts by class: `svg.stepmon-timeline`; per step a `g.step` with
+//! `data-status` (`ended`, `notRun`, `interrupted`, `cached`) holding a
+//! `rect.bar` (an interrupted step's bar is dashed and open-ended: its end
+//! is unknown; a cached step has a marker, not a bar) and `text.step-name`;
+//! `rect.gap` per gap; `text.tick.x` tick labels. Standalone XML, every text
+//! escaped, no `id` attributes (it shares pages with the step charts).
+
+use std::fmt::Write as _;
+
+use super::timeline::Span;
+use crate::chart::scale::{Axis, Unit};
+use crate::escape::xml;
+use crate::svg::shorten;
+use stepmon_report::job::table::{Job, gaps};
+use stepmon_report::units::seconds;
+
+/// Width of the timeline, px (the step charts' width).
+const WIDTH: f64 = 720.0;
+/// Left edge of the bars (room for the step names).
+const LEFT: f64 = 170.0;
+/// Right margin.
+const RIGHT: f64 = 28.0;
+/// Top margin (the title).
+const TOP: f64 = 30.0;
+/// Height of a step's row.
+const ROW: f64 = 20.0;
+/// Room under the rows for the tick labels and the axis title.
+const BOTTOM: f64 = 40.0;
+/// At most this many characters of a name at the left.
+const NAME_CHARS: usize = 24;
+
+/// Bar colours by status.
+fn colour(status: &str) -> &'static str {
+    match status {
+        "interrupted" => "#d97706",
+        "notRun" => "#94a3b8",
+        "cached" => "#64748b",
+        _ => "#2563eb",
+    }
+}
+
+/// The timeline of `job`, whose rows lie at `spans` (one per row with a
+/// start), and its height in pixels.
+#[must_use]
+pub(crate) fn svg(job: &Job, spans: &[Span]) -> (String, f64) {
+    let end = spans.iter().map(|s| s.end).fold(job.wall_seconds.unwrap_or(0.0), f64::max);
+    let x = Axis::new(Unit::Seconds, end);
+    let plot = WIDTH - LEFT - RIGHT;
+    let px = |t: f64| LEFT + (t / x.top).clamp(0.0, 1.0) * plot;
+    #[allow(clippy::cast_precision_loss)]
+    let rows_height = job.steps.len().max(1) as f64 * ROW;
+    let height = TOP + rows_height + BOTTOM;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-timeline\" width=\"{WIDTH}\" height=\"{height}\" \
+         viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"the job's steps over time\" \
+         font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" font-size=\"12\" fill=\"currentColor\">\
+         <title>stepmon: the job's steps over time</title>\
+         <text class=\"title\" x=\"{LEFT}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">steps over time</text>"
+    );
+    for (from, to) in gaps(job) {
+        let _ = write!(
+            out,
+            "<rect class=\"gap\" x=\"{:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{rows_height}\" fill=\"currentColor\" \
+             fill-opacity=\"0.08\"><title>gap: no step ran for {}</title></rect>",
+            px(from),
+            (px(to) - px(from)).max(0.5),
+            xml(&seconds(to - from))
+        );
+    }
+    for &t in &x.ticks {
+        let _ = write!(
+            out,
+            "<line class=\"grid x\" x1=\"{0:.1}\" y1=\"{TOP}\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"currentColor\" \
+             stroke-opacity=\"0.12\"/><text class=\"tick x\" x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">{3}</text>",
+            px(t),
+            TOP + rows_height,
+            TOP + rows_height + 15.0,
+            xml(&x.label(t))
+        );
+    }
+    for (i, r) in job.steps.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let y = TOP + i as f64 * ROW;
+        let shown = shorten(&r.shown_name(), NAME_CHARS);
+        let _ = write!(
+            out,
+            "<g class=\"step\" data-status=\"{}\"><title>{}: {}</title>\
+             <text class=\"step-name\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            r.status,
+            xml(&r.shown_name()),
+            xml(&r.verdict),
+            LEFT - 8.0,
+            y + ROW - 6.0,
+            xml(&shown)
+        );
+        let color = colour(r.status);
+        match spans.iter().find(|s| s.row == i) {
+            None => {
+                let _ = write!(
+                    out,
+                    "<text class=\"no-time\" x=\"{LEFT}\" y=\"{:.1}\" fill-opacity=\"0.7\">— (no start recorded)</text>",
+                    y + ROW - 6.0
+                );
+            }
+            Some(s) if r.status == "cached" => {
+                let _ = write!(
+                    out,
+                    "<circle class=\"marker cached\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"/>\
+                     <text class=\"status-label\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">cached</text>",
+                    px(s.start),
+                    y + ROW / 2.0,
+                    px(s.start) + 8.0,
+                    y + ROW - 6.0
+                );
+            }
+            Some(s) => {
+                let dashed = if r.status == "interrupted" {
+                    " fill-opacity=\"0.45\" stroke-dasharray=\"4 2\" stroke-width=\"1.5\""
+                } else {
+                    ""
+                };
+                let _ = write!(
+                    out,
+                    "<rect class=\"bar {}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\" \
+                     stroke=\"{color}\"{dashed}/>",
+                    r.status,
+                    px(s.start),
+                    y + 3.0,
+                    (px(s.end) - px(s.start)).max(1.0),
+                    ROW - 6.0
+                );
+                if r.status == "interrupted" {
+                    let _ = write!(
+                        out,
+                        "<text class=\"status-label\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">interrupted</text>",
+                        px(s.end) + 4.0,
+                        y + ROW - 6.0
+                    );
+                }
+            }
+        }
+        out.push_str("</g>");
+    }
+    let _ = write!(
+        out,
+        "<text class=\"axis-label x\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">time since the job's first step started</text></svg>",
+        LEFT + plot / 2.0,
+        height - 6.0
+    );
+    (out, height)
+}
