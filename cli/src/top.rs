@@ -1,7 +1,7 @@
 //! `stepmon top`: a table of the steps running on this machine, one row
 //! each, redrawn every second (clear and home, plain ANSI: no TUI library),
 //! or one snapshot with `--once` (text or `--json`). The steps and their
-//! numbers are `stepmon_runner::running`'s; their names and job records
+//! numbers are `stepmon_runner::admin::running`'s; their names and job records
 //! come from the owners' command lines and `stepmon-job`'s markers.
 
 use std::io::{IsTerminal as _, Write as _};
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stepmon_job::{MarkerDirs, RunningMarker};
 use stepmon_report::units;
-use stepmon_runner::running::{RunningStep, RunningSteps, StepNow};
+use stepmon_runner::admin::running::{RunningStep, RunningSteps, StepNow};
 
 use crate::error::CliError;
 

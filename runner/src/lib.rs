@@ -117,8 +117,6 @@ mod processes;
 #[cfg(target_os = "linux")]
 mod runner;
 #[cfg(target_os = "linux")]
-pub mod running;
-#[cfg(target_os = "linux")]
 mod signals;
 #[cfg(target_os = "linux")]
 mod spawn;

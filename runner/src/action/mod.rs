@@ -10,13 +10,12 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-
-use crate::options::StepOptions;
 
 #[cfg(target_os = "linux")]
 pub(crate) mod collect;
+mod command;
 #[cfg(target_os = "linux")]
 pub(crate) mod open;
 #[cfg(target_os = "linux")]
@@ -161,103 +160,10 @@ impl Action {
     }
 }
 
-/// The action's environment, working directory and streams, as
-/// `std::process::Command` names them (a builder that used `Command`
-/// changes only its import of [`Stdio`]).
-///
-/// ```
-/// # #[cfg(target_os = "linux")] {
-/// use std::io::Read;
-/// use stepmon_runner::{CgroupMode, StepOptions, Stdio, prepare};
-///
-/// let dir = tempfile::tempdir()?;
-/// let mut options = StepOptions::new(["sh", "-c", "echo \"$STEP_INDEX in $(pwd)\""]);
-/// options.cgroup = CgroupMode::Never;
-/// options.env("STEP_INDEX", "7").current_dir(dir.path()).stdout(Stdio::piped());
-/// let finished = prepare(options)?.start()?.wait_with_output()?;
-/// let said = String::from_utf8(finished.stdout).unwrap();
-/// assert_eq!(said.trim_end(), format!("7 in {}", dir.path().canonicalize()?.display()));
-/// # }
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-impl StepOptions {
-    /// Sets the variable `key` to `val` for the command.
-    pub fn env<K: AsRef<OsStr>, V: AsRef<OsStr>>(&mut self, key: K, val: V) -> &mut Self {
-        self.action.vars.insert(key.as_ref().to_owned(), Some(val.as_ref().to_owned()));
-        self
-    }
-
-    /// Sets each of `vars` for the command.
-    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Self
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<OsStr>,
-        V: AsRef<OsStr>,
-    {
-        for (key, val) in vars {
-            self.env(key, val);
-        }
-        self
-    }
-
-    /// Removes the variable `key` from the command's environment.
-    pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut Self {
-        self.action.vars.insert(key.as_ref().to_owned(), None);
-        self
-    }
-
-    /// Starts the command with no variables but those set afterwards
-    /// (`PATH` too: the program is then looked up in the `PATH` set, or in
-    /// `/usr/local/bin:/bin:/usr/bin` without one).
-    pub fn env_clear(&mut self) -> &mut Self {
-        self.action.env_clear = true;
-        self.action.vars.clear();
-        self
-    }
-
-    /// Runs the command in `dir` (a relative program path such as
-    /// `./configure` is found from there). A directory that cannot be
-    /// entered ends the step as a command that could not start
-    /// ([`crate::Finished::not_started`]).
-    pub fn current_dir<P: AsRef<Path>>(&mut self, dir: P) -> &mut Self {
-        self.action.current_dir = Some(dir.as_ref().to_owned());
-        self
-    }
-
-    /// The command's stdin (default: this process's).
-    pub fn stdin<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Self {
-        self.action.stdio[0] = Some(cfg.into());
-        self
-    }
-
-    /// The command's stdout (default: this process's).
-    pub fn stdout<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Self {
-        self.action.stdio[1] = Some(cfg.into());
-        self
-    }
-
-    /// The command's stderr (default: this process's).
-    pub fn stderr<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Self {
-        self.action.stdio[2] = Some(cfg.into());
-        self
-    }
-
-    /// The variables set (`Some`) or removed (`None`) for the command, as
-    /// `Command::get_envs` lists them.
-    pub fn get_envs(&self) -> impl Iterator<Item = (&OsStr, Option<&OsStr>)> {
-        self.action.vars.iter().map(|(k, v)| (k.as_os_str(), v.as_deref()))
-    }
-
-    /// The directory the command runs in, if set.
-    #[must_use]
-    pub fn get_current_dir(&self) -> Option<&Path> {
-        self.action.current_dir.as_deref()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::StepOptions;
 
     #[test]
     fn the_environment_is_built_as_commands_is() {

@@ -58,6 +58,10 @@ pub(crate) fn check(options: &StepOptions, platform: &Platform) -> Result<Vec<No
     if options.live.is_some() {
         not_measured.push("live samples (StepOptions::live: its receiver gets none)".to_owned());
     }
+    if options.watch.progress.is_some() || options.watch.on_event.is_some() {
+        not_measured
+            .push("progress and memory events while the step runs (StepOptions::watch: none are sent)".to_owned());
+    }
     if options.forward_signals && cfg!(unix) {
         not_measured.push("signals are not forwarded to the step's process group".to_owned());
     }

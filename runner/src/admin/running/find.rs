@@ -1,5 +1,5 @@
 //! Finding the steps running on this machine: every run directory
-//! (`stepmon-run.<pid>.<start>[.<n>]`, [`crate::cgroup::placement::run_name`])
+//! (`stepmon-run.<pid>.<start>[.<n>]`, [`crate::cgroup::naming::run_name`])
 //! in the cgroup v2 tree and in the v1 hierarchies stepmon uses, grouped by
 //! name (one name per step in every hierarchy), whose owner still runs.
 
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use stepmon_sampler::cgroup::CgroupV1Dirs;
 
-use crate::cgroup::placement::{RUN_PREFIX, owner_gone, owner_of};
+use crate::cgroup::naming::{RUN_PREFIX, owner_gone, owner_of};
 use crate::cgroup::v1::Hierarchy;
 
 /// How deep below a hierarchy's root run directories are looked for: a
@@ -77,7 +77,7 @@ fn command_of(pid: u32) -> Vec<String> {
 /// The steps whose run directories are under the cgroup v2 mount `v2` (if
 /// any) and in the v1 `hierarchies`, whose owners still run.
 #[must_use]
-pub fn find_in(v2: Option<&Path>, hierarchies: &[Hierarchy]) -> Vec<RunningStep> {
+pub(crate) fn find_in(v2: Option<&Path>, hierarchies: &[Hierarchy]) -> Vec<RunningStep> {
     let mut steps: Vec<RunningStep> = Vec::new();
     let mut add = |dir: PathBuf, place: &dyn Fn(&mut RunningStep, PathBuf)| {
         let Some(run) = name_of(&dir) else { return };
@@ -158,7 +158,7 @@ mod tests {
     fn run_directories_are_grouped_by_name_across_hierarchies_and_dead_owners_left_out() {
         let root = tempfile::tempdir().unwrap();
         let pid = std::process::id();
-        let start = crate::cgroup::placement::start_time(pid).unwrap();
+        let start = crate::cgroup::naming::start_time(pid).unwrap();
         let mine = format!("{RUN_PREFIX}{pid}.{start}");
         let builders = format!("{RUN_PREFIX}{pid}.{start}.2");
         let dead = format!("{RUN_PREFIX}{pid}.{}", start + 1);

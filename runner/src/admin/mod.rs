@@ -1,6 +1,7 @@
 //! What a command-line wrapper needs besides running steps (`stepmon gc`,
-//! `stepmon doctor`): the clean-up of what killed runs left behind, and the
-//! report of what this host offers a step. Everything here is Linux only
+//! `stepmon doctor`, `stepmon top`): the clean-up of what killed runs left
+//! behind, the report of what this host offers a step, and the steps
+//! running on this machine now ([`running`]). Everything here is Linux only
 //! (it is about cgroups and procfs); the spawn mode a wrapper reads from
 //! `STEPMON_SPAWN` is [`crate::Mode::from_env`], at the crate's root with
 //! the options it goes into.
@@ -13,6 +14,9 @@
 //! }
 //! # }
 //! ```
+
+#[cfg(target_os = "linux")]
+pub mod running;
 
 #[cfg(target_os = "linux")]
 use std::io;

@@ -1,5 +1,5 @@
 //! The steps running on this machine now, and their numbers: what `stepmon
-//! top` shows. [`find`] lists them by their run directories
+//! top` shows (Linux only). [`find`] lists them by their run directories
 //! ([`RunningStep`]); [`RunningSteps::refresh`] reads each one's cgroups
 //! (the same probe as its recorder: v2, and v1 where v2 lacks a
 //! controller) and differences the reading against the previous refresh's
@@ -8,7 +8,7 @@
 //!
 //! ```
 //! # #[cfg(target_os = "linux")] {
-//! use stepmon_runner::running::RunningSteps;
+//! use stepmon_runner::admin::running::RunningSteps;
 //!
 //! let mut steps = RunningSteps::new();
 //! let _first = steps.refresh(); // readings to difference against
@@ -24,7 +24,7 @@ mod find;
 
 use std::collections::BTreeMap;
 
-pub use find::{RunningStep, find, find_in};
+pub use find::{RunningStep, find};
 use jiff::Timestamp;
 use stepmon_model::progress::Rates;
 use stepmon_model::sample::StepSample;
