@@ -138,8 +138,9 @@ pub(crate) fn find_in(v2: Option<&Path>, hierarchies: &[Hierarchy]) -> Vec<Runni
     steps
 }
 
-/// The steps running on this machine that this user can see:
-/// [`find_in`] this process's cgroup v2 mount and v1 hierarchies.
+/// The steps running on this machine that this user can see: those whose
+/// run directories are under this process's cgroup v2 mount and in its v1
+/// hierarchies, and whose owners still run.
 #[must_use]
 pub fn find() -> Vec<RunningStep> {
     let v2 = stepmon_sampler::cgroup::discover::locate().ok().map(|c| c.mount_point);
