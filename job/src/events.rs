@@ -9,7 +9,7 @@ use stepmon_model::job::{EventLine, StepEventRecord};
 use stepmon_outfile::Appender;
 
 use crate::error::JobError;
-use crate::writer::{Appended, Shared, lock};
+use crate::stop::{Appended, Shared, lock};
 
 /// Said once, with why, when an event's append stops the record.
 type OnStop = Box<dyn FnOnce(&JobError) + Send>;

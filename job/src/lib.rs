@@ -57,13 +57,15 @@ mod error;
 mod events;
 mod marker;
 mod start;
+mod stop;
 mod writer;
 
 pub use error::JobError;
 pub use events::EventAppender;
 pub use marker::{Collected, MarkerDirs, RunningMarker, mark_collected, mark_orphans};
 pub use start::start;
-pub use writer::{Appended, EndReport, JobWriter};
+pub use stop::Appended;
+pub use writer::{EndReport, JobWriter};
 
 use stepmon_model::job::Record;
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use jiff::Timestamp;
@@ -13,6 +13,7 @@ use stepmon_outfile::Appender;
 
 use crate::error::JobError;
 use crate::marker::MarkerDirs;
+use crate::stop::{Appended, Shared, lock};
 
 /// The record of one step in a job record: its start is appended when it
 /// is opened, its samples as they come, its end when [`JobWriter::end`]
@@ -33,44 +34,6 @@ pub struct JobWriter {
     /// What it shares with its [`crate::EventAppender`]s: the record stops
     /// for all of them at the first line one could not append.
     shared: Arc<Mutex<Shared>>,
-}
-
-/// The stop of one step's record, shared by its writer and its event
-/// appenders.
-#[derive(Debug, Default)]
-pub(crate) struct Shared {
-    /// An append failed: nothing more of the step is appended.
-    pub(crate) stopped: bool,
-    /// Why, when an event appender's append was the one that failed (the
-    /// writer takes it, for [`EndReport::stopped`]).
-    pub(crate) why: Option<JobError>,
-}
-
-/// `shared`, locked (a panic under the lock leaves a flag and a reason).
-pub(crate) fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
-    shared.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// What became of a line a [`JobWriter`] was asked to append.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use = "the append that stops the record is the one to say so (`Appended::Stopped`)"]
-pub enum Appended {
-    /// Appended whole.
-    Written,
-    /// Not appended, and this append stopped the record:
-    /// [`JobWriter::stopped`] says why. Say it now; nothing more of the
-    /// step will be appended.
-    Stopped,
-    /// Not appended: an earlier append stopped the record.
-    AlreadyStopped,
-}
-
-impl Appended {
-    /// Whether the line was appended.
-    #[must_use]
-    pub fn is_written(self) -> bool {
-        self == Appended::Written
-    }
 }
 
 /// What [`JobWriter::end`] did, for the caller to say: the record itself

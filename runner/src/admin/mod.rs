@@ -24,11 +24,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 #[cfg(target_os = "linux")]
-pub use crate::host::model::{Check, Controllers, Report, Status, V1Binding};
+pub use crate::host::model::{Check, Controllers, Report, Status};
 #[cfg(target_os = "linux")]
 pub use crate::host::rungs::ResourceRung;
 #[cfg(target_os = "linux")]
 pub use crate::host::shape::Shape;
+#[cfg(target_os = "linux")]
+pub use crate::host::v1_binding::V1Binding;
 
 /// Looks at this host (as this user) and reports: its cgroup layout,
 /// privileges, controllers and PSI as checks, and per resource which rung

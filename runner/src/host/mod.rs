@@ -21,13 +21,15 @@ pub(crate) mod model;
 mod probe;
 pub(crate) mod rungs;
 pub(crate) mod shape;
+pub(crate) mod v1_binding;
 
 use checks::{
     controller_check, favordynmods_check, kill_check, layout, peak_check, privileges, psi_checks, shape_check,
 };
 pub(crate) use facts::locate;
 use facts::{gather, newline_list, v1_writable};
-pub(crate) use model::{Check, Controllers, Report, Status, V1Binding};
+pub(crate) use model::{Check, Controllers, Report, Status};
+pub(crate) use v1_binding::V1Binding;
 
 /// Looks at this host (as this user) and reports.
 #[must_use]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::v1_binding::V1Binding;
 use super::{rungs, shape};
 
 /// Outcome of one check.
@@ -66,16 +67,6 @@ pub struct Controllers {
     pub own_subtree_control: Vec<String>,
     /// Controllers bound to cgroup v1 hierarchies (from `/proc/self/cgroup`).
     pub cgroup_v1: Vec<V1Binding>,
-}
-
-/// A controller bound to a cgroup v1 hierarchy.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct V1Binding {
-    /// The v1 controller name (`blkio` for `io`).
-    pub controller: String,
-    /// The v1 hierarchy ID.
-    pub hierarchy: u32,
 }
 
 /// The whole report (`--json`).

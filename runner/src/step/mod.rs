@@ -33,9 +33,6 @@ use owned::{OwnedCgroups, OwnedV1};
 
 use crate::notice::Notice;
 
-/// How long leftovers get to die once killed.
-const KILL_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// A step placed and ready to start; see [`prepare()`].
 #[derive(Debug)]
 pub(crate) struct Prepared {

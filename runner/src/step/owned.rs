@@ -3,9 +3,11 @@
 
 use std::time::Duration;
 
-use super::KILL_TIMEOUT;
 use crate::cgroup::placement::RunCgroups;
 use crate::cgroup::v1::V1Cgroups;
+
+/// How long leftovers get to die once killed.
+pub(super) const KILL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A set of the step's cgroups stepmon created (v2 or v1).
 pub(super) trait Created {

@@ -18,8 +18,9 @@ use stepmon_sampler::Recorder;
 
 use super::document::{exit_code, host, own_cpu_seconds};
 use super::notices::not_measured;
+use super::owned::KILL_TIMEOUT;
 use super::owned::{OwnedCgroups, OwnedV1};
-use super::{Finished, KILL_TIMEOUT, Prepared};
+use super::{Finished, Prepared};
 use crate::action::collect::Collect;
 use crate::cgroup::placement::{self};
 use crate::error::{RunError, RunErrorKind};

@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 use super::super::Mode;
 use super::super::clone3::{self, CLONE_INTO_CGROUP, CLONE_VFORK, CLONE_VM, ChildSetup, CloneArgs, Stage};
 use super::super::sys;
-use super::{
+use super::protocol::{
     DONE, FLAG_ALONE, FLAG_COMM, FLAG_MAIN, NOT_STARTED, REAPED, RECORD, REMEMBER_KILLED, STARTED, WAIT_ALL,
     WAY_CLONE3, WAY_FORK,
 };

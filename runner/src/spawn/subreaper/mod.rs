@@ -52,38 +52,16 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rustix::process::{Pid, PidfdFlags, Signal};
 
 mod child;
+mod protocol;
 
 use super::clone3::{self, CLONE_VM, CloneArgs, Exec};
 use super::reap::{Reaped, Rusage};
 use super::sys;
 use super::{Launch, Mode, SpawnError, Target};
 use child::{SubreaperSetup, subreaper, subreaper_entry};
-
-/// One event on the pipe: `[kind u32][pid i32][status i32][flags u32]
-/// [rusage 9×u64][comm 16 bytes][extra u64]`, native-endian; 112 bytes,
-/// below `PIPE_BUF`, so each write is atomic (pipe(7)).
-const RECORD: usize = 112;
-const STARTED: u32 = 1;
-const NOT_STARTED: u32 = 2;
-const REAPED: u32 = 3;
-const DONE: u32 = 4;
-/// `flags`: the reaped process is the command's first one.
-const FLAG_MAIN: u32 = 1;
-/// `flags`: `comm` holds its command name.
-const FLAG_COMM: u32 = 2;
-/// `flags` of the first process: once it was reaped the subreaper had no
-/// child left, so nothing is left to kill or wait for; its [`DONE`] follows
-/// without a word from the caller (one round trip less at a step's end).
-const FLAG_ALONE: u32 = 4;
-/// `extra` of [`STARTED`]: how the command's process was created.
-const WAY_CLONE3: u64 = 1;
-const WAY_FORK: u64 = 2;
-/// What the caller writes once the command's first process has exited.
-const KILL: u8 = b'k';
-const WAIT_ALL: u8 = b'w';
-/// The most distinct processes whose kill is remembered (to count each
-/// once); past it each signal counts.
-const REMEMBER_KILLED: usize = 1024;
+use protocol::{
+    DONE, FLAG_ALONE, FLAG_COMM, FLAG_MAIN, KILL, NOT_STARTED, REAPED, RECORD, STARTED, WAIT_ALL, WAY_FORK,
+};
 
 /// What the step's subreaper reports.
 #[derive(Debug)]
