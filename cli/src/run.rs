@@ -162,7 +162,8 @@ fn watch(
     events: Option<stepmon_job::EventAppender>,
     delivered: bool,
 ) -> stepmon_runner::watch::Watch {
-    use stepmon_runner::watch::{Callback, StepEvent, Watch};
+    use stepmon_model::event::StepEvent;
+    use stepmon_runner::watch::{Callback, Watch};
 
     use crate::watch_lines::{event_line, progress_line, say};
     let read = args.output.is_some() || args.job.is_some() || args.baseline.is_some() || delivered;

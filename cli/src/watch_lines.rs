@@ -6,9 +6,10 @@
 use std::io::Write as _;
 use std::time::Duration;
 
+use stepmon_model::event::{MemoryBound, StepEvent};
 use stepmon_model::job::SampleOf;
+use stepmon_model::progress::Progress;
 use stepmon_report::units;
-use stepmon_runner::watch::{MemoryBound, Progress, StepEvent};
 
 /// `--progress` without a value, and `STEPMON_PROGRESS=1`.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
@@ -149,7 +150,7 @@ pub fn event_line(name: &str, event: &StepEvent) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stepmon_runner::watch::MemoryNearLimit;
+    use stepmon_model::event::MemoryNearLimit;
 
     #[test]
     fn intervals_need_a_unit_and_1_is_the_default() {
@@ -179,7 +180,7 @@ mod tests {
         );
         memory.trend_bytes_per_second = Some(20.0 * 1024.0 * 1024.0);
         memory.seconds_to_limit = Some(0.95);
-        memory.largest = vec![stepmon_runner::watch::ProcessMemory::new(42, "python3".into(), 180 << 20)];
+        memory.largest = vec![stepmon_model::event::ProcessMemory::new(42, "python3".into(), 180 << 20)];
         let event = StepEvent::memory_near_limit("2026-12-04T10:00:09Z".parse().unwrap(), 9.05, memory);
         assert_eq!(
             event_line("grow", &event).unwrap(),

@@ -12,7 +12,8 @@ use stepmon_testsupport::skip;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use stepmon_runner::watch::{Callback, MemoryBound, StepEvent, Watch};
+use stepmon_model::event::{MemoryBound, StepEvent};
+use stepmon_runner::watch::{Callback, Watch};
 use stepmon_runner::{StepOptions, prepare};
 
 const PYTHON: &str = "/usr/bin/python3";

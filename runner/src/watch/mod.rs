@@ -39,8 +39,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use stepmon_model::event::{EventKind, MemoryBound, MemoryNearLimit, ProcessMemory, StepEvent};
-pub use stepmon_model::progress::Progress;
+use stepmon_model::event::StepEvent;
+use stepmon_model::progress::Progress;
+
 #[cfg(target_os = "linux")]
 pub(crate) use watching::{Target, Watching, start};
 
@@ -85,7 +86,7 @@ impl<T> std::fmt::Debug for Callback<T> {
 /// let seen = Arc::clone(&lines);
 /// options.watch = Watch::default().with_progress(
 ///     Duration::from_millis(300),
-///     Callback::new(move |p: &stepmon_runner::watch::Progress| seen.lock().unwrap().push(p.elapsed_seconds)),
+///     Callback::new(move |p: &stepmon_model::progress::Progress| seen.lock().unwrap().push(p.elapsed_seconds)),
 /// );
 /// prepare(options)?.run()?;
 /// assert!(!lines.lock().unwrap().is_empty(), "a progress every 300 ms of a 0.7 s step");
