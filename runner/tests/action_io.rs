@@ -208,6 +208,20 @@ fn stdin_from_a_file_a_pipe_and_null() {
         });
         let finished = finished.unwrap().unwrap();
         assert!(finished.stdout == written, "{mode:?}: {} bytes back of {}", finished.stdout.len(), written.len());
+        // A piped stdin never taken: waiting closes it (as std's
+        // `Child::wait` does), so cat sees its end instead of waiting forever;
+        // awaiting the step likewise.
+        let mut options = step(&["cat"], mode);
+        options.stdin(Stdio::piped());
+        let running = stepmon_runner::prepare(options).unwrap().start().unwrap();
+        assert_eq!(within("cat of an untaken stdin", move || running.wait()).unwrap().exit_code, 0, "{mode:?}");
+        let mut options = step(&["cat"], mode);
+        options.stdin(Stdio::piped());
+        let running = stepmon_runner::prepare(options).unwrap().start().unwrap();
+        let awaited = within("cat of an untaken stdin, awaited", move || {
+            smol::block_on(std::future::IntoFuture::into_future(running))
+        });
+        assert_eq!(awaited.unwrap().exit_code, 0, "{mode:?}");
         // /dev/null: nothing to read.
         let mut options = step(&["cat"], mode);
         options.stdin(Stdio::null()).stdout(Stdio::piped());

@@ -86,10 +86,13 @@ impl Step {
     }
 
     /// Waits for the step's end (blocking the calling thread), then as
-    /// [`crate::Prepared::run`]. Its piped streams are not read: take them
-    /// first (or see [`Step::wait_with_output`]), or a command that fills a
-    /// pipe waits for a reader forever.
-    pub fn wait(self) -> Result<Finished, RunError> {
+    /// [`crate::Prepared::run`]. Its piped stdin, if not taken, is closed
+    /// first, as std's `Child::wait` does (a command reading it would
+    /// otherwise wait for input forever). Its piped stdout and stderr are
+    /// not read: take them first (or see [`Step::wait_with_output`]), or a
+    /// command that fills a pipe waits for a reader forever.
+    pub fn wait(mut self) -> Result<Finished, RunError> {
+        drop(self.stdin.take());
         self.into_inner().wait()
     }
 
@@ -126,7 +129,9 @@ impl IntoFuture for Step {
     type Output = Result<Finished, RunError>;
     type IntoFuture = Pin<Box<dyn Future<Output = Result<Finished, RunError>> + Send>>;
 
-    fn into_future(self) -> Self::IntoFuture {
+    fn into_future(mut self) -> Self::IntoFuture {
+        // As `wait`: an untaken piped stdin is closed first.
+        drop(self.stdin.take());
         self.into_inner().into_future()
     }
 }
