@@ -93,9 +93,14 @@ impl<P: Probe> Shared<P> {
     }
 
     async fn drive(self: Arc<Self>) {
-        while !self.stopped.load(Ordering::Acquire) {
-            // Listen before reading the state, so a change in between is not missed.
+        loop {
+            // Listen before reading the state (the stop flag included), so a
+            // change or a stop in between is not missed: a stop that came
+            // after a check of the flag but before `listen` notified nobody.
             let changed = self.changed.listen();
+            if self.stopped.load(Ordering::Acquire) {
+                return;
+            }
             let next = lock(&self.schedule).next_tick(self.clock.now());
             match next {
                 None => changed.await,
