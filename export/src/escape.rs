@@ -7,7 +7,7 @@
 /// characters XML 1.0 forbids (most C0 controls, U+FFFE, U+FFFF —
 /// <https://www.w3.org/TR/xml/#charsets>) become U+FFFD; line breaks and tabs
 /// become spaces so that a name stays on one line.
-pub(crate) fn xml(text: &str) -> String {
+pub fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -38,13 +38,13 @@ const PLAIN_PUNCTUATION: &str = ".,;:%/'\"()=?@$^{}-+";
 /// <https://spec.commonmark.org/0.31.2/#backslash-escapes>), so `<script>`
 /// stays text, `|` does not end a cell (GFM tables), `*`, `_`, `` ` ``, `[`,
 /// `!`, `&`, `~` start no emphasis, code, link, image, entity or
-/// strikethrough, and a `#` cannot close a heading; [`PLAIN_PUNCTUATION`]
+/// strikethrough, and a `#` cannot close a heading; the punctuation of `PLAIN_PUNCTUATION`
 /// stays as is (`3.80 s`). Line breaks and other control characters become
 /// spaces so the text stays on its line.
 ///
 /// Not handled: GitHub's `:emoji:` shortcodes and bare URLs stay as GitHub
 /// renders them (the text reads the same).
-pub(crate) fn markdown_inline(text: &str) -> String {
+pub fn markdown_inline(text: &str) -> String {
     escape(text, false)
 }
 
@@ -55,7 +55,7 @@ pub(crate) fn markdown_inline(text: &str) -> String {
 /// or the end follows (`12. x` would start an ordered list,
 /// <https://spec.commonmark.org/0.31.2/#ordered-list-marker>; `3.80 s` would
 /// not, and stays as is).
-pub(crate) fn markdown_line(text: &str) -> String {
+pub fn markdown_line(text: &str) -> String {
     escape(text, true)
 }
 

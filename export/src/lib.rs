@@ -11,7 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod chart;
-mod escape;
+pub mod escape;
 pub mod families;
 pub mod html;
 pub mod job;

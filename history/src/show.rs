@@ -156,10 +156,6 @@ fn svg(steps: &[StepTrend]) -> String {
     )
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 fn html(steps: &[StepTrend]) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -178,7 +174,7 @@ fn html(steps: &[StepTrend]) -> String {
         let _ = writeln!(
             out,
             "<section class=\"step\"><h2>{}</h2><p>{} run(s)</p>",
-            escape(&key_title(&step.key)),
+            stepmon_export::escape::xml(&key_title(&step.key)),
             step.total_runs
         );
         for m in &step.metrics {
@@ -186,7 +182,7 @@ fn html(steps: &[StepTrend]) -> String {
                 out,
                 "<figure class=\"trend\">{}<figcaption>{}: {} regression(s), {} improvement(s), {} busy run(s) of the last {}</figcaption></figure>",
                 metric_chart(step, m),
-                escape(&m.metric),
+                stepmon_export::escape::xml(&m.metric),
                 m.count(Verdict::Regression),
                 m.count(Verdict::Improvement),
                 m.runs.iter().filter(|r| r.busy_run).count(),
