@@ -22,15 +22,16 @@ use crate::error::{RunError, RunErrorKind};
 use crate::finished::Finished;
 use crate::notice::Notice;
 use crate::options::StepOptions;
-use crate::portable::check::{Platform, check};
+use crate::portable::check::Platform;
 use crate::portable::finish::{Outcome, finished};
+pub(crate) use crate::portable::prepare::{Prepared, Runner, prepare};
 use crate::portable::thread::{joined, read_on_thread};
 use crate::portable::{command, thread};
 use crate::spawn;
 
 pub(crate) use crate::portable::ends::{ChildStderr, ChildStdin, ChildStdout};
 
-const PLATFORM: Platform = Platform {
+pub(crate) const PLATFORM: Platform = Platform {
     name: if cfg!(target_vendor = "apple") { "macOS" } else { "this BSD" },
     source: "its first process's wait4 rusage (CPU time, the largest resident set: lower bounds of its tree)",
     not_measured: &["IO bytes", "the number of processes", "pressure stall", "network traffic", "per-process records"],
@@ -46,44 +47,7 @@ const NOT_MEASURED: [&str; 6] = [
     "memory events: OOM kills are counted by cgroups only",
 ];
 
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Runner {}
-
-impl Runner {
-    pub(crate) fn new() -> Result<Runner, RunError> {
-        Ok(Runner {})
-    }
-
-    pub(crate) fn prepare(&self, options: StepOptions) -> Result<Prepared, RunError> {
-        prepare(options)
-    }
-
-    pub(crate) fn shutdown(&self) {}
-}
-
-pub(crate) fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
-    let called = Instant::now();
-    let notices = check(&options, &PLATFORM)?;
-    Ok(Prepared { options, notices, called })
-}
-
-#[derive(Debug)]
-pub(crate) struct Prepared {
-    options: StepOptions,
-    notices: Vec<Notice>,
-    called: Instant,
-}
-
 impl Prepared {
-    pub(crate) fn notices(&self) -> &[Notice] {
-        &self.notices
-    }
-
-    #[allow(clippy::unused_self)] // the same call on every platform
-    pub(crate) fn has_own_cgroup(&self) -> bool {
-        false
-    }
-
     pub(crate) fn start(self) -> Result<Step, RunError> {
         let mut step = Step {
             stdin: None,

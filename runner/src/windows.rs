@@ -22,15 +22,16 @@ use crate::finished::Finished;
 use crate::job_account;
 use crate::notice::Notice;
 use crate::options::StepOptions;
-use crate::portable::check::{Platform, check};
+use crate::portable::check::Platform;
 use crate::portable::finish::{Outcome, finished};
+pub(crate) use crate::portable::prepare::{Prepared, Runner, prepare};
 use crate::portable::thread::{joined, read_on_thread};
 use crate::portable::{command, thread};
 use crate::spawn::{self, Job};
 
 pub(crate) use crate::portable::ends::{ChildStderr, ChildStdin, ChildStdout};
 
-const WINDOWS: Platform = Platform {
+pub(crate) const PLATFORM: Platform = Platform {
     name: "Windows",
     source: "its own job object (CPU time, memory peak, I/O bytes, processes)",
     not_measured: &["pressure stall", "network traffic", "the most processes at once", "per-process records"],
@@ -43,45 +44,7 @@ const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 /// leftover (std's `Child::kill` uses the same).
 const KILLED: u32 = 1;
 
-/// Nothing is shared between steps: each has its own job.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Runner {}
-
-impl Runner {
-    pub(crate) fn new() -> Result<Runner, RunError> {
-        Ok(Runner {})
-    }
-
-    pub(crate) fn prepare(&self, options: StepOptions) -> Result<Prepared, RunError> {
-        prepare(options)
-    }
-
-    pub(crate) fn shutdown(&self) {}
-}
-
-pub(crate) fn prepare(options: StepOptions) -> Result<Prepared, RunError> {
-    let called = Instant::now();
-    let notices = check(&options, &WINDOWS)?;
-    Ok(Prepared { options, notices, called })
-}
-
-#[derive(Debug)]
-pub(crate) struct Prepared {
-    options: StepOptions,
-    notices: Vec<Notice>,
-    called: Instant,
-}
-
 impl Prepared {
-    pub(crate) fn notices(&self) -> &[Notice] {
-        &self.notices
-    }
-
-    #[allow(clippy::unused_self)] // the same call on every platform
-    pub(crate) fn has_own_cgroup(&self) -> bool {
-        false
-    }
-
     pub(crate) fn start(self) -> Result<Step, RunError> {
         let start = Timestamp::now();
         let mut step = Step {

@@ -8,4 +8,5 @@ pub(crate) mod check;
 pub(crate) mod command;
 pub(crate) mod ends;
 pub(crate) mod finish;
+pub(crate) mod prepare;
 pub(crate) mod thread;
