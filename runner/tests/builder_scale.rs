@@ -42,9 +42,9 @@ const GOAL_ROUNDS: usize = 20;
 const CI_ROUNDS: usize = 3;
 /// The goal's steps at once.
 const GOAL_STEPS: usize = 64;
-/// How far above its allocation a step's peak may be: its shell, the
-/// worker's stack, page tables and runtime, the same
-/// 4 MiB tests/builders.rs allows the 100 MiB tree.
+/// How far above its allocation a step's peak may be (its shell, the
+/// worker's stack, page tables and runtime): the 4 MiB tests/builders.rs
+/// allows the 100 MiB tree.
 const SLACK_MIB: u64 = 4;
 /// How long each worker holds its memory, so that a round's steps hold
 /// theirs at the same time.
