@@ -4,7 +4,7 @@
 //! ```text
 //! builder --steps N --parallel P [--runtime tokio|smol|futures|blocking]
 //!         [--no-cgroup] [--plain] [--heap-mib M] [--dir DIR] [--inherit-stdout]
-//!         -- CMD ARGS...
+//!         [--show-stdout] -- CMD ARGS...
 //! ```
 //!
 //! Each step is an action as a build system gives it: its own variable
@@ -23,7 +23,8 @@
 //! Windows job object's or a `wait4` rusage), then `{"steps", "failed",
 //! "wallSeconds"}`. The same code on Linux, Windows and macOS.
 //! `overheadSeconds` is the time from the start call to the result less the
-//! step's own wall time. `--plain` runs the same actions (variable,
+//! step's own wall time. `--show-stdout` adds `"stdout"`, what the step
+//! printed (as UTF-8, invalid bytes replaced), to its line. `--plain` runs the same actions (variable,
 //! directory, pipe) with `std::process::Command`, unmeasured, for
 //! comparison. `--heap-mib M` first fills M MiB of heap and holds it, as a
 //! builder's own state would be (what forking from a large process costs a
@@ -59,6 +60,7 @@ struct Args {
     /// The working directory of every step (`None`: one of its own each).
     dir: Option<PathBuf>,
     inherit_stdout: bool,
+    show_stdout: bool,
     command: Vec<OsString>,
 }
 
@@ -73,6 +75,7 @@ fn parse() -> Result<Args, String> {
         heap_mib: 0,
         dir: None,
         inherit_stdout: false,
+        show_stdout: false,
         command: Vec::new(),
     };
     let number = |value: Option<OsString>, name: &str| -> Result<usize, String> {
@@ -96,6 +99,7 @@ fn parse() -> Result<Args, String> {
             Some("--heap-mib") => parsed.heap_mib = number(args.next(), "--heap-mib")?,
             Some("--dir") => parsed.dir = Some(args.next().ok_or("--dir needs a directory")?.into()),
             Some("--inherit-stdout") => parsed.inherit_stdout = true,
+            Some("--show-stdout") => parsed.show_stdout = true,
             Some("--") => {
                 parsed.command = args.collect();
                 break;
@@ -105,7 +109,7 @@ fn parse() -> Result<Args, String> {
     }
     if parsed.command.is_empty() {
         return Err("usage: builder --steps N --parallel P [--runtime R] [--no-cgroup] [--plain] [--dir DIR] \
-                    [--inherit-stdout] -- CMD ARGS..."
+                    [--inherit-stdout] [--show-stdout] -- CMD ARGS..."
             .into());
     }
     Ok(parsed)
@@ -209,7 +213,12 @@ fn missing(r: &StepResult) -> Value {
 
 /// Prints a step's line; whether it failed.
 fn report(args: &Args, step: usize, result: Result<Finished, RunError>, started: Instant) -> bool {
-    let value = line(step, result, started.elapsed().as_secs_f64(), !args.inherit_stdout);
+    let printed =
+        result.as_ref().ok().filter(|_| args.show_stdout).map(|f| String::from_utf8_lossy(&f.stdout).into_owned());
+    let mut value = line(step, result, started.elapsed().as_secs_f64(), !args.inherit_stdout);
+    if let (Some(printed), Some(fields)) = (printed, value.as_object_mut()) {
+        fields.insert("stdout".to_owned(), json!(printed));
+    }
     println!("{value}");
     value["exitCode"] != json!(0)
 }
@@ -308,18 +317,24 @@ fn run_plain(args: &Args) -> usize {
         };
         let mut command = std::process::Command::new(&args.command[0]);
         command.args(&args.command[1..]).env("STEP_INDEX", step.to_string()).current_dir(dir.path());
-        let (code, stdout_bytes) = if args.inherit_stdout {
+        let (code, stdout) = if args.inherit_stdout {
             (command.status().ok().and_then(|s| s.code()), None)
         } else {
-            // `output()` pipes stderr too; the measured steps inherit it.
-            command.stderr(std::process::Stdio::inherit());
+            // The measured steps' streams: `output()` would make stdin null
+            // and pipe stderr too; they inherit both.
+            command.stdin(std::process::Stdio::inherit()).stderr(std::process::Stdio::inherit());
             match command.output() {
-                Ok(output) => (output.status.code(), Some(output.stdout.len())),
+                Ok(output) => (output.status.code(), Some(output.stdout)),
                 Err(_) => (None, None),
             }
         };
         let wall = started.elapsed().as_secs_f64();
-        println!("{}", json!({"step": step, "exitCode": code, "wallSeconds": wall, "stdoutBytes": stdout_bytes}));
+        let mut value =
+            json!({"step": step, "exitCode": code, "wallSeconds": wall, "stdoutBytes": stdout.as_ref().map(Vec::len)});
+        if let (Some(stdout), true, Some(fields)) = (&stdout, args.show_stdout, value.as_object_mut()) {
+            fields.insert("stdout".to_owned(), json!(String::from_utf8_lossy(stdout)));
+        }
+        println!("{value}");
         code != Some(0)
     })
 }
