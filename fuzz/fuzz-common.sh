@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/fuzz-smoke and scripts/fuzz-long (sourced, not run).
 # Expects ROOT (the repository root) to be set by the caller.
 #

@@ -87,7 +87,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 raise ValueError(f"unexpected content type {record['contentType']!r}")
             record["message"] = ids(json_format.MessageToDict(message), base64_to_hex)
-        except Exception as e:  # recorded for the test to show
+        except Exception as e:  # noqa: BLE001 -- whatever it is, recorded for the test to show
             record["error"] = f"{type(e).__name__}: {e}"
             status = 400
         with open(self.out, "a", encoding="utf-8") as f:

@@ -79,7 +79,7 @@ def main():
     try:
         families = list(text_string_to_metric_families(text))
         check(text, families)
-    except Exception as error:  # the parser raises ValueError, KeyError, IndexError...
+    except Exception as error:  # noqa: BLE001 -- the parser raises ValueError, KeyError, IndexError...
         print(f"OpenMetrics parse error: {type(error).__name__}: {error}", file=sys.stderr)
         sys.exit(1)
     out = {

@@ -20,6 +20,7 @@ else
     fail "capture step exited $rc"
 fi
 # The folders the step must have filled, and what to show of them.
+# shellcheck disable=SC2154 # cgroup: set by /init (from stepmon.cgroup=), which sources this file
 case $cgroup in
     v1)
         dirs="memory pids cpu,cpuacct" min=5

@@ -3,7 +3,9 @@
 # which defines pass/fail/finish). Each boot's file defines `step_checks
 # NAME`: the checks every step of that boot gets.
 
+# shellcheck disable=SC2034 # used by the files that source this one
 MIB=1048576
+# shellcheck disable=SC2034 # used by the files that source this one
 LAST='.resourceUsage.samples[-1]'
 
 # step NAME EXPECTED_STATUS STEPMON_RUN_ARGS... : runs `stepmon run -o

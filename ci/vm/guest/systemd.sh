@@ -25,6 +25,7 @@ FAIL_LIST=/tmp/guest-failures
 pass() { PASSES=$((PASSES + 1)); echo "PASS $*"; }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL $*"; echo "FAIL $*" >>"$FAIL_LIST"; }
 
+# shellcheck source=checks.sh
 . /guest/checks.sh
 
 echo "guest: systemd $(systemctl --version | head -n 1), $(systemctl is-system-running 2>&1)"

@@ -115,8 +115,8 @@ runc_checks() {
         check "$name" '.stepmon.processes.source' '== "sampled"'
         # A second step from the leaf the first moved the container's processes into.
         cat /tmp/runc-rw/run2.log
-        cp /tmp/runc-rw/run2.json /tmp/$name-second.json
-        : >/tmp/$name-second.checks
+        cp /tmp/runc-rw/run2.json "/tmp/$name-second.json"
+        : >"/tmp/$name-second.checks"
         check "$name-second" '.stepmon.cgroup' '| test("^/sys/fs/cgroup/stepmon-run\\.[0-9.]+/step$")'
         check "$name-second" '.stepmon.controllers | sort' '== ["cpu", "io", "memory", "pids"]'
         verify "$name-second"

@@ -12,7 +12,9 @@
 #     SIGTERM and by SIGKILL (then `stepmon gc`) during a step;
 # and at the end no cgroup may be left in any v1 hierarchy.
 
+# shellcheck source=checks.sh
 . /guest/checks.sh
+# shellcheck source=workloads.sh
 . /guest/workloads.sh
 
 # Cgroup v1 has no pressure files (they are cgroup2's). Its block IO
@@ -56,7 +58,7 @@ v1_cgroup() {
 # no_leftovers WHEN: passes when no v1 hierarchy has a cgroup below its
 # root (init creates none).
 no_leftovers() {
-    left=$(for mount in $(awk '$3 == "cgroup" { print $2 }' /proc/mounts); do
+    left=$(awk '$3 == "cgroup" { print $2 }' /proc/mounts | while read -r mount; do
         find "$mount" -mindepth 1 -type d
     done | tr '\n' ' ')
     if [ -z "$left" ]; then
@@ -197,6 +199,7 @@ v1_workloads() {
 echo
 echo "==> v1 hierarchies: $(awk '$3 == "cgroup" { printf "%s (%s) ", $2, $4 }' /proc/mounts)"
 for h in memory pids blkio cpu,cpuacct; do
+    # shellcheck disable=SC2012 # names shown to a reader, not parsed
     echo "guest: files of the $h root: $(ls "/sys/fs/cgroup/$h" | tr '\n' ' ')"
 done
 

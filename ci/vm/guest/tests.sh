@@ -9,7 +9,9 @@
 #     the v1-only boot), its JSON checked with jq against the checks below.
 # At the end no cgroup or network namespace of a test may be left.
 
+# shellcheck source=checks.sh
 . /guest/checks.sh
+# shellcheck source=workloads.sh
 . /guest/workloads.sh
 
 # The SKIPPED lines of log $1 that are not explained by this kernel. One
@@ -142,9 +144,13 @@ container_step() {
 TESTS_PASSED=0
 run_test_binaries
 run_rounds container_step
+# shellcheck source=tests-processes.sh
 . /guest/tests-processes.sh
+# shellcheck source=tests-parent.sh
 . /guest/tests-parent.sh
+# shellcheck source=tests-runc.sh
 . /guest/tests-runc.sh
+# shellcheck source=tests-cost.sh
 . /guest/tests-cost.sh
 
 echo

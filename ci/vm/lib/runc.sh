@@ -17,6 +17,7 @@
 # The container's command: doctor, then the 100 MiB tree under `stepmon run`
 # (exit status 7 kept), beside another process of the container (the
 # no-internal-process rule in the writable one).
+# shellcheck disable=SC2016 # the container's shell expands it, not this one
 VM_RUNC_COMMAND='stepmon doctor --json >/out/doctor.json 2>/out/doctor.err
 sleep 600 & other=$!
 stepmon run -o /out/run.json -- sh -c "stepmon-tree; exit 7" >/out/run.log 2>&1; rc=$?
@@ -25,6 +26,7 @@ kill $other; exit $rc'
 # The writable container runs a second step: the first moved the container's
 # processes (and the shell running this) into stepmon-supervisor, and the
 # second must again get a cgroup of its own with every controller.
+# shellcheck disable=SC2016 # the container's shell expands it, not this one
 VM_RUNC_COMMAND_RW="${VM_RUNC_COMMAND%%kill *}"'stepmon run -o /out/run2.json -- true >/out/run2.log 2>&1
 kill $other; exit $rc'
 

@@ -25,7 +25,7 @@ def write(name, value):
 
 def parse(ts):
     head, frac = ts.rstrip("Z").split(".")
-    t = datetime.datetime.fromisoformat(head).replace(tzinfo=datetime.timezone.utc)
+    t = datetime.datetime.fromisoformat(head).replace(tzinfo=datetime.UTC)
     return t + datetime.timedelta(microseconds=int(frac[:6].ljust(6, "0")))
 
 
