@@ -118,8 +118,8 @@ impl<'a> Fields<'a> {
 /// How many leading bytes [`find_byte`] scans itself before handing the rest
 /// to `memchr`: kernel lines and tokens are mostly shorter than this, and for
 /// them the setup of a `memchr` call (runtime CPU dispatch, vector prologue)
-/// costs more than the scan (the profile in `benches/README.md` had memchr at
-/// 15–22 % of parsing short files).
+/// costs more than the scan (the profile of parsing short files:
+/// benches/README.md, "Figures behind code comments").
 const SHORT_SCAN: usize = 64;
 
 /// Index of the first `needle` in `haystack`, like `memchr::memchr`, but fast
@@ -191,8 +191,9 @@ fn find_any<const N: usize>(needles: [u8; N], haystack: &[u8]) -> Option<usize> 
 /// `memchr::memchr` without its run-time choice of vector width: on x86-64
 /// always SSE2, which every such CPU has. Kernel files are a few KiB at most,
 /// where SSE2 scans as fast as AVX2, and the choice asks the CPU (`cpuid`,
-/// once a process), which traps to the hypervisor in a VM: about 50 µs of
-/// every `stepmon run` there, more than all its parsing.
+/// once a process), which traps to the hypervisor in a VM: more than all
+/// the parsing of a `stepmon run` there (benches/README.md, "Results:
+/// `stepmon run` overhead").
 #[must_use]
 pub fn long_find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]

@@ -66,9 +66,10 @@ mod cli {
     }
 
     /// [`Cli`] with `run` alone: clap builds every subcommand's arguments
-    /// before it parses, which was ~150 µs (and some 60 page faults) of
-    /// every `stepmon run`'s start; the same name, version and words, so
-    /// `stepmon run`'s help, usage and errors are [`Cli`]'s.
+    /// before it parses, a cost (and page faults) paid at every `stepmon
+    /// run`'s start (benches/README.md, "Figures behind code comments");
+    /// the same name, version and words, so `stepmon run`'s help, usage and
+    /// errors are [`Cli`]'s.
     #[cfg(target_os = "linux")]
     #[derive(Debug, Parser)]
     #[command(name = "stepmon", version, propagate_version = true)]

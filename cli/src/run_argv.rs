@@ -3,9 +3,9 @@
 //! `--strict-output`, `-o FILE`/`--output FILE`, then `--` and the command.
 //!
 //! clap builds `run`'s thirty options (their help, defaults and checks)
-//! and parses against them before anything else happens: ~0.1 ms of every
-//! `stepmon run`'s start, a sixth of what it adds to its step
-//! (benches/README.md, "`stepmon run` beside GNU time and the floor").
+//! and parses against them before anything else happens: a share of every
+//! `stepmon run`'s start that a plain loop does not pay
+//! (benches/README.md, "Argument parsing").
 //! Anything else — another option, a combined flag, a value that starts
 //! with `-`, no command, `--help` — goes to clap, which parses it and says
 //! what is wrong. The defaults below are clap's: a test parses the same

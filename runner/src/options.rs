@@ -194,6 +194,7 @@ impl StepOptions {
 }
 
 /// The default interval between samples: the step sampler's during its first
-/// 2 s. One sample of a tree of 50 processes costs about 4.4 ms of CPU
-/// (debug build, docs/containers.md), so 1.8% of a core at this interval.
+/// 2 s. A sample of a large tree costs milliseconds of CPU, a small share of
+/// a core at this interval (the figure: benches/README.md, "Figures behind
+/// code comments").
 pub(crate) const TREE_MEMORY_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);

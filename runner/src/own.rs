@@ -4,7 +4,8 @@
 /// This process's CPU time (s, all its threads) and peak RSS (bytes, `VmHWM`).
 pub(crate) fn own_usage() -> (Option<f64>, Option<u64>) {
     // CLOCK_PROCESS_CPUTIME_ID is exact; /proc/self/stat counts 10 ms ticks,
-    // which reads 0 for stepmon's ~12 ms per 10 s step.
+    // which read 0 for stepmon's own few milliseconds over a step of seconds
+    // (benches/README.md, "Collector CPU over a 3 s step that does not fork").
     let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     #[allow(clippy::cast_precision_loss)]
     let cpu = Some(now.tv_sec as f64 + now.tv_nsec as f64 / 1e9);

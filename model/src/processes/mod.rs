@@ -134,7 +134,8 @@ impl Processes {
     pub fn build(mut processes: Vec<ProcessRecord>, keep: Keep, records: u64, lost_at_most: u64) -> Processes {
         let start = |p: &ProcessRecord| (p.start_unix_seconds, p.pid);
         // Sorted by reference: records are some 300 bytes each, and sorting
-        // an exit storm's 20,000 in place took 10 ms of moving them about.
+        // an exit storm's in place spent its time moving them about
+        // (benches/README.md, "Figures behind code comments").
         let commands = {
             let mut in_start_order: Vec<&ProcessRecord> = processes.iter().collect();
             in_start_order.sort_by_key(|p| start(p));
@@ -149,8 +150,9 @@ impl Processes {
                 key(b).total_cmp(&key(a)).then(a.pid.cmp(&b.pid)).then(a.start_unix_seconds.cmp(&b.start_unix_seconds))
             };
             let mut sorted: Vec<&ProcessRecord> = processes.iter().collect();
-            // The top n without sorting the rest: an exit storm's 20,000
-            // processes took 13-21 ms to sort three times over.
+            // The top n without sorting the rest: sorting an exit storm's
+            // processes three times over was most of the build
+            // (benches/README.md, "Figures behind code comments").
             if n < sorted.len() {
                 if n > 0 {
                     sorted.select_nth_unstable_by(n - 1, order);

@@ -88,7 +88,8 @@ impl RunCgroups {
         let parent = base.join(name);
         // Nothing the parent could enable for a leaf (a hybrid host's
         // cgroup2, which has no controllers): one directory is the leaf, no
-        // parent in between (a mkdir and an rmdir less a step, some 50 µs).
+        // parent in between (a mkdir and an rmdir less a step:
+        // benches/README.md, "Figures behind code comments").
         let none_to_enable = !delegated
             && stepmon_fdread::read_path(base.join("cgroup.subtree_control"))
                 .ok()

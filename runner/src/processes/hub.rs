@@ -33,9 +33,9 @@ use super::{CONNECTOR_BUFFER, drops, registered, socket};
 /// for its arguments. An ask wakes it at once through its pipe (the ask is
 /// sent before the byte is written, and the thread drains the pipe before
 /// it looks at the asks: no wake-up is lost), so this only bounds an idle
-/// sleep. Each idle wake costs the thread some 90 µs of CPU in this VM: at
-/// 100 ms that was 1 ms a second of a quiet step, a third of the collector's
-/// CPU over a 3 s step that does not fork.
+/// sleep. Each idle wake costs the thread CPU: at 100 ms the wakes were a
+/// large share of the collector's CPU over a step that does not fork
+/// (benches/README.md, "Figures behind code comments").
 const POLL: Duration = Duration::from_secs(1);
 /// Once a step is told to stop, the thread reads what was queued then, but
 /// for this long at most (a marker that never comes, a machine that never
@@ -52,7 +52,8 @@ const FINAL_CONNECTOR_READ: Duration = Duration::from_millis(300);
 /// smaller round it waits [`BATCH`] only: a pause after every round missed
 /// the arguments of processes that lived less than a pause (a `cargo
 /// build`'s `rustc`s), and no wait at all woke the thread for every event
-/// (1.5-1.7 s of CPU instead of 0.08 s in an exit storm of 20,000 processes).
+/// (many times the CPU in an exit storm: benches/README.md, "One listener
+/// per process, shared by the steps").
 const STORM_ROUND: usize = 64;
 /// The bit that marks a step's end marker among the sequence numbers of
 /// queries on the listening socket ([`socket::send_marker`]); the step's id

@@ -47,17 +47,20 @@ const CONNECTOR_BUFFER: usize = 16 << 20;
 /// Records the sockets may queue while the thread pauses: half of what the
 /// taskstats buffer holds (above), the connector's holding as many fork events.
 const PAUSE_RECORDS: f64 = 12_500.0;
-/// The fastest exit storm a CPU makes, processes a second: a C loop of
-/// `fork`, `_exit` and `waitpid` makes 3,000-3,300 a second per CPU on the
-/// 2-core VM this was measured on; bare metal forks faster, so three times that.
+/// The fastest exit storm a CPU makes, processes a second: about three
+/// times what a C loop of `fork`, `_exit` and `waitpid` makes per CPU on the
+/// 2-core VM this was measured on (benches/README.md, "Fork events only,
+/// records weighed after them, pauses sized to the buffers"), as bare metal
+/// forks faster.
 const STORM_PER_CPU: f64 = 10_000.0;
 
 /// After a round that read all that was queued, the thread lets events pile
 /// up this long before it reads again (an ask of the main thread ends the
 /// wait): a wake-up per batch instead of one per event, sized so that the
 /// fastest storm of every CPU fills half the buffers meanwhile (625 ms on 2
-/// CPUs). Measured in an exit storm of 20,000 processes: stepmon's CPU
-/// 0.076-0.097 s with a 300 ms pause, 0.100-0.134 s with 50 ms.
+/// CPUs). stepmon's CPU in an exit storm with this pause and with shorter
+/// ones: benches/README.md, "Fork events only, records weighed after them,
+/// pauses sized to the buffers".
 /// `cpus`: the online CPUs ([`online_cpus`]), the ones that fork.
 fn pause(cpus: usize) -> Duration {
     #[allow(clippy::cast_precision_loss)] // CPU counts far below 2^52

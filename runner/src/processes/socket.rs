@@ -27,8 +27,9 @@ const NLM_F_ACK: u16 = 4;
 pub(super) const DATAGRAM: usize = 64 * 1024;
 
 /// A buffer for one datagram, not written before the kernel writes it: a
-/// zeroed one touched all its 16 pages (16 page faults, ~2.5 µs each in a
-/// VM) where a record touches one.
+/// zeroed one touched all its 16 pages (16 page faults, each costly in a VM:
+/// benches/README.md, "The code's layout, and fresh pages") where a record
+/// touches one.
 pub(super) fn datagram_buffer() -> Box<[MaybeUninit<u8>]> {
     Box::new_uninit_slice(DATAGRAM)
 }

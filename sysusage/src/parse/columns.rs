@@ -1,11 +1,11 @@
 //! One-pass scanning of the blank-separated columns of a procfs line.
 //!
 //! Why not `stepmon_cgroupfs_parse::lines::Fields` + `parse_u64`: that pair
-//! walks every token twice (once to find its end, once to read its digits)
-//! and was 26–40 % of these parsers' time (`benches/README.md`, "Why, and
-//! what would fix it"). Here a blank run is skipped and the digits are
-//! accumulated in the same forward loop. A token that is not a plain 1–19
-//! digit number followed by a blank or the end of the line (a sign, a `\r`,
+//! walks every token twice (once to find its end, once to read its digits),
+//! which showed in the profile of these parsers (`benches/README.md`,
+//! "Figures behind code comments"). Here a blank run is skipped and the
+//! digits are accumulated in the same forward loop. A token that is not a
+//! plain 1–19 digit number followed by a blank or the end of the line (a sign, a `\r`,
 //! 20 or more digits) goes to `parse_u64` on the whole token, so values and
 //! errors are exactly those of the general parser.
 
