@@ -6,7 +6,8 @@
 //! Why not a write to `cgroup.procs` before exec (the subreaper's fork
 //! fallback): migrating a task takes `cgroup_threadgroup_rwsem`
 //! for writing, which waits for an RCU grace period unless cgroup2 is
-//! mounted with `favordynmods` — measured 10–30 ms on an idle host. A child
+//! mounted with `favordynmods` (milliseconds a step: benches/README.md,
+//! "Figures behind code comments"). A child
 //! created with `CLONE_INTO_CGROUP` is attached at fork, under the read side
 //! only (<https://man7.org/linux/man-pages/man2/clone3.2.html>,
 //! <https://docs.kernel.org/admin-guide/cgroup-v2.html#organizing-processes-and-threads>).

@@ -141,7 +141,8 @@ unsafe fn start_command(setup: &SubreaperSetup<'_>) -> (i32, u64) {
             ..CloneArgs::default()
         };
         // Sharing the memory until the exec, on this stack: a copy of the
-        // caller's memory cost each step tens of ms with a builder of 1 GiB.
+        // caller's memory cost each step more, the larger the builder
+        // (benches/README.md, "What a large builder costs a step").
         // SAFETY: no stack given and CLONE_VFORK; signals are blocked (the
         // subreaper keeps the caller's blocked mask); the child runs
         // `clone3::child`, whose writes are its stack and the shell slot.

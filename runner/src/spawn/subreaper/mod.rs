@@ -22,8 +22,8 @@
 //! own (its own fd table, signal mask and children), and it starts the
 //! command with `CLONE_VM | CLONE_VFORK` on its stack, as `posix_spawn`
 //! does. A copy (fork) made each step pay for the caller's page tables, and
-//! the caller for copy-on-write faults while the step ran: 94–113 ms a step
-//! from a builder holding 1 GiB, against 3–5 ms without the copies. Where
+//! the caller for copy-on-write faults while the step ran, more the larger
+//! the caller (benches/README.md, "What a large builder costs a step"). Where
 //! that clone is refused (another architecture, a seccomp filter) it is a
 //! copy, as before. Either way it makes only raw system calls
 //! (`spawn::sys`: glibc's `errno` would be the calling thread's) on memory
@@ -336,8 +336,8 @@ pub(crate) fn spawn(
     };
     // Sharing this process's memory, on a stack of its own: a copy (fork)
     // cost every step the copy of the caller's page tables and the caller
-    // copy-on-write faults for as long as the step ran (with a builder of
-    // 1 GiB: 94 ms a step instead of 9).
+    // copy-on-write faults for as long as the step ran (benches/README.md,
+    // "What a large builder costs a step").
     let stack = Stack::new();
     let ret = match &stack {
         Some(stack) => {
@@ -453,8 +453,9 @@ struct Stack {
 /// [`Stack::SPARE_AT_MOST`]; the mapping and its guard page stay as they
 /// were). Unmapping one is a TLB shootdown, an interrupt of each other CPU
 /// that runs a thread of this process at that moment (the listener's, the
-/// sampler's): ~0.03 ms of every `stepmon run`, measured side by side. A
-/// process that ends unmaps them with the rest of its memory.
+/// sampler's), which every `stepmon run` paid, measured side by side
+/// (benches/README.md, "The code's layout, and fresh pages"). A process
+/// that ends unmaps them with the rest of its memory.
 static SPARE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 fn spare() -> MutexGuard<'static, Vec<usize>> {
