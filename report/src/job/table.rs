@@ -22,7 +22,12 @@ pub struct Row {
     /// The command it ran (argv), when known.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
-    /// Its name and a short form of its command (`Step::label`).
+    /// What it builds, when a launcher ran it as an action of a build
+    /// ([`Entry::action`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<stepmon_model::action::Action>,
+    /// Its name in the list ([`Entry::label`]): its action's words, else
+    /// its name and a short form of its command (`Step::label`).
     #[serde(skip)]
     pub label: String,
     /// Its index in the entries the table was made of.
@@ -140,7 +145,8 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
     Row {
         name: step.name.clone(),
         command: step.command().to_vec(),
-        label: step.label(),
+        action: entry.action.clone(),
+        label: entry.label(),
         entry: index,
         from: entry.from.clone(),
         group: entry.group.clone(),
@@ -386,6 +392,42 @@ mod tests {
         // In the JSON too: the place in `steps`.
         let json: serde_json::Value = serde_json::from_str(&super::super::to_json(&entries, &[])).unwrap();
         assert_eq!((json["longest"].as_u64(), json["heaviest"].as_u64()), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn a_launchers_steps_are_listed_by_what_they_build() {
+        use stepmon_model::action::{Action, Compile, CrateBuild, CrateKind, Program};
+        use stepmon_model::job::{Record, StepEnd, StepStart};
+        let mut serde = CrateBuild::new("serde".into(), CrateKind::Lib, "rustc".into());
+        serde.version = Some("1.0.219".into());
+        let actions = [
+            Some(Action::Crate(serde)),
+            Some(Action::Compile(Compile::new("cc".into(), Some("main.o".into()), Some("main.c".into())))),
+            Some(Action::Program(Program::new("ar".into()))),
+            None,
+        ];
+        let mut text = String::new();
+        for (i, action) in actions.iter().enumerate() {
+            let at: Timestamp = format!("2026-12-04T10:00:0{i}Z").parse().unwrap();
+            let command = vec!["prog".to_owned(), format!("arg{i}")];
+            let mut start = StepStart::new(7, at, "prog".into(), command);
+            start.action.clone_from(action);
+            let end = StepEnd::new(start.step.clone(), at, 0);
+            for record in [Record::StepStart(start), Record::StepEnd(end)] {
+                text += &(serde_json::to_string(&record).unwrap() + "\n");
+            }
+        }
+        let entries: Vec<Entry> =
+            crate::job::read(&text).steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+        let job = job(&entries, &[]);
+        let names: Vec<String> = job.steps.iter().map(Row::shown_name).collect();
+        // A program names nothing it builds: its command tells it apart.
+        assert_eq!(names, ["serde 1.0.219 (lib)", "main.o (cc)", "prog (prog arg2)", "prog (prog arg3)"]);
+        assert_eq!(entries[0].step.name, "serde 1.0.219 (lib)", "every view of the step");
+        assert_eq!(job.steps[0].action, actions[0]);
+        let json: serde_json::Value = serde_json::from_str(&super::super::to_json(&entries, &[])).unwrap();
+        assert_eq!(json["steps"][0]["action"]["crate"], "serde");
+        assert!(json["steps"][3].get("action").is_none());
     }
 
     #[test]
