@@ -21,7 +21,8 @@ pub const VERBOSE_VARIABLE: &str = "STEPMON_WRAP_VERBOSE";
 #[command(after_help = "\
 Environment:
   STEPMON_JOB=FILE         append each action to the job record FILE (JSON Lines, created on
-                           first use; many launchers may append at once); `stepmon report FILE`
+                           first use; many launchers may append at once; an absolute path: a
+                           build runs its actions in many directories); `stepmon report FILE`
                            shows the actions. Unset: the action runs measured, unrecorded.
   STEPMON_WRAP_VERBOSE=1   say on stderr what stepmon notices, the record's warnings and the
                            action's summary (by default stderr is the action's alone).
