@@ -35,7 +35,8 @@ As a compiler launcher:
 
 Each action is named by what it builds: a crate by its name, kind and version
 (`serde 1.0.219 (lib)`, `serde 1.0.219 (build script)`), a C or C++ compile or link by its output
-(`main.o (cc)`, `app (cc link)`); cargo's questions to rustc (`rustc -vV`, `--print`) are probes.")]
+(`main.o (cc)`, `app (cc link)`); cargo's questions to rustc (`rustc -vV`, `--print`) and build
+scripts' trial compiles are probes.")]
 pub struct WrapArgs {
     /// The action: its program and arguments (executed directly, never
     /// through a shell).

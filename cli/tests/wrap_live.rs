@@ -211,9 +211,15 @@ fn cargo_through_the_launcher_is_the_same_build_with_every_rustc_an_action() {
         .collect();
     recorded.sort();
     assert_eq!(recorded, ran);
-    // cargo's questions to rustc before the build: `-vV` and the `___` crate.
-    assert!(!probes.is_empty());
-    for probe in &probes {
+    // cargo's questions to rustc before the build (`-vV`, the `___`
+    // crate), and the library's build script's trial compile: probes, the
+    // last one named by the package whose build script ran it.
+    let (trials, cargos): (Vec<&JobStep>, Vec<&JobStep>) =
+        probes.iter().partition(|s| matches!(action(s), Action::Probe(p) if p.package.is_some()));
+    let trials: Vec<String> = trials.iter().map(|s| action(s).to_string()).collect();
+    assert_eq!(trials, ["wrap-fixture-lib 0.1.3 (build script probe: probe.rs)"]);
+    assert!(!cargos.is_empty());
+    for probe in &cargos {
         let Action::Probe(p) = action(probe) else { unreachable!() };
         assert!(p.asks == ["version"] || p.asks.contains(&"cfg".to_owned()), "{p:?}");
     }

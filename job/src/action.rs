@@ -255,7 +255,16 @@ fn rust(compiler: String, args: &[&str], env: &impl Fn(&str) -> Option<String>) 
     // read from stdin.
     if version || !prints.is_empty() || crate_name == Some("___") || input.is_none() {
         let asks = if version { vec!["version".to_owned()] } else { prints };
-        return Action::Probe(Probe::new(compiler, asks));
+        return Action::Probe(by_build_script(Probe::new(compiler, asks), env));
+    }
+    // A build script's trial compile (proc-macro2's and autocfg's run
+    // `$RUSTC_WRAPPER $RUSTC … probe.rs`): cargo sets `CARGO_CFG_*` for a
+    // build script's run and `CARGO_CRATE_NAME` for each rustc of its own,
+    // never both
+    // (<https://doc.rust-lang.org/cargo/reference/environment-variables.html#environment-variables-cargo-sets-for-build-scripts>).
+    if env("CARGO_CFG_TARGET_ARCH").is_some() && env("CARGO_CRATE_NAME").is_none() {
+        let file = base_name(input.unwrap_or_default()).to_owned();
+        return Action::Probe(by_build_script(Probe::new(compiler, vec![file]), env));
     }
     let file_stem = || {
         let file = base_name(input.unwrap_or("main"));
@@ -281,6 +290,15 @@ fn rust(compiler: String, args: &[&str], env: &impl Fn(&str) -> Option<String>) 
     build.package = env("CARGO_PKG_NAME").filter(|p| !p.is_empty());
     build.version = env("CARGO_PKG_VERSION").filter(|v| !v.is_empty());
     Action::Crate(build)
+}
+
+/// `probe` with the package whose build script ran it, when one did.
+fn by_build_script(mut probe: Probe, env: &impl Fn(&str) -> Option<String>) -> Probe {
+    if env("CARGO_CFG_TARGET_ARCH").is_some() && env("CARGO_CRATE_NAME").is_none() {
+        probe.package = env("CARGO_PKG_NAME").filter(|p| !p.is_empty());
+        probe.version = env("CARGO_PKG_VERSION").filter(|v| !v.is_empty());
+    }
+    probe
 }
 
 fn crate_kind(text: &str) -> CrateKind {
@@ -442,6 +460,29 @@ mod tests {
         assert_eq!(named("rustc --print sysroot"), "rustc (probe: sysroot)");
         assert!(identify(&argv("rustc - --crate-name ___ --crate-type lib"), cargo).is_probe());
         assert!(identify(&["rustc"], cargo).is_probe());
+    }
+
+    #[test]
+    fn a_build_scripts_trial_compiles_are_its_probes() {
+        // In a build script's run: CARGO_CFG_*, no CARGO_CRATE_NAME.
+        let build_script = |name: &str| match name {
+            "CARGO_CFG_TARGET_ARCH" => Some("x86_64".to_owned()),
+            other => cargo(other),
+        };
+        let trial = "rustc --edition=2021 --crate-name proc_macro2 --crate-type lib --emit=dep-info,metadata --out-dir /t/out src/probe/proc_macro_span.rs";
+        let action = identify(&argv(trial), build_script);
+        assert!(action.is_probe());
+        assert_eq!(action.to_string(), "fixture-macro 0.3.1 (build script probe: proc_macro_span.rs)");
+        assert_eq!(
+            identify(&argv("rustc --version"), build_script).to_string(),
+            "fixture-macro 0.3.1 (build script probe: version)"
+        );
+        // A cargo inside a build script compiles crates of its own.
+        let nested = |name: &str| match name {
+            "CARGO_CRATE_NAME" => Some("proc_macro2".to_owned()),
+            other => build_script(other),
+        };
+        assert!(!identify(&argv(trial), nested).is_probe());
     }
 
     #[test]

@@ -31,9 +31,11 @@ pub enum Action {
     /// rustc (or a driver standing in for it, like clippy-driver)
     /// compiling one crate.
     Crate(CrateBuild),
-    /// A compiler asked about itself or its target, building nothing:
-    /// cargo's `rustc -vV` and its `--print` queries (crate name `___`), a
-    /// C compiler's `--version` or `-dumpmachine`.
+    /// A compiler asked about itself or its target, building nothing the
+    /// build keeps: cargo's `rustc -vV` and its `--print` queries (crate
+    /// name `___`), a build script's trial compile of a feature
+    /// (proc-macro2's, autocfg's), a C compiler's `--version` or
+    /// `-dumpmachine`.
     Probe(Probe),
     /// A C or C++ compile (`-c`, or `-S`, `-E`, `-M`): one source file in,
     /// one object (or assembly, or preprocessed source) out.
@@ -141,16 +143,24 @@ pub struct Probe {
     /// The compiler's base name (`rustc`, `cc`).
     pub compiler: String,
     /// What it was asked: rustc's `--print` requests (`cfg`, `sysroot`)
-    /// or `version` (`-vV`, `--version`); a C compiler's options.
+    /// or `version` (`-vV`, `--version`), the file a build script tries
+    /// (`probe.rs`); a C compiler's options.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asks: Vec<String>,
+    /// The package whose build script asked, when one did (cargo's
+    /// `CARGO_PKG_NAME` in the build script's environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// That package's version (`CARGO_PKG_VERSION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl Probe {
-    /// `compiler` asked `asks`.
+    /// `compiler` asked `asks`, by no build script.
     #[must_use]
     pub fn new(compiler: String, asks: Vec<String>) -> Probe {
-        Probe { compiler, asks }
+        Probe { compiler, asks, package: None, version: None }
     }
 }
 
@@ -233,7 +243,8 @@ impl Action {
 
 /// The action in words, as people read it in a list of a build's actions:
 /// `serde 1.0.219 (lib)`, `serde 1.0.219 (build script)`,
-/// `rustc (probe: version)`, `main.o (cc)`, `app (cc link)`, `protoc`.
+/// `rustc (probe: version)`, `proc-macro2 1.0.107 (build script probe:
+/// probe.rs)`, `main.o (cc)`, `app (cc link)`, `protoc`.
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -258,8 +269,23 @@ impl fmt::Display for Action {
                 }
                 f.write_str(")")
             }
-            Action::Probe(p) if p.asks.is_empty() => write!(f, "{} (probe)", p.compiler),
-            Action::Probe(p) => write!(f, "{} (probe: {})", p.compiler, p.asks.join(", ")),
+            Action::Probe(p) => {
+                // A build script's trial compile goes by its package.
+                match &p.package {
+                    Some(package) => {
+                        f.write_str(package)?;
+                        if let Some(version) = &p.version {
+                            write!(f, " {version}")?;
+                        }
+                        f.write_str(" (build script probe")?;
+                    }
+                    None => write!(f, "{} (probe", p.compiler)?,
+                }
+                if !p.asks.is_empty() {
+                    write!(f, ": {}", p.asks.join(", "))?;
+                }
+                f.write_str(")")
+            }
             Action::Compile(c) => {
                 let what = c.output.as_deref().or(c.source.as_deref()).unwrap_or("?");
                 write!(f, "{what} ({})", c.compiler)
@@ -295,6 +321,9 @@ mod tests {
         assert_eq!(probe.to_string(), "rustc (probe: file-names, cfg)");
         assert!(probe.is_probe() && probe.names_what_it_builds());
         assert_eq!(Action::Probe(Probe::new("cc".into(), Vec::new())).to_string(), "cc (probe)");
+        let mut trial = Probe::new("rustc".into(), vec!["probe.rs".into()]);
+        (trial.package, trial.version) = (Some("proc-macro2".into()), Some("1.0.107".into()));
+        assert_eq!(Action::Probe(trial).to_string(), "proc-macro2 1.0.107 (build script probe: probe.rs)");
         let compile = Action::Compile(Compile::new("cc".into(), Some("main.o".into()), Some("main.c".into())));
         assert_eq!(compile.to_string(), "main.o (cc)");
         let by_source = Action::Compile(Compile::new("g++".into(), None, Some("x.cpp".into())));
