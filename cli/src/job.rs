@@ -42,13 +42,27 @@ pub fn start(
     labels: &[stepmon_model::labels::Label],
     command: &[String],
 ) -> Result<Started, CliError> {
-    let writer = JobWriter::open(path, stepmon_job::start(name, labels, command))?;
+    open(path, stepmon_job::start(name, labels, command), warn)
+}
+
+/// How a record's warnings are said: [`warn`] (on stderr), or not at all
+/// where stderr is not stepmon's to write (`stepmon wrap`: the action's).
+pub type Say = fn(&str);
+
+/// Says `line` as stepmon's warning on stderr.
+pub fn warn(line: &str) {
+    eprintln!("stepmon: warning: {line}");
+}
+
+/// [`start`] of the step `start` (its start line), its warnings said by `say`.
+pub fn open(path: &Path, start: stepmon_model::job::StepStart, say: Say) -> Result<Started, CliError> {
+    let writer = JobWriter::open(path, start)?;
     let events = writer
-        .events(|why| eprintln!("stepmon: warning: {}", stopped(why)))
-        .map_err(|why| eprintln!("stepmon: warning: {why}; the step's events are not in its record"))
+        .events(move |why| say(&stopped(why)))
+        .map_err(|why| say(&format!("{why}; the step's events are not in its record")))
         .ok();
     let (tx, rx) = std::sync::mpsc::channel();
-    let thread = writer.follow(rx, |why| eprintln!("stepmon: warning: {}", stopped(why)))?;
+    let thread = writer.follow(rx, move |why| say(&stopped(why)))?;
     Ok(Started { thread, samples: tx, events })
 }
 
@@ -63,16 +77,27 @@ pub fn end(
     error: Option<String>,
     document: Option<stepmon_model::document::RunDocument>,
 ) -> Option<String> {
+    end_saying(job, exit_code, error, document, warn)
+}
+
+/// [`end`], its warnings said by `say`.
+pub fn end_saying(
+    job: Option<JoinHandle<JobWriter>>,
+    exit_code: i32,
+    error: Option<String>,
+    document: Option<stepmon_model::document::RunDocument>,
+    say: Say,
+) -> Option<String> {
     let writer = job?.join().ok()?;
     let ended = writer.end(exit_code, error, document);
     // An earlier stop was said when it happened, by the thread.
     if ended.end == Appended::Stopped
         && let Some(why) = &ended.stopped
     {
-        eprintln!("stepmon: warning: {}", stopped(why));
+        say(&stopped(why));
     }
     if let Some(why) = &ended.sync {
-        eprintln!("stepmon: warning: {why}");
+        say(&why.to_string());
     }
     ended.stopped.as_ref().map(stopped)
 }

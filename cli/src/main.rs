@@ -48,6 +48,8 @@ mod terminal;
 mod top;
 #[cfg(target_os = "linux")]
 mod watch_lines;
+#[cfg(target_os = "linux")]
+mod wrap;
 
 /// One command line everywhere; off Linux only `stepmon report` and
 /// `stepmon diff` (pure data, for reading a CI job's record on a laptop)
@@ -126,6 +128,11 @@ mod cli {
         /// worse than the last comparable ones (a CI gate).
         #[cfg(target_os = "linux")]
         Baseline(Box<crate::baseline::BaselineArgs>),
+        /// Run one action of a build (a compile, a link) as a measured step
+        /// appended to the job record STEPMON_JOB names, changing nothing the
+        /// build sees: a compiler launcher (also RUSTC_WRAPPER=stepmon).
+        #[cfg(target_os = "linux")]
+        Wrap(crate::wrap::WrapArgs),
         /// Any other subcommand: Linux only.
         #[cfg(not(target_os = "linux"))]
         #[command(external_subcommand)]
@@ -143,6 +150,15 @@ fn main() {
             *args
         });
         exit_with(run::run(args));
+    }
+    // A launcher's command line (`stepmon wrap cc …`, cargo's `stepmon
+    // rustc …`), before clap: thousands of them run in one build.
+    #[cfg(target_os = "linux")]
+    {
+        let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if let Some(command) = wrap::action_of_argv(&argv) {
+            exit_with(wrap::wrap(command));
+        }
     }
     let result = match cli::Cli::parse().command {
         #[cfg(target_os = "linux")]
@@ -163,6 +179,8 @@ fn main() {
         cli::Cmd::Doctor(args) => doctor::doctor(&args),
         #[cfg(target_os = "linux")]
         cli::Cmd::Baseline(args) => baseline::baseline(&args),
+        #[cfg(target_os = "linux")]
+        cli::Cmd::Wrap(args) => wrap::wrap(args.command),
         #[cfg(not(target_os = "linux"))]
         cli::Cmd::Other(args) => {
             let name = args.first().map_or("", String::as_str);

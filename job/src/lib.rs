@@ -12,6 +12,10 @@
 //!   ([`StepEvent`](stepmon_model::event::StepEvent), a `stepEvent` line each) as they happen, from any
 //!   thread.
 //! * [`line()`]: a record as one line, the bytes every writer appends.
+//! * [`action`]: what a build action builds, from its command line and
+//!   cargo's environment ([`action::identify`]): the name a launcher
+//!   (`stepmon wrap`) gives its step's start line
+//!   ([`StepStart::action`](stepmon_model::job::StepStart::action)).
 //! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
 //!   writers (a `stepCollected` line each), by the markers
 //!   ([`MarkerDirs`]) every writer leaves while its step runs; the
@@ -53,6 +57,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod action;
 mod error;
 mod events;
 mod marker;

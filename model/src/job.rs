@@ -10,6 +10,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::action::Action;
 use crate::document::RunDocument;
 use crate::event::StepEvent;
 use crate::labels::Label;
@@ -52,6 +53,11 @@ pub struct StepStart {
     /// The host's name.
     #[serde(default)]
     pub host: String,
+    /// What the step builds, when a launcher ran it as an action of a
+    /// build (`stepmon wrap`); absent in records of other steps and of
+    /// older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
 }
 
 impl StepStart {
@@ -66,6 +72,7 @@ impl StepStart {
             command,
             start,
             host: String::new(),
+            action: None,
         }
     }
 }

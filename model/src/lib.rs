@@ -22,6 +22,8 @@
 //! * [`advice`] — what to change next time (the parallelism a step's
 //!   memory and cores hold), as `stepmon-report` advised it.
 //! * [`labels`] — a step's name, labels and CI context.
+//! * [`action`] — what one action of a build builds (a crate, an object,
+//!   a link's output), as a launcher named it.
 //! * [`job`] — the lines of a job record, and the live samples a job
 //!   record's writer takes from the runner.
 //! * [`event`] — what happened while a step ran (its memory near what
@@ -52,6 +54,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod action;
 pub mod advice;
 pub mod document;
 pub mod event;

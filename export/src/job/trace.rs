@@ -10,7 +10,9 @@
 //! * Each step's slice and counters are the single-step trace's
 //!   ([`crate::trace`]: counters `<n>: cpu`, … with `n` its row in
 //!   the job table), without the machine's counters; its `args` add
-//!   `status` (`ended`, `notRun`, `interrupted`, `cached`), `from` and, for
+//!   `status` (`ended`, `notRun`, `interrupted`, `cached`), `from`, the
+//!   step's `action` when a launcher recorded one (its slice is named by
+//!   it, `serde 1.0.219 (lib)`) and, for
 //!   an interrupted step, `recordEnds` — its slice ends at the record's end
 //!   and is coloured `cname: "terrible"`, a cached one `"grey"`.
 //! * The last process (`machine`) has the machine's CPU busy share and CPU
@@ -77,8 +79,18 @@ pub fn render(entries: &[Entry]) -> String {
         let first = timed.len();
         track_events(&entries[r.entry].step, at, span.start, &mut timed);
         if let Some((_, Event::Value(slice))) = timed.get_mut(first)
+            && let Some(slice) = slice.as_object_mut()
+        {
+            // The row's name (`Row::label`): an action's words in place of
+            // the step's command.
+            slice.insert("name".into(), json!(r.label));
+        }
+        if let Some((_, Event::Value(slice))) = timed.get_mut(first)
             && let Some(args) = slice.get_mut("args").and_then(Value::as_object_mut)
         {
+            if let Some(action) = &r.action {
+                args.insert("action".into(), json!(action));
+            }
             args.insert("status".into(), json!(r.status));
             args.insert("from".into(), json!(r.from));
             if let Some(g) = &r.group {
@@ -135,4 +147,37 @@ pub fn render(entries: &[Entry]) -> String {
         other.insert("stepsWithoutTime".into(), json!(untimed));
     }
     document(&events, other)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use stepmon_model::action::{Action, Compile, CrateBuild, CrateKind};
+    use stepmon_model::job::{Record, StepEnd, StepStart};
+    use stepmon_report::job::{Entry, read};
+
+    #[test]
+    fn a_launchers_actions_are_slices_named_by_what_they_build() {
+        let mut serde = CrateBuild::new("serde".into(), CrateKind::Lib, "rustc".into());
+        serde.version = Some("1.0.219".into());
+        let actions = [Action::Crate(serde), Action::Compile(Compile::new("cc".into(), Some("main.o".into()), None))];
+        let mut text = String::new();
+        for (i, action) in actions.iter().enumerate() {
+            let at: jiff::Timestamp = format!("2026-12-04T10:00:0{i}Z").parse().unwrap();
+            let mut start = StepStart::new(7, at, "rustc".into(), vec!["rustc".into(), format!("arg{i}")]);
+            start.action = Some(action.clone());
+            let end = StepEnd::new(start.step.clone(), at, 0);
+            for record in [Record::StepStart(start), Record::StepEnd(end)] {
+                text += &(serde_json::to_string(&record).unwrap() + "\n");
+            }
+        }
+        let entries: Vec<Entry> = read(&text).steps.iter().map(|s| Entry::of_job(s, "job.jsonl".into())).collect();
+        let trace: Value = serde_json::from_str(&super::render(&entries)).unwrap();
+        let slices: Vec<&Value> =
+            trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "step").collect();
+        let names: Vec<&str> = slices.iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["serde 1.0.219 (lib)", "main.o (cc)"]);
+        assert_eq!(slices[0]["args"]["action"]["crate"], "serde");
+        assert_eq!(slices[1]["args"]["action"]["output"], "main.o");
+    }
 }

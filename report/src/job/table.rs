@@ -22,7 +22,12 @@ pub struct Row {
     /// The command it ran (argv), when known.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
-    /// Its name and a short form of its command (`Step::label`).
+    /// What it builds, when a launcher ran it as an action of a build
+    /// ([`Entry::action`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<stepmon_model::action::Action>,
+    /// Its name in the list ([`Entry::label`]): its action's words, else
+    /// its name and a short form of its command (`Step::label`).
     #[serde(skip)]
     pub label: String,
     /// Its index in the entries the table was made of.
@@ -89,10 +94,12 @@ pub struct Job {
     pub wall_seconds: Option<f64>,
     /// Sum of the steps' CPU time.
     pub cpu_seconds: f64,
-    /// The shown name ([`Row::shown_name`]) of the step with the most wall time.
-    pub longest: Option<String>,
-    /// The shown name of the step with the most CPU time.
-    pub heaviest: Option<String>,
+    /// The step with the most wall time: its index in [`Job::steps`]
+    /// (two steps may share a name: a step is found by its place, never
+    /// by its name).
+    pub longest: Option<usize>,
+    /// The step with the most CPU time: its index in [`Job::steps`].
+    pub heaviest: Option<usize>,
     /// How many steps were interrupted.
     pub interrupted: usize,
     /// How many steps BuildKit took from its cache.
@@ -138,7 +145,8 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
     Row {
         name: step.name.clone(),
         command: step.command().to_vec(),
-        label: step.label(),
+        action: entry.action.clone(),
+        label: entry.label(),
         entry: index,
         from: entry.from.clone(),
         group: entry.group.clone(),
@@ -221,9 +229,10 @@ pub fn job(entries: &[Entry], notes: &[String]) -> Job {
     let pick = |key: fn(&Row) -> Option<f64>| {
         steps
             .iter()
-            .filter_map(|r| key(r).map(|k| (k, r)))
+            .enumerate()
+            .filter_map(|(i, r)| key(r).filter(|k| !k.is_nan()).map(|k| (k, i)))
             .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, r)| r.shown_name())
+            .map(|(_, i)| i)
     };
     Job {
         origin,
@@ -337,19 +346,89 @@ pub fn headline(job: &Job) -> String {
 
 /// The longest and the heaviest step, when any step has a wall time.
 pub fn extremes(job: &Job) -> Option<String> {
-    let pick = |name: &Option<String>, value: fn(&Row) -> Option<f64>, unit: &str| {
-        name.as_ref()
-            .and_then(|n| job.steps.iter().find(|r| r.shown_name() == *n))
-            .map(|r| format!("{} ({}{unit})", r.shown_name(), dash(value(r), seconds)))
+    let pick = |at: Option<usize>, value: fn(&Row) -> Option<f64>, unit: &str| {
+        at.and_then(|i| job.steps.get(i)).map(|r| format!("{} ({}{unit})", r.shown_name(), dash(value(r), seconds)))
     };
-    let longest = pick(&job.longest, |r| r.wall_seconds, "")?;
-    let heaviest = pick(&job.heaviest, |r| r.cpu_seconds, " CPU").unwrap_or_else(|| "—".to_owned());
+    let longest = pick(job.longest, |r| r.wall_seconds, "")?;
+    let heaviest = pick(job.heaviest, |r| r.cpu_seconds, " CPU").unwrap_or_else(|| "—".to_owned());
     Some(format!("longest: {longest}; heaviest: {heaviest}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stepmon_model::RunDocument;
+
+    /// A step of `command` (named by its program) started at second
+    /// `start` of the job that took `wall` s and `cpu` s of CPU.
+    fn entry(command: &[&str], start: u32, wall: f64, cpu: f64) -> Entry {
+        let at = |s: f64| format!("2026-12-04T10:00:{:09.6}Z", f64::from(start) + s);
+        let document: RunDocument = serde_json::from_value(serde_json::json!({
+            "resourceUsage": {"samples": [
+                {"timestamp": at(0.0), "cpuStat": {"usageNanos": 0}},
+                {"timestamp": at(wall), "cpuStat": {"usageNanos": (cpu * 1e9) as u64}}]},
+            "sysUsage": [],
+            "stepmon": {"command": command, "name": command[0], "start": at(0.0), "end": at(wall),
+                        "exitCode": 0}
+        }))
+        .unwrap();
+        Entry::of_run(Step::from_run_document(document), "job.jsonl".to_owned())
+    }
+
+    #[test]
+    fn the_longest_and_heaviest_are_found_by_place_not_by_name() {
+        // Two steps of one shown name (one program, one command line): the
+        // second is the longest and the heaviest.
+        let command = ["rustc", "--crate-name", "x"];
+        let entries = [entry(&command, 0, 0.0086, 0.0082), entry(&command, 1, 3.24, 2.5)];
+        let job = job(&entries, &[]);
+        assert_eq!(job.steps[0].shown_name(), job.steps[1].shown_name());
+        assert_eq!((job.longest, job.heaviest), (Some(1), Some(1)));
+        let line = extremes(&job).unwrap();
+        assert_eq!(
+            line,
+            "longest: rustc (rustc --crate-name x) (3.24 s); heaviest: rustc (rustc --crate-name x) (2.50 s CPU)"
+        );
+        // In the JSON too: the place in `steps`.
+        let json: serde_json::Value = serde_json::from_str(&super::super::to_json(&entries, &[])).unwrap();
+        assert_eq!((json["longest"].as_u64(), json["heaviest"].as_u64()), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn a_launchers_steps_are_listed_by_what_they_build() {
+        use stepmon_model::action::{Action, Compile, CrateBuild, CrateKind, Program};
+        use stepmon_model::job::{Record, StepEnd, StepStart};
+        let mut serde = CrateBuild::new("serde".into(), CrateKind::Lib, "rustc".into());
+        serde.version = Some("1.0.219".into());
+        let actions = [
+            Some(Action::Crate(serde)),
+            Some(Action::Compile(Compile::new("cc".into(), Some("main.o".into()), Some("main.c".into())))),
+            Some(Action::Program(Program::new("ar".into()))),
+            None,
+        ];
+        let mut text = String::new();
+        for (i, action) in actions.iter().enumerate() {
+            let at: Timestamp = format!("2026-12-04T10:00:0{i}Z").parse().unwrap();
+            let command = vec!["prog".to_owned(), format!("arg{i}")];
+            let mut start = StepStart::new(7, at, "prog".into(), command);
+            start.action.clone_from(action);
+            let end = StepEnd::new(start.step.clone(), at, 0);
+            for record in [Record::StepStart(start), Record::StepEnd(end)] {
+                text += &(serde_json::to_string(&record).unwrap() + "\n");
+            }
+        }
+        let entries: Vec<Entry> =
+            crate::job::read(&text).steps.iter().map(|s| Entry::of_job(s, "job.jsonl".to_owned())).collect();
+        let job = job(&entries, &[]);
+        let names: Vec<String> = job.steps.iter().map(Row::shown_name).collect();
+        // A program names nothing it builds: its command tells it apart.
+        assert_eq!(names, ["serde 1.0.219 (lib)", "main.o (cc)", "prog (prog arg2)", "prog (prog arg3)"]);
+        assert_eq!(entries[0].step.name, "serde 1.0.219 (lib)", "every view of the step");
+        assert_eq!(job.steps[0].action, actions[0]);
+        let json: serde_json::Value = serde_json::from_str(&super::super::to_json(&entries, &[])).unwrap();
+        assert_eq!(json["steps"][0]["action"]["crate"], "serde");
+        assert!(json["steps"][3].get("action").is_none());
+    }
 
     #[test]
     fn gaps_are_the_uncovered_stretches() {

@@ -1,0 +1,3 @@
+#include "parts.h"
+
+const char *greet(void) { return "hello from three files"; }

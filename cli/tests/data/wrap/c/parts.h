@@ -1,0 +1,2 @@
+const char *greet(void);
+int count(const char *text);

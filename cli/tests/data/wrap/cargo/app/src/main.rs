@@ -1,0 +1,3 @@
+fn main() {
+    println!("{} {}", wrap_fixture_lib::greeting(), wrap_fixture_macro::answer!());
+}
