@@ -24,6 +24,8 @@
 //! * [`labels`] — a step's name, labels and CI context.
 //! * [`job`] — the lines of a job record, and the live samples a job
 //!   record's writer takes from the runner.
+//! * [`brief`] — a step that ran, in brief: what a job record's end line
+//!   keeps of it in place of its whole document.
 //! * [`event`] — what happened while a step ran (its memory near what
 //!   bounds it), as it happened.
 //! * [`progress`] — a running step's numbers now, from two of its samples.
@@ -53,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub mod advice;
+pub mod brief;
 pub mod document;
 pub mod event;
 mod float;
