@@ -35,6 +35,7 @@
 use stepmon_model::job::{Record, SampleRecord, StepEnd, StepStart};
 
 mod entry;
+mod reach;
 mod read;
 pub mod table;
 mod text;
