@@ -171,8 +171,8 @@ impl JobWriter {
         let mut on_stop = Some(on_stop);
         let appending = move || {
             let mut samples = samples.into_iter();
-            let first = samples.next();
-            let mut held = first;
+            // The first waits for the second.
+            let mut held = samples.next();
             for live in samples {
                 for live in held.take().into_iter().chain([live]) {
                     if self.append_sample(live) == Appended::Stopped
