@@ -114,8 +114,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
     /// Append the step to the job record FILE (JSON Lines, created on first
-    /// use): its start, each sample as it is taken, its end with the whole
-    /// report. Steps of one job, also ones running at once, share the file;
+    /// use): its start, its samples as they are taken, its end with its
+    /// numbers in brief. Steps of one job, also ones running at once, share the file;
     /// `stepmon report FILE` shows the job, steps whose stepmon was killed
     /// as interrupted.
     #[arg(long, value_name = "FILE")]

@@ -1,7 +1,8 @@
 //! The lines of a job record: the steps of one CI job (`stepmon run --job
 //! FILE`) in one append-only JSON Lines file, a [`Record`] per line —
-//! [`StepStart`], a [`SampleRecord`] per sample, [`StepEnd`] with the whole
-//! run document, and [`StepCollected`] when `stepmon gc` cleaned up after a
+//! [`StepStart`], a [`SampleRecord`] per sample, [`StepEnd`] with the step
+//! in brief ([`StepBrief`]; records of earlier versions: the whole run
+//! document), and [`StepCollected`] when `stepmon gc` cleaned up after a
 //! killed stepmon. `stepmon-job` writes a job record, `stepmon-report` reads
 //! one back; [`LiveSample`] is what the runner hands the writer as a step
 //! runs. A step's events ([`crate::event::StepEvent`]) are lines of their
@@ -11,6 +12,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
+use crate::brief::StepBrief;
 use crate::document::RunDocument;
 use crate::event::StepEvent;
 use crate::labels::Label;
@@ -142,16 +144,29 @@ pub struct StepEnd {
     /// Why it did not run, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The run document (what `stepmon run --output` writes), when it ran.
+    /// The whole run document (what `stepmon run --output` writes), when it
+    /// ran: what records of earlier versions hold, and what a writer keeps
+    /// of a document that has no [`StepBrief`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<Box<RunDocument>>,
+    /// The step in brief, when it ran: what the views of a job read of it
+    /// (a few KB at most where its document is tens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brief: Option<Box<StepBrief>>,
 }
 
 impl StepEnd {
+    /// Whether the end carries the step's samples (its document, or its
+    /// brief's series): its sample lines say nothing more.
+    #[must_use]
+    pub fn carries_samples(&self) -> bool {
+        self.document.is_some() || self.brief.is_some()
+    }
+
     /// The end of the step `step` at `end` with `exit_code`.
     #[must_use]
     pub fn new(step: String, end: Timestamp, exit_code: i32) -> StepEnd {
-        StepEnd { step, end, exit_code, error: None, document: None }
+        StepEnd { step, end, exit_code, error: None, document: None, brief: None }
     }
 }
 

@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
+use stepmon_model::brief::StepBrief;
 use stepmon_model::document::{RunDocument, RunInfo};
 use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_model::sample::StepSample;
@@ -32,13 +33,13 @@ pub struct JobStep {
     /// Its start line (`None` when that line was lost).
     pub start: Option<StepStart>,
     /// Its samples as they were taken, read from its sample lines when its
-    /// end has no run document (an interrupted step, or one that could not
-    /// run); empty when it has one, which holds the step's samples.
+    /// end does not carry them (an interrupted step, or one that could not
+    /// run); empty when its end has its run document or its brief.
     pub samples: Vec<StepSample>,
     /// How many whole sample records of it the record holds (read or not).
     pub sample_lines: usize,
     /// Whose samples they are (of its first sample line; `None` when none
-    /// was read, as when its end has a run document).
+    /// was read, as when its end has a run document or a brief).
     pub samples_of: Option<SampleOf>,
     /// Its end line (`None`: it never ended in the record).
     pub end: Option<StepEnd>,
@@ -111,9 +112,9 @@ impl JobStep {
         self.samples.last().map(|s| s.timestamp).or(self.start.as_ref().map(|s| s.start))
     }
 
-    /// The step as every view reads it: its run document when it ended, else
-    /// one made of its start and the samples it had, its wall time up to
-    /// its last sample, its end unknown.
+    /// The step as every view reads it: its run document (or its brief)
+    /// when it ended, else one made of its start and the samples it had,
+    /// its wall time up to its last sample, its end unknown.
     #[must_use]
     pub fn to_step(&self) -> Step {
         self.clone().into_step()
@@ -127,6 +128,9 @@ impl JobStep {
         let JobStep { id, start, samples, samples_of, end, .. } = self;
         if let Some(StepEnd { document: Some(document), .. }) = end {
             return Step::from_run_document(*document);
+        }
+        if let Some(StepEnd { brief: Some(brief), exit_code, end, .. }) = &end {
+            return from_brief(brief, start, *exit_code, *end);
         }
         let mut info = RunInfo::default();
         if let Some(start) = start {
@@ -158,6 +162,24 @@ impl JobStep {
         document.stepmon = Some(info);
         Step::from_run_document(document)
     }
+}
+
+/// The step of a brief end: the brief's document with the start line's
+/// command, name and labels and the end line's exit status and end, its
+/// summary the brief's (computed from the whole document, which its
+/// series, a part of it, would not give again).
+fn from_brief(brief: &StepBrief, start: Option<StepStart>, exit_code: i32, end: Timestamp) -> Step {
+    let mut document = brief.to_document();
+    if let Some(info) = document.stepmon.as_mut() {
+        if let Some(start) = start {
+            (info.command, info.name, info.labels) = (start.command, Some(start.name), start.labels);
+        }
+        info.exit_code = brief.signal.is_none().then_some(exit_code);
+        info.end = Some(end);
+    }
+    let mut step = Step::from_run_document(document);
+    step.summary = brief.summary.clone();
+    step
 }
 
 /// A line that could not be read.
@@ -269,8 +291,8 @@ fn sample_step(line: &str) -> Option<&str> {
 }
 
 /// A sample whose reading waits for the end of the file: a step whose
-/// `stepEnd` carries its run document has its samples there, so its sample
-/// lines are compared with them, not read again.
+/// `stepEnd` carries its brief or its run document has its samples there,
+/// so its sample lines are counted (or compared with them), not read again.
 enum Deferred<'a> {
     /// A sample line of the step at `at` (with nothing glued to it).
     Line { at: usize, number: usize, line: &'a str, last: bool },
@@ -313,11 +335,13 @@ struct Matched {
 /// [`JobRecord::unknown`].
 ///
 /// Every sample is in the record twice: on its sample line, appended as the
-/// step ran (so that a killed step keeps it), and in the run document of the
-/// step's `stepEnd`. A step that has that document is read from it: each of
-/// its sample lines that is, byte for byte, that document's next sample as
-/// the writer writes a sample line (the line the writer wrote) is counted
-/// ([`JobStep::sample_lines`]) and not read again — it reads as that sample,
+/// step ran (so that a killed step keeps it), and in the step's `stepEnd`:
+/// in its brief's series, or in the run document of a record of an earlier
+/// version. A step with a brief is read from it, its sample lines counted
+/// ([`JobStep::sample_lines`]) and not read. A step that has a document is
+/// read from it: each of its sample lines that is, byte for byte, that
+/// document's next sample as the writer writes a sample line (the line the
+/// writer wrote) is counted and not read again — it reads as that sample,
 /// which was read already; any other sample line is read as ever (lost with
 /// the same reason when it does not read).
 #[must_use]
@@ -377,9 +401,10 @@ impl<'a> Reading<'a> {
         self.job.steps.len() - 1
     }
 
-    /// Whether the step at `at` ended with its run document.
+    /// Whether the step at `at` ended with its samples (its run document or
+    /// its brief).
     fn documented(&self, at: usize) -> bool {
-        self.job.steps[at].end.as_ref().is_some_and(|e| e.document.is_some())
+        self.job.steps[at].end.as_ref().is_some_and(StepEnd::carries_samples)
     }
 
     /// Whether `line`, a sample line of the step at `at`, is its run
@@ -389,6 +414,10 @@ impl<'a> Reading<'a> {
     /// reads as that sample.
     fn in_document(&mut self, at: usize, line: &str) -> bool {
         let step = &self.job.steps[at];
+        // A brief's series is made of the samples its lines hold: not read again.
+        if step.end.as_ref().is_some_and(|e| e.brief.is_some() && e.document.is_none()) {
+            return line.starts_with(SAMPLE_START);
+        }
         let Some(document) = step.end.as_ref().and_then(|e| e.document.as_deref()) else { return false };
         let Some(rest) = line.strip_prefix(SAMPLE_START).and_then(|r| r.strip_prefix(step.id.as_str())) else {
             return false;
@@ -502,7 +531,7 @@ impl<'a> Reading<'a> {
         job.steps = steps.into_iter().map(|(_, step)| step).collect();
         // A sample glued to a torn line was read on the way: the document
         // has it too.
-        for step in job.steps.iter_mut().filter(|s| s.end.as_ref().is_some_and(|e| e.document.is_some())) {
+        for step in job.steps.iter_mut().filter(|s| s.end.as_ref().is_some_and(StepEnd::carries_samples)) {
             step.samples.clear();
             step.samples_of = None;
         }
