@@ -308,7 +308,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     // Nothing reads the report (`-q` without an output, a job record, a
     // baseline or a delivery): its summary and verdicts are not composed.
-    if args.quiet && args.output.is_none() && job.is_none() && args.baseline.is_none() && delivery.is_empty() {
+    let nothing_else_reads =
+        args.quiet && args.output.is_none() && textfile.is_none() && args.baseline.is_none() && delivery.is_empty();
+    if nothing_else_reads && job.is_none() {
         return Ok(finished.exit_code);
     }
     // The runner measured; the summary and the verdicts are the report's.
@@ -320,6 +322,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         && let Some(info) = finished.document.stepmon.as_mut()
     {
         info.warnings.push(stopped);
+    }
+    // A launcher's action (`-q --job`): the record has it, nobody reads
+    // verdicts.
+    if nothing_else_reads {
+        return Ok(finished.exit_code);
     }
     let document = &finished.document;
     let step = stepmon_report::Step::from_run(document);
