@@ -1,12 +1,14 @@
 //! `stepmon run --progress` and the memory warning on real steps: a line
 //! per interval of a 3 s step (none for a 0.5 s one), each with its
-//! fields; a step growing 20 MiB/s under `--memory-max 200M` warned once,
+//! fields and its busiest command; a step growing 20 MiB/s under `--memory-max 200M` warned once,
 //! before the OOM kill, the event in the run document and in the job
 //! record, and `stepmon report` of that record says nothing of it.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+
+use std::path::Path;
 
 use common::{leftovers, live, python, run_stepmon, run_stepmon_with, scratch};
 
@@ -42,6 +44,12 @@ fn a_3_s_step_says_how_it_is_doing_every_second_a_half_second_one_says_nothing()
         assert!(line.contains("  memory ") && line.contains(" now, ") && line.contains(" peak"), "{line}");
         assert!(number_after(line, "tasks") >= 1.0, "{line}");
         assert!(line.contains("  stall cpu "), "PSI of the step's cgroup v2: {line}");
+        // The step's one process, by the name the kernel gives it (its
+        // program's file name, cut to 15 bytes).
+        let busiest = line.split_once("  busiest ").unwrap_or_else(|| panic!("no busiest command: {line}")).1;
+        let command: String = Path::new(python).file_name().unwrap().to_str().unwrap().chars().take(15).collect();
+        assert_eq!(busiest.split(' ').next(), Some(command.as_str()), "{line}");
+        assert!(number_after(line, &format!("busiest {command}")) > 0.05, "a busy command's cores: {line}");
     }
     // Elapsed times go up, a second apart.
     let elapsed: Vec<&str> = lines.iter().map(|l| l.split("  ").next().unwrap()).collect();
