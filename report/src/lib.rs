@@ -45,6 +45,7 @@ pub mod advice;
 pub mod compose;
 mod cpus;
 pub mod diff;
+pub mod event;
 pub mod fixed;
 pub mod job;
 pub mod processes;
