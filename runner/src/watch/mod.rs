@@ -16,8 +16,10 @@
 //!   (or half an interval), one sample is read for the live stream only
 //!   ([`stepmon_sampler::RecorderView::sample_live`]), which leaves the
 //!   recording (and so the run document) as it is.
-//! * The busiest command of a progress ([`super::processes`]' CPU times by
-//!   process, summed by command since the previous progress): where the
+//! * The busiest command of a progress
+//!   ([`Progress::busiest`](stepmon_model::progress::Progress::busiest):
+//!   the CPU time of the step's processes since the previous progress,
+//!   summed by command, as the step's per-process accounting has it): where the
 //!   step's processes are sampled from procfs, the last readings, no read
 //!   of its own; where taskstats follows them, the exit records of those
 //!   that ended (no read) and one `/proc/PID/stat` read per process still
