@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use stepmon_model::processes::ProcessRecord;
 use stepmon_sysusage::parse::ProcStat;
 
 use super::Hub;
+use super::cpu_answer::{Answer, ProcessCpu};
 use super::sampled::Seen;
 
 /// How long a progress line waits for the listener's thread to answer
@@ -31,38 +31,6 @@ use super::sampled::Seen;
 /// at most): the line goes without its busiest command after that, rather
 /// than hold up the other jobs of the thread it runs on.
 const ANSWER_WAIT: Duration = Duration::from_millis(200);
-
-/// One process's CPU time so far.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ProcessCpu {
-    /// Its pid (tgid).
-    pub(crate) pid: u32,
-    /// When it started, s since the epoch (to tell a reused pid apart).
-    pub(crate) start: f64,
-    /// Its command (`comm`).
-    pub(crate) command: String,
-    /// Its user + system CPU time so far, s.
-    pub(crate) cpu_seconds: f64,
-}
-
-impl ProcessCpu {
-    /// What a process record says (an exit record, or a procfs reading).
-    pub(super) fn of_record(record: &ProcessRecord) -> ProcessCpu {
-        #[allow(clippy::cast_precision_loss)] // seconds since the epoch far below 2^52
-        let start = record.start.map_or(record.start_unix_seconds as f64, |t| t.as_millisecond() as f64 / 1e3);
-        ProcessCpu { pid: record.pid, start, command: record.command.clone(), cpu_seconds: record.cpu_seconds }
-    }
-}
-
-/// What the listener's thread answers: the step's processes that ended
-/// from a place in its list of ended ones, the next place, and the pids
-/// of those alive.
-#[derive(Debug, Default)]
-pub(super) struct Answer {
-    pub(super) ended: Vec<ProcessCpu>,
-    pub(super) next: usize,
-    pub(super) live: Vec<u32>,
-}
 
 /// Where a step's processes' CPU times are (cheap to clone).
 #[derive(Debug, Clone)]

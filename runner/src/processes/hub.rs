@@ -21,7 +21,7 @@ use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
 use super::clock::EventClock;
 use super::convert;
-use super::cpu_times::{Answer, ProcessCpu};
+use super::cpu_answer::{Answer, ProcessCpu};
 pub(super) use super::rounds::Ended;
 use super::rounds::{
     BATCH, Counters, READ_AT_MOST, Sockets, Stopping, Watched, drain, read_args, read_connector, storm_pause, to_every,

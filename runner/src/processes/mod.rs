@@ -15,6 +15,7 @@
 mod args;
 mod clock;
 mod convert;
+mod cpu_answer;
 mod cpu_times;
 mod delivery;
 pub(crate) mod doctor;
@@ -35,7 +36,8 @@ use stepmon_taskstats_parse::netlink::Messages;
 use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
 use convert::Task;
-pub(crate) use cpu_times::{CpuTimes, ProcessCpu, Reading};
+pub(crate) use cpu_answer::ProcessCpu;
+pub(crate) use cpu_times::{CpuTimes, Reading};
 pub(crate) use hub::Hub;
 
 /// The taskstats socket's receive buffer: an exit record takes about 1.3
