@@ -43,6 +43,8 @@ mod run;
 #[cfg(target_os = "linux")]
 mod run_argv;
 #[cfg(target_os = "linux")]
+mod shell;
+#[cfg(target_os = "linux")]
 mod terminal;
 #[cfg(target_os = "linux")]
 mod top;
@@ -133,6 +135,10 @@ mod cli {
         /// build sees: a compiler launcher (also RUSTC_WRAPPER=stepmon).
         #[cfg(target_os = "linux")]
         Wrap(crate::wrap::WrapArgs),
+        /// Run a CI script as GitHub Actions' bash does, as a measured step
+        /// of the job record STEPMON_JOB names (`shell: stepmon shell {0}`).
+        #[cfg(target_os = "linux")]
+        Shell(crate::shell::ShellArgs),
         /// Any other subcommand: Linux only.
         #[cfg(not(target_os = "linux"))]
         #[command(external_subcommand)]
@@ -181,6 +187,8 @@ fn main() {
         cli::Cmd::Baseline(args) => baseline::baseline(&args),
         #[cfg(target_os = "linux")]
         cli::Cmd::Wrap(args) => wrap::wrap(args.command),
+        #[cfg(target_os = "linux")]
+        cli::Cmd::Shell(args) => shell::shell(&args),
         #[cfg(not(target_os = "linux"))]
         cli::Cmd::Other(args) => {
             let name = args.first().map_or("", String::as_str);
