@@ -29,8 +29,9 @@ use step::{JOB_VARIABLE, Outcome, Plan};
 #[command(after_help = "\
 Environment:
   STEPMON_JOB=FILE   append the step to the job record FILE, as `stepmon run --job FILE` does
-                     (stderr stays the script's; `stepmon report FILE` shows the job). Unset: the
-                     step's summary goes to stderr, as `stepmon run`'s.
+                     (an absolute path: steps may run in other directories; stderr stays the
+                     script's; `stepmon report FILE` shows the job). Unset: the step's summary
+                     goes to stderr, as `stepmon run`'s.
   GITHUB_ACTION      the step's name when the workflow gave the step an id (`id: build`); else
                      the script's first command line names it.
   STEPMON_PROGRESS   a progress line every INTERVAL, as for `stepmon run`.
