@@ -1,14 +1,14 @@
 //! scripts/install.sh against a local directory standing in for a release:
 //! the assets as scripts/dist names them, a SHA256SUMS, and a `uname` on
-//! PATH that names the machine. The binary of this host's architecture is
-//! the real `stepmon` under test (install.sh runs `--version` on what it
-//! installed); the other architecture's is a stand-in script. Each run
-//! gets a clean environment (no GITHUB_PATH or STEPMON_* of the caller).
+//! PATH that names the machine. The binaries are stand-in scripts that
+//! answer `--version` (install.sh runs what it installs once), each
+//! marked with its architecture; one test installs the real `stepmon`
+//! under test. Each run gets a clean environment (no GITHUB_PATH or
+//! STEPMON_* of the caller).
 //!
-//! The script runs under dash (Debian's /bin/sh, no bash extensions) and,
-//! for the machine's own architecture, busybox sh (its applets, uname
-//! among them, are built in, so a stand-in `uname` cannot be put in
-//! front of them).
+//! The script runs under dash (Debian's /bin/sh, no bash extensions) and
+//! busybox sh (its applets, uname among them, are built in, so it runs
+//! only where a stand-in `uname` is not needed).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -34,10 +34,6 @@ fn install_script() -> PathBuf {
 /// This host's architecture as install.sh and scripts/dist name it.
 fn host_arch() -> &'static str {
     std::env::consts::ARCH
-}
-
-fn other_arch() -> &'static str {
-    if host_arch() == "x86_64" { "aarch64" } else { "x86_64" }
 }
 
 fn asset(arch: &str) -> String {
@@ -88,15 +84,13 @@ fn release(dir: &Path, assets: &[Asset]) -> PathBuf {
     dir.to_owned()
 }
 
-/// The usual release: the real binary for this host, a stand-in for the
-/// other architecture, install.sh.
+/// The usual release: a stand-in binary for each architecture, install.sh.
 fn usual_release(dir: &Path) -> PathBuf {
-    let real = fs::read(env!("CARGO_BIN_EXE_stepmon")).unwrap();
     release(
         dir,
         &[
-            file(&asset(host_arch()), real),
-            file(&asset(other_arch()), stand_in("stand-in")),
+            file(&asset("x86_64"), stand_in("x86_64")),
+            file(&asset("aarch64"), stand_in("aarch64")),
             file("install.sh", fs::read(install_script()).unwrap()),
         ],
     )
@@ -144,7 +138,6 @@ fn installs_the_binary_of_each_machine_name() {
     }
     let dir = scratch("installs_the_binary_of_each_machine_name");
     let rel = usual_release(&dir.join("release"));
-    let real = fs::read(env!("CARGO_BIN_EXE_stepmon")).unwrap();
     // Both names uname -m gives each architecture (Linux's, and the BSDs'
     // and macOS's that some containers report), the release given as a
     // path, as file:// and with a trailing slash.
@@ -164,40 +157,60 @@ fn installs_the_binary_of_each_machine_name() {
         );
         assert!(out.status.success(), "uname -m {machine}: {}", stderr(&out));
         let installed = target.join("stepmon");
-        let expected = if *arch == host_arch() { real.clone() } else { stand_in("stand-in") };
-        assert!(fs::read(&installed).unwrap() == expected, "uname -m {machine}: not the {arch} binary");
+        assert_eq!(fs::read(&installed).unwrap(), stand_in(arch), "uname -m {machine}: not the {arch} binary");
         assert_eq!(fs::metadata(&installed).unwrap().permissions().mode() & 0o777, 0o755);
         let said = stderr(&out);
-        assert!(said.contains(&format!("({}) to {}", asset(arch), installed.display())), "uname -m {machine}: {said}");
-        assert!(said.contains(&format!("stepmon {VERSION}")), "{said}");
+        assert!(
+            said.contains(&format!(
+                "installed stepmon {VERSION} ({arch}) ({}) to {}",
+                asset(arch),
+                installed.display()
+            )),
+            "uname -m {machine}: {said}"
+        );
         // Nothing but the binary is left in the directory.
         assert_eq!(fs::read_dir(&target).unwrap().count(), 1);
     }
 }
 
+/// The real binary of this host's architecture, with the real `uname`,
+/// under dash and busybox sh. The release holds it as a symbolic link (the
+/// debug binary is large; install.sh copies through the link).
 #[test]
-fn installs_under_busybox_sh_too() {
-    if !has("busybox") {
-        return common::skip::skip(
-            "installs_under_busybox_sh_too",
-            "no busybox (scripts/setup installs busybox-static)",
-        );
+fn installs_the_real_binary_under_dash_and_busybox_sh() {
+    let name = "installs_the_real_binary_under_dash_and_busybox_sh";
+    let dir = scratch(name);
+    let rel = dir.join("release");
+    fs::create_dir_all(&rel).unwrap();
+    let real = Path::new(env!("CARGO_BIN_EXE_stepmon"));
+    std::os::unix::fs::symlink(real, rel.join(asset(host_arch()))).unwrap();
+    fs::write(rel.join("SHA256SUMS"), format!("{}  {}\n", sha256(real), asset(host_arch()))).unwrap();
+    let version = Command::new(real).arg("--version").output().unwrap();
+    let version = String::from_utf8(version.stdout).unwrap();
+    for shell in ["dash", "busybox"] {
+        if !has(shell) {
+            return common::skip::skip(name, format_args!("no {shell} (scripts/setup installs busybox-static)"));
+        }
+        let target = dir.join(format!("installed-{shell}"));
+        let mut command = Command::new(shell);
+        if shell == "busybox" {
+            command.arg("sh");
+        }
+        let out = command
+            .arg(install_script())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &*dir)
+            .env("STEPMON_INSTALL_BASE", &rel)
+            .env("STEPMON_INSTALL_DIR", &target)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        let installed = target.join("stepmon");
+        assert!(fs::read(&installed).unwrap() == fs::read(real).unwrap(), "{shell}: not the binary");
+        assert!(!fs::symlink_metadata(&installed).unwrap().file_type().is_symlink());
+        assert!(stderr(&out).contains(&format!("installed {} ", version.trim())), "{shell}: {}", stderr(&out));
     }
-    let dir = scratch("installs_under_busybox_sh_too");
-    let rel = usual_release(&dir.join("release"));
-    let target = dir.join("installed");
-    let out = Command::new("busybox")
-        .arg("sh")
-        .arg(install_script())
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &*dir)
-        .env("STEPMON_INSTALL_BASE", &rel)
-        .env("STEPMON_INSTALL_DIR", &target)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(fs::read(target.join("stepmon")).unwrap() == fs::read(env!("CARGO_BIN_EXE_stepmon")).unwrap());
 }
 
 #[test]
