@@ -18,6 +18,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use common::scratch;
 
@@ -334,27 +336,38 @@ fn refuses_other_systems_and_machines() {
     }
 }
 
-/// A PATH of exactly the tools install.sh may use besides the shell (a
-/// stand-in `uname`, no curl or wget: the release is a directory), with
-/// `shasum` (Perl's) or no SHA-256 tool at all in place of sha256sum.
+/// The tools install.sh uses besides the shell, a downloader and a SHA-256
+/// tool.
+const POSIX_TOOLS: [&str; 9] = ["id", "mktemp", "rm", "cp", "mv", "mkdir", "chmod", "sed", "tr"];
+
+/// A directory to be the whole PATH: a stand-in `uname` for this machine
+/// and links to `tools` (Debian's, from /usr/bin or /bin).
+fn only_tools(dir: &Path, tools: &[&str]) -> PathBuf {
+    let bin = fake_uname(dir, "Linux", host_arch());
+    for tool in tools {
+        let found = ["/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(tool)).find(|p| p.exists());
+        std::os::unix::fs::symlink(found.unwrap_or_else(|| panic!("no {tool}")), bin.join(tool)).unwrap();
+    }
+    bin
+}
+
+/// A PATH of exactly the tools install.sh may use (no curl or wget: the
+/// release is a directory), with `shasum` (Perl's) or no SHA-256 tool at
+/// all in place of sha256sum.
 #[test]
 fn needs_only_posix_tools_and_shasum_or_sha256sum() {
     let name = "needs_only_posix_tools_and_shasum_or_sha256sum";
     if !Path::new("/usr/bin/shasum").exists() {
         return common::skip::skip(name, "no /usr/bin/shasum (Debian's perl package)");
     }
-    let dir = scratch("needs_only_posix_tools_and_shasum_or_sha256sum");
+    let dir = scratch(name);
     let rel = usual_release(&dir.join("release"));
     for with_shasum in [true, false] {
-        let bin = fake_uname(&dir.join(format!("bin-{with_shasum}")), "Linux", host_arch());
-        let mut tools = vec!["id", "mktemp", "rm", "cp", "mv", "mkdir", "chmod", "sed", "tr"];
+        let mut tools = POSIX_TOOLS.to_vec();
         if with_shasum {
             tools.push("shasum");
         }
-        for tool in tools {
-            let found = ["/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(tool)).find(|p| p.exists()).unwrap();
-            std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
-        }
+        let bin = only_tools(&dir.join(format!("bin-{with_shasum}")), &tools);
         let target = dir.join(format!("installed-{with_shasum}"));
         let out = run_install(
             "/bin/sh",
@@ -370,6 +383,128 @@ fn needs_only_posix_tools_and_shasum_or_sha256sum() {
             assert!(!target.exists());
         }
     }
+}
+
+/// What a [`FileServer`] was asked: each request's path and User-Agent.
+type Requests = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A loopback HTTP server of one directory's files (404 for anything
+/// else), recording each request's path and User-Agent; stopped on drop.
+struct FileServer {
+    base: String,
+    requests: Requests,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FileServer {
+    fn start(root: &Path) -> FileServer {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Requests::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (root, log, stopping) = (root.to_owned(), Arc::clone(&requests), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                let agent = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("User-Agent: ").or_else(|| l.strip_prefix("user-agent: ")))
+                    .unwrap_or("")
+                    .to_owned();
+                log.lock().unwrap().push((path.clone(), agent));
+                let name = path.trim_start_matches('/');
+                let body = (!name.contains('/') && !name.is_empty()).then(|| fs::read(root.join(name)).ok()).flatten();
+                let response = match &body {
+                    Some(body) => {
+                        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+                    }
+                    None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                };
+                let _ = stream.write_all(response.as_bytes());
+                let _ = stream.write_all(body.as_deref().unwrap_or_default());
+            }
+        });
+        FileServer { base, requests, stop, thread: Some(thread) }
+    }
+
+    fn requests(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.requests.lock().unwrap())
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accept loop, which then sees the flag.
+        let _ = std::net::TcpStream::connect(self.base.trim_start_matches("http://"));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Over HTTP (a server on loopback standing in for the release): with
+/// curl, with wget where there is no curl, a base with nothing there, and
+/// no downloader at all.
+#[test]
+fn downloads_with_curl_or_wget() {
+    let name = "downloads_with_curl_or_wget";
+    for tool in ["curl", "wget"] {
+        if !has(tool) {
+            return common::skip::skip(name, format_args!("no {tool}"));
+        }
+    }
+    let dir = scratch(name);
+    let rel = usual_release(&dir.join("release"));
+    let server = FileServer::start(&rel);
+    let wanted = asset(host_arch());
+    for (downloader, agent) in [("curl", "curl/"), ("wget", "Wget/")] {
+        let mut tools = POSIX_TOOLS.to_vec();
+        tools.extend(["sha256sum", downloader]);
+        let bin = only_tools(&dir.join(format!("bin-{downloader}")), &tools);
+        let target = dir.join(format!("installed-{downloader}"));
+        let env =
+            [("PATH", str_of(&bin)), ("STEPMON_INSTALL_BASE", &server.base), ("STEPMON_INSTALL_DIR", str_of(&target))];
+        let out = run_install("/bin/sh", &dir, &env);
+        assert!(out.status.success(), "{downloader}: {}", stderr(&out));
+        assert_eq!(fs::read(target.join("stepmon")).unwrap(), stand_in(host_arch()));
+        let requests = server.requests();
+        let paths: Vec<_> = requests.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["/SHA256SUMS".to_owned(), format!("/{wanted}")], "{downloader}");
+        assert!(requests.iter().all(|(_, a)| a.starts_with(agent)), "{downloader}: {requests:?}");
+
+        let missing = format!("{}/missing", server.base);
+        let out = run_install("/bin/sh", &dir, &[env[0], ("STEPMON_INSTALL_BASE", &missing), env[2]]);
+        assert_eq!(out.status.code(), Some(1), "{downloader}");
+        assert!(stderr(&out).contains(&format!("cannot fetch {missing}/SHA256SUMS")), "{}", stderr(&out));
+        server.requests();
+    }
+    let mut tools = POSIX_TOOLS.to_vec();
+    tools.push("sha256sum");
+    let bin = only_tools(&dir.join("bin-none"), &tools);
+    let target = dir.join("installed-none");
+    let out = run_install(
+        "/bin/sh",
+        &dir,
+        &[("PATH", str_of(&bin)), ("STEPMON_INSTALL_BASE", &server.base), ("STEPMON_INSTALL_DIR", str_of(&target))],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("neither curl nor wget"), "{}", stderr(&out));
+    assert!(!target.exists());
+    assert!(server.requests().is_empty());
 }
 
 #[test]
