@@ -206,22 +206,7 @@ fn check_orphan(ran: &Ran) {
 
 /// No cgroup of this process's steps is left in any hierarchy.
 fn no_cgroup_left() {
-    let mine = format!("stepmon-run.{}.", std::process::id());
-    let mut left = Vec::new();
-    let mut dirs = vec![PathBuf::from("/sys/fs/cgroup")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            if entry.file_name().to_string_lossy().starts_with(&mine) {
-                left.push(path);
-            } else if path.components().count() < 12 {
-                dirs.push(path);
-            }
-        }
-    }
+    let left = stepmon_testsupport::cgroups::left_of_this_process();
     assert!(left.is_empty(), "cgroups left: {left:?}");
 }
 
