@@ -14,6 +14,7 @@
 
 mod caller;
 mod name;
+mod notice;
 mod step;
 mod sudo;
 
@@ -22,6 +23,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
+use notice::notice;
 use step::{JOB_VARIABLE, Outcome, Plan};
 
 /// Arguments of `stepmon shell`.
@@ -121,11 +123,6 @@ impl Shell {
             Shell::Pwsh => Some("--pwsh"),
         }
     }
-}
-
-/// Says what stepmon cannot do, in one line on stderr.
-fn notice(what: &str) {
-    crate::watch_lines::say(&format!("stepmon: notice: {what}"));
 }
 
 /// Runs the script; the status to exit with (the script's).

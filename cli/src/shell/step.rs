@@ -10,7 +10,7 @@ use std::path::Path;
 use stepmon_runner::{Mode, StepOptions};
 
 use super::caller::Caller;
-use super::notice;
+use super::notice::notice;
 use crate::error::{CliError, INTERNAL_ERROR};
 
 /// The variable naming the job record each step is appended to.
