@@ -37,6 +37,7 @@ use stepmon_model::job::{Record, SampleRecord, StepEnd, StepStart};
 mod entry;
 mod reach;
 mod read;
+mod record;
 pub mod table;
 mod text;
 mod verdict;
