@@ -1,0 +1,262 @@
+//! `stepmon build -- BUILD` on real builds: cargo on the small offline
+//! crate tree of the launcher's tests (tests/data/wrap/cargo), make on
+//! the three-file C project (tests/data/wrap/c), and cargo with a
+//! `RUSTC_WRAPPER` of the caller's own set before (a fake wrapper that
+//! notes each call). The job record holds the build's own step and one
+//! action per compiler run, each action's cgroups nested inside the
+//! build's (so the build's peak holds every action's); the report names
+//! every action and the remainder. As root (cgroups); `SKIPPED <name>:
+//! <why>` otherwise, and without cargo, make or cc.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{leftovers, live, scratch, skip};
+use stepmon_report::build::Build;
+use stepmon_report::job;
+
+const STEPMON: &str = env!("CARGO_BIN_EXE_stepmon");
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wrap").join(name)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `program` with the test's environment less what would change the build
+/// (cargo's variables for this test, wrappers, flags, a jobserver, make's
+/// CC and CXX, stepmon's own).
+fn clean(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let others = ["RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "MAKEFLAGS", "CC", "CXX"];
+        if name.starts_with("CARGO") || others.contains(&&*name) || name.starts_with("STEPMON_") {
+            command.env_remove(&*name);
+        }
+    }
+    command
+}
+
+fn tool(name: &str, program: &str) -> bool {
+    let found = clean(program).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
+    if !found {
+        skip::skip(name, format_args!("no {program} for the fixture build"));
+    }
+    found
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `stepmon build --job RECORD -o REPORT -- ARGS…` in `dir`.
+fn build_in(dir: &Path, record: &Path, report: &Path, format: &str, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut command = clean(STEPMON);
+    command.args(["build", "--job"]).arg(record).arg("-o").arg(report).args(["--format", format, "--"]).args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.current_dir(dir).stdin(Stdio::null()).output().unwrap()
+}
+
+/// The crate names of cargo's `Running \`…rustc … --crate-name X …\`` lines.
+fn running_rustc(stderr: &str) -> Vec<String> {
+    let mut names: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("Running `"))
+        .filter_map(|command| {
+            let words: Vec<&str> = command.split(' ').collect();
+            let at = words.iter().position(|w| *w == "--crate-name")?;
+            Some(words[at + 1].to_owned())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The build in `record`, every line whole.
+fn read(record: &Path) -> Build {
+    let record = job::read(&std::fs::read_to_string(record).unwrap());
+    assert!(record.lost.is_empty(), "{:?}", record.lost);
+    Build::of_record(&record, "job.jsonl", None).unwrap()
+}
+
+/// Each action's cgroups (v2 and v1) below the build's, the build's peak at
+/// least each action's, and no cgroup left of any stepmon.
+fn nested_and_clean(build: &Build, record: &Path, base: &Path) {
+    let record = job::read(&std::fs::read_to_string(record).unwrap());
+    let entries: Vec<job::Entry> = record.steps.iter().map(|s| job::Entry::of_job(s, String::new())).collect();
+    let outer = &entries[build.job.steps[build.outer].entry];
+    let outer_info = outer.step.run.as_ref().unwrap();
+    assert!(!outer_info.cgroup.is_empty(), "the build had no cgroup of its own");
+    let peak = build.memory_peak_bytes.unwrap();
+    for action in &build.actions {
+        let row = build.row(action);
+        let info = entries[row.entry].step.run.as_ref().unwrap();
+        assert!(
+            info.cgroup.starts_with(&format!("{}/", outer_info.cgroup)),
+            "{}: {} not below {}",
+            row.label,
+            info.cgroup,
+            outer_info.cgroup
+        );
+        assert_eq!(info.cgroup_v1.len(), outer_info.cgroup_v1.len(), "{}", row.label);
+        for (theirs, ours) in info.cgroup_v1.iter().zip(&outer_info.cgroup_v1) {
+            assert!(theirs.starts_with(&format!("{ours}/")), "{}: {theirs} not below {ours}", row.label);
+        }
+        let own = row.memory_peak_bytes.unwrap();
+        assert!(own > 1 << 20 && peak >= own, "{}: peak {own}, the build's {peak}", row.label);
+    }
+    for step in &record.steps {
+        let pid: u32 = step.id.split('.').next().unwrap().parse().unwrap();
+        assert!(leftovers(base, pid).is_empty(), "stepmon {pid} left cgroups behind");
+    }
+}
+
+#[test]
+fn cargo_build_has_every_rustc_an_action_nested_in_the_build() {
+    let name = "cargo_build_has_every_rustc_an_action_nested_in_the_build";
+    let Some(base) = live(name) else { return };
+    if !tool(name, "cargo") {
+        return;
+    }
+    let dir = scratch("build-cargo");
+    let tree = dir.join("tree");
+    copy_tree(&data("cargo"), &tree);
+    let (record, report) = (dir.join("job.jsonl"), dir.join("report.md"));
+    let env = [("CARGO_HOME", &*dir.join("cargo-home")), ("CARGO_TARGET_DIR", &*dir.join("target"))];
+    let out = build_in(&tree, &record, &report, "markdown", &["cargo", "build", "-v", "--offline", "-j2"], &env);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // One action per rustc cargo ran, named by its crate.
+    let build = read(&record);
+    let ran = running_rustc(&stderr);
+    assert_eq!(ran.len(), 4, "{stderr}");
+    assert_eq!(build.actions.len(), ran.len());
+    assert!(build.probes >= 1, "cargo's questions to rustc are probes");
+    nested_and_clean(&build, &record, &base);
+    // The report names every action and the remainder.
+    let report = std::fs::read_to_string(&report).unwrap();
+    for action in &build.actions {
+        let label = &build.row(action).label;
+        assert!(report.contains(label.as_str()), "{label} not in the report:\n{report}");
+    }
+    assert!(report.contains("**remainder**: outside every action"), "{report}");
+    let cpu = build.remainder.cpu_seconds.unwrap();
+    assert!(cpu > 0.0 && cpu < build.cpu_seconds.unwrap(), "remainder {cpu} s of {:?}", build.cpu_seconds);
+    assert!(!build.critical_path.actions.is_empty());
+    // The build's program works.
+    let app = Command::new(dir.join("target/debug/wrap-fixture-app")).output().unwrap();
+    assert_eq!(text(&app.stdout), "by its build script 42\n");
+}
+
+#[test]
+fn make_has_three_compiles_and_a_link() {
+    let name = "make_has_three_compiles_and_a_link";
+    let Some(base) = live(name) else { return };
+    if !tool(name, "make") || !tool(name, "cc") {
+        return;
+    }
+    let dir = scratch("build-make");
+    let tree = dir.join("tree");
+    copy_tree(&data("c"), &tree);
+    let (record, report) = (dir.join("job.jsonl"), dir.join("report.txt"));
+    let out = build_in(&tree, &record, &report, "text", &["make", "-j2"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let build = read(&record);
+    let mut names: Vec<String> = build.actions.iter().map(|a| build.row(a).label.clone()).collect();
+    names.sort();
+    assert_eq!(names, ["app (cc link)", "count.o (cc)", "greet.o (cc)", "main.o (cc)"]);
+    nested_and_clean(&build, &record, &base);
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert!(report.starts_with("build: make (make -j2) — exit 0"), "{report}");
+    assert!(report.contains("actions: 4 (compile 3, link 1)"), "{report}");
+    assert!(report.contains("remainder: outside every action"), "{report}");
+    let app = Command::new(tree.join("app")).output().unwrap();
+    assert_eq!(text(&app.stdout), "hello from three files (22)\n");
+
+    // CMake configured under `stepmon build` takes CC (`stepmon wrap cc`)
+    // as its compiler and puts its launcher (`stepmon;wrap`) in front:
+    // one action all the same.
+    let doubled = dir.join("doubled.jsonl");
+    let out = clean(STEPMON)
+        .args(["wrap", STEPMON, "wrap", "cc", "-c", "-o", "again.o", "count.c"])
+        .env("STEPMON_JOB", &doubled)
+        .current_dir(&tree)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", text(&out.stderr));
+    let steps = job::read(&std::fs::read_to_string(&doubled).unwrap()).steps;
+    let names: Vec<String> =
+        steps.iter().map(|s| s.start.as_ref().and_then(|s| s.action.as_ref()).unwrap().to_string()).collect();
+    assert_eq!(names, ["again.o (cc)"]);
+    assert!(tree.join("again.o").is_file());
+}
+
+#[test]
+fn a_rustc_wrapper_set_before_runs_behind_the_launcher() {
+    let name = "a_rustc_wrapper_set_before_runs_behind_the_launcher";
+    let Some(base) = live(name) else { return };
+    if !tool(name, "cargo") {
+        return;
+    }
+    let dir = scratch("build-chained");
+    let wrapper = dir.join("fake-wrapper");
+    let calls = dir.join("calls.log");
+    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec \"$@\"\n", calls.display())).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tree = dir.join("tree");
+    copy_tree(&data("cargo"), &tree);
+    let (record, report) = (dir.join("job.jsonl"), dir.join("report.html"));
+    let env = [
+        ("CARGO_HOME", &*dir.join("cargo-home")),
+        ("CARGO_TARGET_DIR", &*dir.join("target")),
+        ("RUSTC_WRAPPER", &*wrapper),
+    ];
+    let out = build_in(&tree, &record, &report, "html", &["cargo", "build", "-v", "--offline", "-j2"], &env);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // cargo called stepmon, stepmon the wrapper, the wrapper rustc: every
+    // compile (and cargo's questions) went through the wrapper.
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    let compiles: Vec<&str> = calls.lines().filter(|l| l.contains(" --crate-name ") && !l.contains("___")).collect();
+    assert!(
+        stderr.lines().filter(|l| l.contains(" --crate-name ")).all(|l| l.contains(&format!("Running `{STEPMON} "))),
+        "{stderr}"
+    );
+    let build = read(&record);
+    assert_eq!(compiles.len(), build.actions.len(), "{calls}");
+    assert_eq!(build.actions.len(), running_rustc(&stderr).len());
+    // Named by the crate behind the wrapper.
+    let mut names: Vec<String> = build.actions.iter().map(|a| build.row(a).label.clone()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "wrap-fixture-app 0.2.0 (bin)",
+            "wrap-fixture-lib 0.1.3 (build script)",
+            "wrap-fixture-lib 0.1.3 (lib)",
+            "wrap-fixture-macro 0.4.0 (proc-macro)"
+        ]
+    );
+    nested_and_clean(&build, &record, &base);
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(page.matches("<rect class=\"action k-").count(), 4);
+}
