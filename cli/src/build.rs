@@ -41,9 +41,13 @@ pub struct BuildArgs {
     /// How many actions each ranking (longest, heaviest) shows in full.
     #[arg(long, default_value_t = stepmon_export::build::TOP, value_name = "N")]
     pub top: usize,
+    /// Run nothing: report the build recorded in FILE (`stepmon build --job
+    /// FILE` kept it).
+    #[arg(long, value_name = "FILE", conflicts_with = "job")]
+    pub from: Option<PathBuf>,
     /// The build command and its arguments (executed directly, never
     /// through a shell).
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "from", conflicts_with = "from", value_name = "COMMAND")]
     pub command: Vec<OsString>,
 }
 
@@ -101,13 +105,19 @@ impl Drop for Record {
     }
 }
 
-/// Runs the build and writes its report; returns the build's exit status.
+/// Runs the build and writes its report; returns the build's exit status
+/// (with `--from`, 0: a report, as `stepmon report`'s).
 pub fn build(args: BuildArgs) -> Result<i32, CliError> {
-    let spawn_mode = stepmon_runner::Mode::from_env().map_err(CliError::new)?;
-    let mut output_file = match args.output.as_deref() {
+    let output_file = match args.output.as_deref() {
         Some(path) if path != Path::new("-") => Some(Pending::open(path, "--output")?),
         _ => None,
     };
+    if let Some(path) = &args.from {
+        let report = read(path, None)?;
+        write(&args, output_file, &report);
+        return Ok(0);
+    }
+    let spawn_mode = stepmon_runner::Mode::from_env().map_err(CliError::new)?;
     let record = Record::new(args.job.as_deref())?;
     let stepmon = std::env::current_exe().map_err(|e| CliError::io("cannot find the stepmon binary", &e))?;
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -160,17 +170,37 @@ pub fn build(args: BuildArgs) -> Result<i32, CliError> {
         info.ci = stepmon_model::labels::CiContext::from_env(|name| std::env::var(name).ok());
     }
     crate::job::end(job, finished.exit_code, None, Some(finished.document));
-    let text = std::fs::read_to_string(&record.path)
-        .map_err(|e| CliError::input(&format!("cannot read the job record {}", record.path.display()), &e))?;
-    let from = record.path.display().to_string();
-    let report = stepmon_report::build::Build::of_record(&stepmon_report::job::read(&text), &from, Some(&outer))
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let report = read(&record.path, Some(&outer))?;
+    write(&args, output_file, &report);
+    if record.scratch.is_none() {
+        eprintln!("stepmon: the job record: {}", record.path.display());
+    }
+    Ok(finished.exit_code)
+}
+
+/// The build in the record `path`, its outer step `outer` (else the last
+/// step that is no action).
+fn read(path: &Path, outer: Option<&str>) -> Result<stepmon_report::build::Build, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(&format!("cannot read the job record {}", path.display()), &e))?;
+    let record = stepmon_report::job::read(&text);
+    for lost in &record.lost {
+        eprintln!("stepmon: warning: {}: {lost}", path.display());
+    }
+    stepmon_report::build::Build::of_record(&record, &path.display().to_string(), outer)
+        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))
+}
+
+/// Writes the report of `build` where `args` say: `--output` (a file
+/// opened before the build ran, or stdout for `-`), else stderr. A report
+/// that cannot be written is said, and the build's status stays.
+fn write(args: &BuildArgs, file: Option<Pending>, build: &stepmon_report::build::Build) {
     let rendered = match args.format {
-        BuildFormat::Text => stepmon_export::build::text::render(&report, args.top),
-        BuildFormat::Markdown => stepmon_export::build::markdown::render(&report, args.top),
-        BuildFormat::Html => stepmon_export::build::html::render(&report, args.top),
+        BuildFormat::Text => stepmon_export::build::text::render(build, args.top),
+        BuildFormat::Markdown => stepmon_export::build::markdown::render(build, args.top),
+        BuildFormat::Html => stepmon_export::build::html::render(build, args.top),
     };
-    let written = match (output_file.take(), args.output.is_some()) {
+    let written = match (file, args.output.is_some()) {
         (Some(file), _) => file.finish(rendered.as_bytes()).map_err(|f| CliError::new(f.reason)),
         (None, true) => crate::out::emit(&rendered),
         (None, false) => {
@@ -181,8 +211,4 @@ pub fn build(args: BuildArgs) -> Result<i32, CliError> {
     if let Err(e) = written {
         eprintln!("stepmon: error: the report: {}", e.message);
     }
-    if record.scratch.is_none() {
-        eprintln!("stepmon: the job record: {}", record.path.display());
-    }
-    Ok(finished.exit_code)
 }

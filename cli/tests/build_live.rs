@@ -162,6 +162,11 @@ fn cargo_build_has_every_rustc_an_action_nested_in_the_build() {
     let cpu = build.remainder.cpu_seconds.unwrap();
     assert!(cpu > 0.0 && cpu < build.cpu_seconds.unwrap(), "remainder {cpu} s of {:?}", build.cpu_seconds);
     assert!(!build.critical_path.actions.is_empty());
+    // The same report later, from the record kept.
+    let again =
+        clean(STEPMON).args(["build", "--format", "markdown", "-o", "-", "--from"]).arg(&record).output().unwrap();
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(text(&again.stdout), report);
     // The build's program works.
     let app = Command::new(dir.join("target/debug/wrap-fixture-app")).output().unwrap();
     assert_eq!(text(&app.stdout), "by its build script 42\n");
@@ -259,4 +264,36 @@ fn a_rustc_wrapper_set_before_runs_behind_the_launcher() {
     nested_and_clean(&build, &record, &base);
     let page = std::fs::read_to_string(&report).unwrap();
     assert_eq!(page.matches("<rect class=\"action k-").count(), 4);
+}
+
+/// The record of a real `stepmon build -- cargo build --offline -j2` of the
+/// fixture tree (docs/builds.md shows its text report), reported again in
+/// each format: no root needed, nothing run.
+#[test]
+fn a_kept_record_is_reported_in_every_format() {
+    let record = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/build/cargo-fixture.jsonl");
+    let report = |format: &str| {
+        let out =
+            clean(STEPMON).args(["build", "--format", format, "-o", "-", "--from"]).arg(&record).output().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let (plain, markdown, html) = (report("text"), report("markdown"), report("html"));
+    let build = read(&record);
+    assert_eq!(build.actions.len(), 4);
+    for action in &build.actions {
+        let label = build.row(action).label.as_str();
+        for (format, shown) in [("text", &plain), ("markdown", &markdown), ("html", &html)] {
+            assert!(shown.contains(label), "{format}: {label} missing");
+        }
+    }
+    assert!(plain.starts_with("build: cargo (cargo build --offline -j2) — exit 0"), "{plain}");
+    assert!(markdown.starts_with("## stepmon build\n"));
+    assert_eq!(html.matches("<rect class=\"action k-").count(), 4);
+    // A record that is no build's, and a file that is no record.
+    let empty = scratch("build-from");
+    std::fs::write(empty.join("empty.jsonl"), "").unwrap();
+    let out = clean(STEPMON).args(["build", "--from"]).arg(empty.join("empty.jsonl")).output().unwrap();
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no build step"), "{}", text(&out.stderr));
 }

@@ -137,13 +137,17 @@ pub fn facts(build: &Build) -> Vec<(&'static str, String)> {
             Some(p) if p > peak.bytes => format!(" (the peak, {}, fell between readings)", bytes(p)),
             _ => String::new(),
         };
+        let outside = match peak.outside_bytes {
+            0 if !peak.running.is_empty() => "; their peaks cover the reading".to_owned(),
+            0 => String::new(),
+            n => format!("; {} outside them at least", bytes(n)),
+        };
         facts.push((
             "memory",
             format!(
-                "highest reading at {}: {}{file}{between} — {who} (their peaks); {} outside them at least",
+                "highest reading at {}: {}{file}{between} — {who} (their peaks){outside}",
                 seconds(peak.at),
                 bytes(peak.bytes),
-                bytes(peak.outside_bytes)
             ),
         ));
     }
@@ -176,12 +180,15 @@ fn remainder(build: &Build) -> String {
     let stretches: Vec<String> =
         r.idle_stretches.iter().take(3).map(|(a, b)| format!("+{}–{}", seconds(*a), seconds(*b))).collect();
     let longest = if stretches.is_empty() { String::new() } else { format!(" (longest {})", stretches.join(", ")) };
+    let memory = match r.memory_at_peak_bytes {
+        Some(n) if n > 0 => format!("; {} of memory at the highest reading at least", bytes(n)),
+        _ => String::new(),
+    };
     format!(
         "outside every action (the build tool itself, build scripts run, linkers a driver called): {} CPU; \
-         {} of wall with no action running{longest}; {} of memory at the peak at least",
+         {} of wall with no action running{longest}{memory}",
         dash(r.cpu_seconds, seconds),
         dash(r.idle_seconds, seconds),
-        dash(r.memory_at_peak_bytes, bytes)
     )
 }
 
