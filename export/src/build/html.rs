@@ -254,7 +254,9 @@ fn svg(build: &Build) -> String {
 fn memory(out: &mut String, build: &Build, x: &dyn Fn(f64) -> f64, top: f64) {
     let m = &build.memory;
     let highest = m.readings.iter().chain(&m.together).map(|p| p.value).fold(0.0, f64::max).max(1.0);
-    let step = tick_step(highest, 4.0);
+    // Round steps of MiB (KiB for a small build), which `bytes` prints whole.
+    let unit = if highest >= 1_048_576.0 { 1_048_576.0 } else { 1024.0 };
+    let step = tick_step(highest / unit, 4.0).max(1.0) * unit;
     let y_max = (highest / step).ceil() * step;
     let y = |v: f64| top + MEMORY_HEIGHT * (1.0 - (v / y_max).clamp(0.0, 1.0));
     out.push_str("<g class=\"memory\">\n");
