@@ -14,7 +14,7 @@
 //! Parts a test or a script can find: `ul.build-facts > li`,
 //! `svg.stepmon-build` with one `rect.action` per action (`data-row`: its
 //! place in the job; `k-<kind>`, `critical`, `failed` classes) in
-//! `g.lanes`, and `g.memory` holding `polyline.build-memory` and
+//! `g.lanes`, its name in a `text.bar-label` after it where it fits, and `g.memory` holding `polyline.build-memory` and
 //! `polyline.actions-together`; `section.notable > details.action` per
 //! notable action; `table.build-actions` with one `tr` per action.
 
@@ -35,6 +35,7 @@ ul.build-facts li { margin: .2em 0; }
 figure.build-chart { margin: 1em 0; overflow-x: auto; }
 svg.stepmon-build { width: 100%; height: auto; font-size: 11px; }
 svg.stepmon-build text { fill: currentColor; }
+svg.stepmon-build text.bar-label { fill: #ffffff; font-size: 9px; pointer-events: none; }
 svg.stepmon-build line.axis, svg.stepmon-build line.grid { stroke: var(--line); }
 rect.action { stroke: none; }
 rect.critical { stroke: var(--fg); stroke-width: 1.2; }
@@ -241,6 +242,18 @@ fn svg(build: &Build) -> String {
             xml(&r.wall_seconds.map_or_else(|| "—".to_owned(), seconds)),
             xml(&r.memory_peak_bytes.map_or_else(|| "—".to_owned(), bytes))
         );
+        // Its name on the bar where it fits (about 5.5 units a character at
+        // the labels' size), as cargo's timings page writes its units'.
+        let label = r.shown_name();
+        if label.chars().count() as f64 * 5.5 + 6.0 <= width {
+            let _ = writeln!(
+                out,
+                "<text class=\"bar-label\" x=\"{:.1}\" y=\"{:.0}\">{}</text>",
+                x(a.start) + 3.0,
+                y + LANE - 3.0,
+                xml(&label)
+            );
+        }
     }
     out.push_str("</g>\n");
     memory(&mut out, build, &x, memory_top);
