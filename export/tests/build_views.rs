@@ -119,7 +119,7 @@ fn markdown_reads_as_commonmark_with_every_part() {
     // The facts, one item each; the hostile name is text.
     let labels: Vec<&str> = read.items.iter().map(|i| i.split(':').next().unwrap_or("")).collect();
     assert_eq!(labels, ["build", "actions", "remainder", "critical path", "memory", "actions at once", "-j"]);
-    assert!(read.items[1].starts_with("actions: 40 (lib 7, bin 7, proc-macro 7, build-script 7, test 8, compile 4)"));
+    assert!(read.items[1].starts_with("actions: 40 (lib 7, bin 7, proc-macro 7, build script 7, test 8, compile 4)"));
     assert!(text.contains("and 35 more:"));
     let all: String = read.tables.iter().flatten().flatten().cloned().collect();
     assert!(!all.contains("<script>") || !text.contains("<script>"), "unescaped");

@@ -196,11 +196,12 @@ fn svg(build: &Build) -> String {
     for kind in ActionKind::ALL.into_iter().filter(|k| build.actions.iter().any(|a| a.kind == *k)) {
         let _ = writeln!(
             out,
-            "<rect class=\"k-{0}\" x=\"{lx:.1}\" y=\"6\" width=\"10\" height=\"10\"/><text x=\"{1:.1}\" y=\"15\">{0}</text>",
+            "<rect class=\"k-{}\" x=\"{lx:.1}\" y=\"6\" width=\"10\" height=\"10\"/><text x=\"{:.1}\" y=\"15\">{}</text>",
             kind.name(),
-            lx + 13.0
+            lx + 13.0,
+            kind.words()
         );
-        lx += 20.0 + 7.0 * kind.name().len() as f64;
+        lx += 20.0 + 7.0 * kind.words().len() as f64;
     }
     let _ = writeln!(out, "<text x=\"{:.1}\" y=\"15\">outlined: the critical path</text>", lx + 10.0);
     // The time axis, its grid across lanes and memory.

@@ -99,7 +99,7 @@ pub fn facts(build: &Build) -> Vec<(&'static str, String)> {
     for kind in ActionKind::ALL {
         let n = build.actions.iter().filter(|a| a.kind == kind).count();
         if n > 0 {
-            kinds.push(format!("{} {n}", kind.name()));
+            kinds.push(format!("{} {n}", kind.words()));
         }
     }
     let failed = build.failed().len();

@@ -92,6 +92,15 @@ impl ActionKind {
         }
     }
 
+    /// Its words: as [`ActionKind::name`], with `build script` in two.
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            ActionKind::BuildScript => "build script",
+            other => other.name(),
+        }
+    }
+
     /// Every kind, in legend order.
     pub const ALL: [ActionKind; 8] = [
         ActionKind::Lib,
