@@ -252,8 +252,8 @@ impl Build {
     }
 
     /// The build of `entries`, `entries[outer]` its own step; the actions
-    /// are the entries that started no earlier than it with an action that
-    /// is no probe. `notes`: the record's (lost lines).
+    /// are the entries with an action that is no probe that started while
+    /// it ran. `notes`: the record's (lost lines).
     #[must_use]
     pub fn of_entries(entries: &[Entry], outer: usize, notes: &[String]) -> Build {
         let job = table::job(entries, notes);
@@ -263,9 +263,13 @@ impl Build {
         let since = |row: &Row| row.start.zip(origin).map(|(s, o)| s.duration_since(o).as_secs_f64());
         let mut actions = Vec::new();
         let (mut probes, mut probe_cpu_seconds, mut nested_cpu) = (0, 0.0, 0.0);
+        // The build's actions started while it ran: a record kept with
+        // `--job` may hold other builds' too.
+        let until =
+            job.steps.get(outer_row).and_then(|r| r.wall_seconds).map_or(f64::INFINITY, |w| w + table::MIN_GAP_SECONDS);
         for (i, row) in job.steps.iter().enumerate() {
             let Some(action) = row.action.as_ref() else { continue };
-            let Some(start) = since(row).filter(|s| *s >= -table::MIN_GAP_SECONDS) else { continue };
+            let Some(start) = since(row).filter(|s| (-table::MIN_GAP_SECONDS..=until).contains(s)) else { continue };
             nested_cpu += row.cpu_seconds.unwrap_or(0.0);
             if action.is_probe() {
                 probes += 1;

@@ -94,6 +94,9 @@ fn the_critical_path_walks_back_from_the_last_end() {
         // Ran beside c, ended before e started, but after c: not c's wait.
         action("side", 3.5, 5.0, 1.4, 10),
     ];
+    // Another build's action in the same record, after this one ended.
+    let mut entries = entries;
+    entries.push(action("later", 12.0, 13.0, 1.0, 10));
     let build = Build::of_entries(&entries, 0, &[]);
     assert_eq!(build.actions.len(), 6);
     let path = &build.critical_path;
