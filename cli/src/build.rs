@@ -170,8 +170,11 @@ pub fn build(args: BuildArgs) -> Result<i32, CliError> {
         info.ci = stepmon_model::labels::CiContext::from_env(|name| std::env::var(name).ok());
     }
     crate::job::end(job, finished.exit_code, None, Some(finished.document));
-    let report = read(&record.path, Some(&outer))?;
-    write(&args, output_file, &report);
+    // The build ran: a report that cannot be made is said, and its status stays.
+    match read(&record.path, Some(&outer)) {
+        Ok(report) => write(&args, output_file, &report),
+        Err(e) => eprintln!("stepmon: error: no report: {}", e.message),
+    }
     if record.scratch.is_none() {
         eprintln!("stepmon: the job record: {}", record.path.display());
     }

@@ -297,3 +297,35 @@ fn a_kept_record_is_reported_in_every_format() {
     assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no build step"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_failing_build_keeps_its_status_and_names_the_failed_action() {
+    let name = "a_failing_build_keeps_its_status_and_names_the_failed_action";
+    let Some(base) = live(name) else { return };
+    if !tool(name, "cargo") {
+        return;
+    }
+    let dir = scratch("build-failing");
+    let tree = dir.join("tree");
+    copy_tree(&data("cargo"), &tree);
+    std::fs::write(tree.join("lib/src/lib.rs"), "pub fn greeting() -> &'static str {\n    42\n}\n").unwrap();
+    let (record, report) = (dir.join("job.jsonl"), dir.join("report.txt"));
+    let env = [("CARGO_HOME", &*dir.join("cargo-home")), ("CARGO_TARGET_DIR", &*dir.join("target"))];
+    let out = build_in(&tree, &record, &report, "text", &["cargo", "build", "--offline", "-j1"], &env);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("error[E0308]: mismatched types"), "{stderr}");
+    let build = read(&record);
+    assert_eq!(build.exit_code, Some(101));
+    let failed: Vec<String> = build.failed().iter().map(|&i| build.row(&build.actions[i]).label.clone()).collect();
+    assert_eq!(failed, ["wrap-fixture-lib 0.1.3 (lib)"]);
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert!(report.starts_with("build: cargo (cargo build --offline -j1) — exit 101"), "{report}");
+    assert!(report.contains("; 1 FAILED"), "{report}");
+    assert!(report.contains("\nfailed actions:\n"), "{report}");
+    assert!(report.contains("wrap-fixture-lib 0.1.3 (lib) — FAILED"), "{report}");
+    for step in job::read(&std::fs::read_to_string(&record).unwrap()).steps {
+        let pid: u32 = step.id.split('.').next().unwrap().parse().unwrap();
+        assert!(leftovers(&base, pid).is_empty(), "stepmon {pid} left cgroups behind");
+    }
+}
