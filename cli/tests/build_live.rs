@@ -128,6 +128,10 @@ fn nested_and_clean(build: &Build, record: &Path, base: &Path) {
         let pid: u32 = step.id.split('.').next().unwrap().parse().unwrap();
         assert!(leftovers(base, pid).is_empty(), "stepmon {pid} left cgroups behind");
     }
+    // The build's own cgroups are gone, and with them every nested one.
+    for dir in std::iter::once(&outer_info.cgroup).chain(&outer_info.cgroup_v1) {
+        assert!(!Path::new(dir).exists(), "{dir} left behind");
+    }
 }
 
 #[test]
