@@ -64,29 +64,10 @@ fn add(path: &Path, input: Input, entries: &mut Vec<Entry>, notes: &mut Vec<Stri
 
 fn add_record(from: &str, record: JobRecord, entries: &mut Vec<Entry>, notes: &mut Vec<String>) {
     notes.extend(record.lost.iter().map(|lost| format!("{from}: {lost}")));
-    // A step's events (`stepEvent` lines) are this stepmon's own; its run
-    // document has them again once it ends. Not news to the reader.
     notes.extend(
-        record.unknown.iter().filter(|u| u.kind != STEP_EVENT).map(|u| {
+        record.unknown.iter().map(|u| {
             format!("{from}: line {} skipped: a record of kind {:?}, unknown to this stepmon", u.line, u.kind)
         }),
     );
     entries.extend(record.steps.into_iter().map(|step| Entry::from_job(step, from.to_owned())));
-}
-
-/// The `kind` of a step's event line ([`stepmon_model::job::EventLine`]).
-const STEP_EVENT: &str = "stepEvent";
-
-#[cfg(test)]
-mod tests {
-    use stepmon_model::event::StepEvent;
-    use stepmon_model::job::{EventLine, StepEventRecord};
-
-    #[test]
-    fn the_event_kind_left_unsaid_is_the_one_the_writer_writes() {
-        let event: StepEvent =
-            serde_json::from_str(r#"{"at": "2026-12-04T10:00:00Z", "kind": "memoryNearLimit"}"#).unwrap();
-        let line = serde_json::to_value(EventLine::StepEvent(StepEventRecord::new("1.2".into(), event))).unwrap();
-        assert_eq!(line["kind"], super::STEP_EVENT);
-    }
 }

@@ -114,8 +114,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
     /// Append the step to the job record FILE (JSON Lines, created on first
-    /// use): its start, each sample as it is taken, its end with the whole
-    /// report. Steps of one job, also ones running at once, share the file;
+    /// use): its start, its samples as they are taken, its end with its
+    /// numbers in brief. Steps of one job, also ones running at once, share the file;
     /// `stepmon report FILE` shows the job, steps whose stepmon was killed
     /// as interrupted.
     #[arg(long, value_name = "FILE")]
@@ -308,7 +308,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     // Nothing reads the report (`-q` without an output, a job record, a
     // baseline or a delivery): its summary and verdicts are not composed.
-    if args.quiet && args.output.is_none() && job.is_none() && args.baseline.is_none() && delivery.is_empty() {
+    let nothing_else_reads =
+        args.quiet && args.output.is_none() && textfile.is_none() && args.baseline.is_none() && delivery.is_empty();
+    if nothing_else_reads && job.is_none() {
         return Ok(finished.exit_code);
     }
     // The runner measured; the summary and the verdicts are the report's.
@@ -320,6 +322,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         && let Some(info) = finished.document.stepmon.as_mut()
     {
         info.warnings.push(stopped);
+    }
+    // A launcher's action (`-q --job`): the record has it, nobody reads
+    // verdicts.
+    if nothing_else_reads {
+        return Ok(finished.exit_code);
     }
     let document = &finished.document;
     let step = stepmon_report::Step::from_run(document);

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use stepmon_model::event::{MemoryBound, StepEvent};
 use stepmon_model::job::SampleOf;
+use stepmon_model::labels::quote;
 use stepmon_model::progress::Progress;
 use stepmon_report::units;
 
@@ -106,6 +107,14 @@ pub fn progress_line(name: &str, p: &Progress) -> String {
     if let Some(tasks) = p.tasks {
         line += &format!("  tasks {tasks}");
     }
+    if let Some(busiest) = &p.busiest {
+        // The command as the kernel names it, quoted when it has a space
+        // or a control character (a `comm` is any 15 bytes).
+        line += &format!("  busiest {} {} cores", quote(&busiest.command), cores(busiest.cpu_cores));
+        if busiest.processes > 1 {
+            line += &format!(" in {} processes", busiest.processes);
+        }
+    }
     if p.of == SampleOf::Enclosing {
         line += "  [enclosing cgroup: others' usage included]";
     }
@@ -167,6 +176,27 @@ mod tests {
         assert_eq!(from_env(Some("1")), Ok(Some(DEFAULT_INTERVAL)));
         assert_eq!(from_env(Some("5s")), Ok(Some(Duration::from_secs(5))));
         assert!(from_env(Some("yes")).unwrap_err().starts_with("STEPMON_PROGRESS: "));
+    }
+
+    #[test]
+    fn a_progress_line_ends_with_the_busiest_command() {
+        let json = r#"{"at": "2026-12-04T10:00:09Z", "elapsedSeconds": 9.0, "of": "step",
+            "now": {"seconds": 2.0, "cpuCores": 1.9}, "cpuCoresAverage": 1.5, "tasks": 14,
+            "busiest": {"command": "cc1plus", "cpuSeconds": 3.6, "cpuCores": 1.8, "processes": 12}}"#;
+        let mut p: Progress = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            progress_line("build", &p),
+            "stepmon: build: 9.00 s  cpu 1.90 cores now, 1.50 on average  tasks 14  busiest cc1plus 1.80 cores in 12 processes"
+        );
+        let busiest = p.busiest.as_mut().unwrap();
+        (busiest.command, busiest.processes) = ("Web Content".to_owned(), 1);
+        assert!(
+            progress_line("build", &p).ends_with("  busiest 'Web Content' 1.80 cores"),
+            "{}",
+            progress_line("build", &p)
+        );
+        p.busiest = None;
+        assert!(progress_line("build", &p).ends_with("  tasks 14"), "none: nothing said");
     }
 
     #[test]

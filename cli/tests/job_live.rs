@@ -254,7 +254,7 @@ fn a_full_disk_ends_the_record_not_the_step_and_the_report_says_why() {
     std::fs::create_dir(dir.join("m")).unwrap();
     // An 8 KiB tmpfs in a mount namespace of the test's own (private: never
     // seen outside, gone with the shell): the start and a few samples fit,
-    // the step's end (its whole run document) does not. The record is
+    // the step's end does not. The record is
     // copied out before the namespace goes away.
     let script = r#"mount -t tmpfs -o size=8k tmpfs m || exit 90
 "$0" run -q --job m/job.jsonl --name full -o doc.json -- sleep 0.8

@@ -1,12 +1,14 @@
 //! `stepmon run --progress` and the memory warning on real steps: a line
 //! per interval of a 3 s step (none for a 0.5 s one), each with its
-//! fields; a step growing 20 MiB/s under `--memory-max 200M` warned once,
+//! fields and its busiest command; a step growing 20 MiB/s under `--memory-max 200M` warned once,
 //! before the OOM kill, the event in the run document and in the job
-//! record, and `stepmon report` of that record says nothing of it.
+//! record, and `stepmon report` of each shows it at its time.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+
+use std::path::Path;
 
 use common::{leftovers, live, python, run_stepmon, run_stepmon_with, scratch};
 
@@ -42,6 +44,12 @@ fn a_3_s_step_says_how_it_is_doing_every_second_a_half_second_one_says_nothing()
         assert!(line.contains("  memory ") && line.contains(" now, ") && line.contains(" peak"), "{line}");
         assert!(number_after(line, "tasks") >= 1.0, "{line}");
         assert!(line.contains("  stall cpu "), "PSI of the step's cgroup v2: {line}");
+        // The step's one process, by the name the kernel gives it (its
+        // program's file name, cut to 15 bytes).
+        let busiest = line.split_once("  busiest ").unwrap_or_else(|| panic!("no busiest command: {line}")).1;
+        let command: String = Path::new(python).file_name().unwrap().to_str().unwrap().chars().take(15).collect();
+        assert_eq!(busiest.split(' ').next(), Some(command.as_str()), "{line}");
+        assert!(number_after(line, &format!("busiest {command}")) > 0.05, "a busy command's cores: {line}");
     }
     // Elapsed times go up, a second apart.
     let elapsed: Vec<&str> = lines.iter().map(|l| l.split("  ").next().unwrap()).collect();
@@ -114,7 +122,13 @@ fn a_step_growing_under_its_limit_is_warned_once_before_the_kill_in_its_document
     let seen: jiff::Timestamp = event["at"].as_str().unwrap().parse().unwrap();
     let before = end.duration_since(seen).as_secs_f64();
     eprintln!("warned {before:.3} s before the kill, at {:.1}%", share * 100.0);
-    assert!(before >= 0.5, "warned {before:.3} s before the kill");
+    // The goal is at least 1 s before the kill. From 90% of 200 MiB
+    // the step needs 20 MiB, a second at its 20 MiB/s: a warning as the
+    // usage crosses 90% leaves that second, less how late the crossing is
+    // seen (a check every 20 ms there, plus this busy machine's scheduling
+    // delay), plus the kernel's reclaim before its OOM kill (1.05-1.14 s
+    // seen). What the design guarantees, with 80 ms for the scheduler:
+    assert!(before >= 0.9, "warned {before:.3} s before the kill");
 
     // The job record: one stepEvent line, the document's event, between
     // the step's start and end.
@@ -126,9 +140,28 @@ fn a_step_growing_under_its_limit_is_warned_once_before_the_kill_in_its_document
     assert_eq!(&line["event"], event, "the same event in both");
     assert_eq!(line["step"], lines[0]["step"]);
     assert_eq!((kinds.first(), kinds.last()), (Some(&"stepStart"), Some(&"stepEnd")));
-    // `stepmon report` reads the record as before, with no note of the line.
-    let report = run_stepmon(&["report", job.to_str().unwrap()]);
-    assert!(report.status.success(), "{}", report.stderr);
-    assert!(!report.stderr.contains("skipped") && !report.stdout.contains("skipped"), "{}", report.stderr);
+    // The record's event line is before the OOM kill too: before the
+    // step's end line, at the document's time.
+    let event_line = kinds.iter().position(|k| *k == "stepEvent").unwrap();
+    assert!(event_line < kinds.len() - 1, "{kinds:?}");
+    // `stepmon report` of each shows the event at its time, with no note of
+    // the line; its text from the event's own numbers.
+    let into_step = event["elapsedSeconds"].as_f64().unwrap();
+    let said = format!("memory {:.1}% of memory.", share * 100.0);
+    let at_time = format!(" at {}", stepmon_report::units::seconds(into_step));
+    for (input, prefix) in [(&doc, "  event    "), (&job, "event: grow ")] {
+        let report = run_stepmon(&["report", input.to_str().unwrap()]);
+        assert!(report.status.success(), "{}", report.stderr);
+        assert!(!report.stderr.contains("skipped") && !report.stdout.contains("skipped"), "{}", report.stderr);
+        let lines: Vec<&str> = report.stdout.lines().filter(|l| l.starts_with(prefix)).collect();
+        let [line] = lines.as_slice() else { panic!("one event in {}: {}", input.display(), report.stdout) };
+        assert!(line.contains(&said) && line.contains("of 200.0 MiB") && line.contains(&at_time), "{line}");
+        let html = run_stepmon(&["report", "-f", "html", input.to_str().unwrap()]);
+        assert!(
+            html.stdout.contains("<ul class=\"events\">") && html.stdout.contains("class=\"event\""),
+            "{}",
+            html.stdout
+        );
+    }
     assert!(leftovers(&base, run.pid).is_empty());
 }

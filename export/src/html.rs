@@ -13,6 +13,8 @@
 //!
 //! Parts a test or a script can find: `section.step` per step,
 //! `table.summary` (`th` label, `td` value), `ul.verdicts > li`,
+//! `ul.events > li` (each event of the step at its time: its memory near
+//! what bounds it; the chart marks it too, `line.event`),
 //! `ul.not-measured > li`, `figure.chart > svg.stepmon-chart`.
 
 use std::fmt::Write as _;
@@ -99,6 +101,14 @@ pub(crate) fn section(out: &mut String, step: &Step, status: &str) {
         let _ = writeln!(out, "<li>{}</li>", xml(sentence));
     }
     out.push_str("</ul>\n");
+    let events = stepmon_report::event::of_step(step);
+    if !events.is_empty() {
+        out.push_str("<h3>Events</h3>\n<ul class=\"events\">\n");
+        for placed in events {
+            let _ = writeln!(out, "<li>{}</li>", xml(&placed.words));
+        }
+        out.push_str("</ul>\n");
+    }
     if let Some(advice) = step.advice().parallelism.filter(|p| p.suggested_jobs.is_some()) {
         let _ = writeln!(out, "<h3>Advice</h3>\n<ul>\n<li>{}</li>\n</ul>", xml(&advice.reason));
     }

@@ -28,6 +28,7 @@
 //! | a series `<polyline>` | `series memory`, `series memory-anon`, `series memory-file`, `series cpu`, `series cpu-stall`, `series memory-stall`, `series io-stall`, `series machine-busy`, `series machine-cpu-stall` |
 //! | a limit `<line>` | `limit memory`, `limit cpu` |
 //! | the peak `<line>` (`memory.peak`, which samples can miss) | `peak memory` |
+//! | an event of the step at its time, a `<line>` across the panels with its words as `<title>` | `event` |
 //! | tick labels `<text>` | `tick x`, `tick y` |
 //! | "not measured" `<text>` | `not-measured` |
 //!
@@ -272,8 +273,14 @@ pub fn charts(steps: &[Step]) -> String {
 pub(crate) fn chart_with_height(step: &Step) -> (String, f64) {
     let series = StepSeries::of(step);
     let panels = panels(step, &series);
+    let events = stepmon_report::event::of_step(step);
+    let event_times = events.iter().filter_map(|e| e.offset_seconds);
     let t_max = max_of(
-        panels.iter().flat_map(|p| p.lines.iter().flat_map(|l| l.points.iter().map(|p| p.t))).chain(step.wall_seconds),
+        panels
+            .iter()
+            .flat_map(|p| p.lines.iter().flat_map(|l| l.points.iter().map(|p| p.t)))
+            .chain(step.wall_seconds)
+            .chain(event_times),
     );
     let x = Axis::new(Unit::Seconds, t_max.unwrap_or(1.0));
     #[allow(clippy::cast_precision_loss)]
@@ -294,6 +301,19 @@ pub(crate) fn chart_with_height(step: &Step) -> (String, f64) {
     for panel in &panels {
         draw_panel(&mut out, panel, top, &x);
         top += HEADER + PLOT + BELOW;
+    }
+    // Each event: a line at its time across every panel's plot.
+    for placed in &events {
+        let Some(t) = placed.offset_seconds.and_then(finite) else { continue };
+        let px = LEFT + (t / x.top).clamp(0.0, 1.0) * Frame::width();
+        let _ = write!(
+            out,
+            "<line class=\"event\" x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#dc2626\" \
+             stroke-width=\"1.5\" stroke-dasharray=\"1 3\"><title>{}</title></line>",
+            TITLE + HEADER,
+            top - BELOW,
+            xml(&placed.words)
+        );
     }
     let _ = write!(
         out,

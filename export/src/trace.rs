@@ -19,6 +19,11 @@
 //!   both viewers, so each is named `<n>: <series>` (`1: cpu`, `2: cpu`) to
 //!   keep one step's track from merging into another's; each event has one
 //!   arg, whose key is the unit (`cores`, `bytes`, `share`, ...).
+//! * An instant event (`ph: "i"`, scope `t`: on the step's thread) per
+//!   event of the step at its time ([`stepmon_report::event`]: its memory
+//!   near what bounds it), named by its kind (`memory near its limit`),
+//!   whose `args` hold it in words (`description`) and as recorded
+//!   (`event`).
 //! * A trace process per step with a track per top process, its lifetime
 //!   and peak RSS (`process_events`).
 //! * The metadata events come first, then every other event in time order.
@@ -293,6 +298,16 @@ pub(crate) fn track_events(step: &Step, at: Track, offset: f64, events: &mut Vec
             let (name, value) = (Rc::clone(&name), p.value);
             events.push((ts, Event::Counter(Counter { name, cat: "usage", pid, tid, ts, key, value })));
         }
+    }
+    for placed in stepmon_report::event::of_step(step) {
+        let Some(t) = placed.offset_seconds.filter(|t| t.is_finite()) else { continue };
+        // Within the slice, as the counters are.
+        let ts = micros(offset + t.clamp(0.0, duration));
+        let event = json!({
+            "name": stepmon_report::event::name(placed.event), "cat": "event", "ph": "i", "s": "t",
+            "pid": pid, "tid": tid, "ts": ts, "args": { "description": placed.words, "event": placed.event },
+        });
+        events.push((ts, Event::Value(event)));
     }
     duration
 }

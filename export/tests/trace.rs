@@ -60,7 +60,7 @@ fn check(steps: &[Step]) -> Vec<Value> {
     for e in &events {
         assert!(e["name"].is_string(), "{e}");
         let ph = e["ph"].as_str().unwrap();
-        assert!(["X", "C", "M"].contains(&ph), "{e}");
+        assert!(["X", "C", "M", "i"].contains(&ph), "{e}");
         for key in ["ts", "pid", "tid"] {
             assert!(num(e, key).is_finite(), "{e}");
         }
@@ -72,6 +72,8 @@ fn check(steps: &[Step]) -> Vec<Value> {
                 assert_eq!(args.len(), 1, "{e}");
                 assert!(args.values().all(|v| v.as_f64().is_some_and(f64::is_finite)), "{e}");
             }
+            // An event of the step: on its thread (`s: t`), said in words.
+            "i" => assert!(e["s"] == "t" && e["args"]["description"].is_string(), "{e}"),
             _ => assert!(e["args"].is_object(), "{e}"),
         }
     }

@@ -86,6 +86,14 @@ pub enum JobError {
         /// The error of `open(2)`: `NotFound` when it is gone.
         source: io::Error,
     },
+    /// `STEPMON_JOB_SYNC` names no durability
+    /// ([`Durability::from_env`](crate::Durability::from_env)): set it to
+    /// `every`, `long` or `none`, or unset it.
+    #[error("STEPMON_JOB_SYNC={value:?}: not every, long or none")]
+    Durability {
+        /// Its value.
+        value: String,
+    },
 }
 
 impl JobError {
@@ -100,7 +108,7 @@ impl JobError {
             | JobError::Thread { source }
             | JobError::ReadMarker { source, .. }
             | JobError::OpenExisting { source, .. } => Some(source),
-            JobError::Encode { .. } | JobError::NotAMarker { .. } => None,
+            JobError::Encode { .. } | JobError::NotAMarker { .. } | JobError::Durability { .. } => None,
         }
     }
 }

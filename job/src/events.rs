@@ -1,11 +1,11 @@
 //! A step's events appended to its job record as they happen
-//! ([`stepmon_model::job::EventLine`]), from whatever thread sees them,
+//! ([`stepmon_model::job::StepEventRecord`]), from whatever thread sees them,
 //! beside its [`crate::JobWriter`]'s lines.
 
 use std::sync::{Arc, Mutex};
 
 use stepmon_model::event::StepEvent;
-use stepmon_model::job::{EventLine, StepEventRecord};
+use stepmon_model::job::{Record, StepEventRecord};
 use stepmon_outfile::Appender;
 
 use crate::error::JobError;
@@ -47,7 +47,7 @@ impl EventAppender {
         if shared.stopped {
             return Appended::AlreadyStopped;
         }
-        let line = EventLine::StepEvent(StepEventRecord::new(self.step.clone(), event));
+        let line = Record::StepEvent(StepEventRecord::new(self.step.clone(), event));
         let path = self.file.path().to_owned();
         let written = serde_json::to_vec(&line)
             .map_err(|source| JobError::Encode { path: path.clone(), source })

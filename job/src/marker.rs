@@ -29,6 +29,32 @@ fn start_time(_pid: u32) -> Option<u64> {
     None
 }
 
+/// Writes `bytes` as the file `path`, whole or not at all for its readers:
+/// into a file of its own beside it (`.NAME.tmp`, which no reader takes for
+/// a marker), renamed over it. Not synced to disk: a marker tells of a
+/// process that runs now, which a machine going away ends too (and where
+/// `/run` is a tmpfs, as it mostly is, a sync writes nothing), and what it
+/// must outlive, its writer's kill, leaves every finished `write(2)` in
+/// place. Syncing the file and its directory, as a result file is, cost a
+/// step 20 to 40 ms where `/run` is on the disk a build was writing to.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let name = path.file_name().map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
+    let temporary = path.with_file_name(format!(".{name}.tmp"));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
 /// What a marker says: the job record and the step in it, and the step's
 /// name (absent in an older stepmon's markers).
 #[derive(Debug, Serialize, Deserialize)]
@@ -116,7 +142,7 @@ impl MarkerDirs {
             std::fs::create_dir_all(dir).ok()?;
             let path = dir.join(&file);
             // Whole or not at all: it is read when this process is gone.
-            stepmon_outfile::write(&path, &text).ok()?;
+            write_whole(&path, &text).ok()?;
             Some(path)
         })
     }

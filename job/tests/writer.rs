@@ -111,7 +111,7 @@ fn event(second: u32) -> stepmon_model::event::StepEvent {
 }
 
 #[test]
-fn events_go_between_the_samples_and_todays_reader_skips_them_as_unknown() {
+fn events_go_between_the_samples_and_the_reader_reads_them_into_their_step() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("job.jsonl");
     let mut writer = JobWriter::open_marked(&path, started(9, "events"), &markers(dir.path())).unwrap();
@@ -125,20 +125,17 @@ fn events_go_between_the_samples_and_todays_reader_skips_them_as_unknown() {
 
     let text = std::fs::read_to_string(&path).unwrap();
     let third = text.lines().nth(2).unwrap();
-    let line: stepmon_model::job::EventLine = serde_json::from_str(third).unwrap();
+    let line: stepmon_model::job::Record = serde_json::from_str(third).unwrap();
     assert_eq!(
         line,
-        stepmon_model::job::EventLine::StepEvent(stepmon_model::job::StepEventRecord::new(
-            writer_step(&text),
-            event(1)
-        ))
+        stepmon_model::job::Record::StepEvent(stepmon_model::job::StepEventRecord::new(writer_step(&text), event(1)))
     );
     let record = reader::read(&text);
     assert!(record.lost.is_empty(), "{:?}", record.lost);
-    let unknown: Vec<(usize, &str)> = record.unknown.iter().map(|u| (u.line, u.kind.as_str())).collect();
-    assert_eq!(unknown, [(3, "stepEvent")], "skipped, and only it");
+    assert!(record.unknown.is_empty(), "{:?}", record.unknown);
     let [step] = record.steps.as_slice() else { panic!("{:?}", record.steps) };
     assert_eq!((step.status(), step.sample_lines), (StepStatus::Ended { exit_code: 0 }, 2));
+    assert_eq!(step.events, [event(1)]);
 }
 
 /// The step id of the record's first line.
@@ -192,8 +189,10 @@ fn followed_samples_are_appended_as_they_come() {
         let said = Arc::clone(&said);
         writer.follow(rx, move |_| said.store(true, Ordering::SeqCst)).unwrap()
     };
-    // Each one in the file while the step still runs (its sender open).
-    for i in 0..3u32 {
+    // The first is held until the second comes; then each one is in the
+    // file while the step still runs (its sender open).
+    tx.send(live(&sample(0, 1, 10))).unwrap();
+    for i in 1..4u32 {
         tx.send(live(&sample(i, 1, 10))).unwrap();
         wait_for_lines(&path, 2 + i as usize);
     }
@@ -202,7 +201,95 @@ fn followed_samples_are_appended_as_they_come() {
     assert!(writer.stopped().is_none() && !said.load(Ordering::SeqCst));
     assert!(writer.end(0, None, None).stopped.is_none());
     let record = reader::read(&std::fs::read_to_string(&path).unwrap());
-    assert_eq!(record.steps[0].samples.len(), 3, "read from the sample lines (no document)");
+    assert_eq!(record.steps[0].samples.len(), 4, "read from the sample lines (no document)");
+}
+
+/// A run's document as `stepmon run` writes it, of `samples` over the 3 s
+/// from 10:00:00 (the run's start and end, its sources).
+fn run_document(samples: &[StepSample]) -> RunDocument {
+    let mut document = document(samples);
+    document.stepmon = Some(
+        serde_json::from_value(serde_json::json!({
+            "command": ["cc", "-c", "main.c"], "name": "cc", "exitCode": 0,
+            "start": "2026-12-04T10:00:00Z", "end": "2026-12-04T10:00:03Z",
+            "collector": {"cpuSeconds": 0.004, "maxRssBytes": 9_000_000, "samples": samples.len(), "sysSamples": 0},
+            "sources": {"cpu": {"rung": "cgroupV2", "bound": "exact", "covers": "the step's own cgroup /sys/fs/cgroup/x"}},
+            "cgroup": "/sys/fs/cgroup/x",
+        }))
+        .unwrap(),
+    );
+    document
+}
+
+#[test]
+fn a_step_ending_before_its_second_sample_writes_its_start_and_its_end_in_brief() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.jsonl");
+    let start = stepmon_job::start(Some("cc"), &[], &["cc".to_owned(), "-c".to_owned(), "main.c".to_owned()]);
+    let writer = JobWriter::open_marked(&path, start, &markers(dir.path())).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let following = writer.follow(rx, |why| panic!("{why}")).unwrap();
+    // The runner's baseline; its final sample is the document's only.
+    let samples = [sample(0, 0, 10), sample(3, 1_500_000_000, 10)];
+    tx.send(live(&samples[0])).unwrap();
+    drop(tx);
+    let writer = following.join().unwrap();
+    let document = run_document(&samples);
+    let report = writer.end(0, None, Some(document.clone()));
+    assert!(report.stopped.is_none() && report.sync.is_none(), "{report:?}");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kinds: Vec<&str> = text.lines().map(|l| l.split('"').nth(3).unwrap()).collect();
+    assert_eq!(kinds, ["stepStart", "stepEnd"], "no sample line: {text}");
+    assert!(text.len() <= 2048, "{} bytes: {text}", text.len());
+    let Ok(Record::StepEnd(end)) = serde_json::from_str(text.lines().nth(1).unwrap()) else { panic!("{text}") };
+    assert!(end.document.is_none(), "the whole document is the step's own output");
+    let brief = end.brief.as_deref().expect("the step in brief");
+    assert_eq!(brief, &stepmon_model::brief::StepBrief::of(&document).unwrap());
+    assert_eq!(brief.sources.cpu.as_ref().map(|s| s.covers.as_str()), Some(""), "said nowhere for an exact source");
+
+    let record = reader::read(&text);
+    let [step] = record.steps.as_slice() else { panic!("{:?}", record.steps) };
+    assert_eq!((step.status(), step.sample_lines), (StepStatus::Ended { exit_code: 0 }, 0));
+    let step = step.to_step();
+    assert_eq!((step.name.as_str(), step.wall_seconds), ("cc", Some(3.0)));
+    assert_eq!(step.summary.cpu.usage_seconds, Some(1.5));
+    assert_eq!(step.usage.resource_usage.samples.len(), 2, "both samples, from the brief");
+    assert_eq!(step.run.as_ref().and_then(|r| r.collector.cpu_seconds), Some(0.004), "stepmon's own cost");
+}
+
+#[test]
+fn the_record_is_whole_when_end_returns_and_synced_as_its_durability_says() {
+    use stepmon_job::Durability;
+    for (durability, synced) in
+        [(Durability::EveryStep, true), (Durability::LongSteps, false), (Durability::WriteBack, false)]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.jsonl");
+        let writer = JobWriter::open_marked(&path, started(12, "sync"), &markers(dir.path()))
+            .unwrap()
+            .with_durability(durability);
+        assert_eq!(writer.durability(), durability);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let following = writer.follow(rx, |why| panic!("{why}")).unwrap();
+        let samples: Vec<StepSample> = (0..3).map(|i| sample(i, u64::from(i) * 1_000_000, 10)).collect();
+        for s in &samples {
+            tx.send(live(s)).unwrap();
+        }
+        drop(tx);
+        let report = following.join().unwrap().end(0, None, Some(run_document(&samples)));
+        assert_eq!(report.end, Appended::Written);
+        assert!(report.stopped.is_none() && report.sync.is_none(), "{durability:?}: {report:?}");
+        // A step of milliseconds: synced only when every step is.
+        assert_eq!(report.synced, synced, "{durability:?}");
+        // Every line is in the file for any reader once `end` returns.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 5, "start, 3 samples, end: {durability:?}");
+        let record = reader::read(&text);
+        assert!(record.lost.is_empty(), "{:?}", record.lost);
+        let [step] = record.steps.as_slice() else { panic!("{:?}", record.steps) };
+        assert_eq!((step.status(), step.sample_lines), (StepStatus::Ended { exit_code: 0 }, 3));
+    }
 }
 
 #[test]

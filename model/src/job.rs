@@ -1,16 +1,18 @@
 //! The lines of a job record: the steps of one CI job (`stepmon run --job
 //! FILE`) in one append-only JSON Lines file, a [`Record`] per line —
-//! [`StepStart`], a [`SampleRecord`] per sample, [`StepEnd`] with the whole
-//! run document, and [`StepCollected`] when `stepmon gc` cleaned up after a
+//! [`StepStart`], a [`SampleRecord`] per sample, a [`StepEventRecord`] per
+//! event of a running step ([`crate::event::StepEvent`]), [`StepEnd`] with
+//! the step in brief ([`StepBrief`]; records of earlier versions: the whole
+//! run document), and [`StepCollected`] when `stepmon gc` cleaned up after a
 //! killed stepmon. `stepmon-job` writes a job record, `stepmon-report` reads
 //! one back; [`LiveSample`] is what the runner hands the writer as a step
-//! runs. A step's events ([`crate::event::StepEvent`]) are lines of their
-//! own ([`EventLine`]), beside [`Record`]'s kinds.
+//! runs.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
+use crate::brief::StepBrief;
 use crate::document::RunDocument;
 use crate::event::StepEvent;
 use crate::labels::Label;
@@ -26,6 +28,9 @@ pub enum Record {
     StepStart(StepStart),
     /// A sample of a running step.
     Sample(Box<SampleRecord>),
+    /// An event of a running step, appended as it happened (its run
+    /// document's `stepmon.events` has it again once the step ends).
+    StepEvent(StepEventRecord),
     /// A step ended.
     StepEnd(StepEnd),
     /// A step whose stepmon was killed was finished by `stepmon gc`: its
@@ -142,16 +147,29 @@ pub struct StepEnd {
     /// Why it did not run, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The run document (what `stepmon run --output` writes), when it ran.
+    /// The whole run document (what `stepmon run --output` writes), when it
+    /// ran: what records of earlier versions hold, and what a writer keeps
+    /// of a document that has no [`StepBrief`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<Box<RunDocument>>,
+    /// The step in brief, when it ran: what the views of a job read of it
+    /// (a few KB at most where its document is tens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brief: Option<Box<StepBrief>>,
 }
 
 impl StepEnd {
+    /// Whether the end carries the step's samples (its document, or its
+    /// brief's series): its sample lines say nothing more.
+    #[must_use]
+    pub fn carries_samples(&self) -> bool {
+        self.document.is_some() || self.brief.is_some()
+    }
+
     /// The end of the step `step` at `end` with `exit_code`.
     #[must_use]
     pub fn new(step: String, end: Timestamp, exit_code: i32) -> StepEnd {
-        StepEnd { step, end, exit_code, error: None, document: None }
+        StepEnd { step, end, exit_code, error: None, document: None, brief: None }
     }
 }
 
@@ -175,30 +193,18 @@ impl StepCollected {
     }
 }
 
-/// A line of a job record that [`Record`] does not read: an event of a
-/// running step, appended as it happens (its run document's
-/// `stepmon.events` has it again once the step ends). Tagged by `kind`,
-/// first in the line, as every record is; a reader that knows only
-/// [`Record`]'s kinds skips it as a line of an unknown kind.
+/// An event of a running step, in a job record: a `stepEvent` line.
 ///
 /// ```
 /// use stepmon_model::event::{MemoryBound, MemoryNearLimit, StepEvent};
-/// use stepmon_model::job::{EventLine, StepEventRecord};
+/// use stepmon_model::job::{Record, StepEventRecord};
 ///
 /// let memory = MemoryNearLimit::new(MemoryBound::OwnLimit, "memory.max".into(), 100, 95, 0.9);
 /// let event = StepEvent::memory_near_limit("2026-12-04T10:00:00Z".parse()?, 9.5, memory);
-/// let line = serde_json::to_string(&EventLine::StepEvent(StepEventRecord::new("7.1".into(), event)))?;
+/// let line = serde_json::to_string(&Record::StepEvent(StepEventRecord::new("7.1".into(), event)))?;
 /// assert!(line.starts_with(r#"{"kind":"stepEvent","step":"7.1","event":{"at":"#), "{line}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum EventLine {
-    /// An event of a running step.
-    StepEvent(StepEventRecord),
-}
-
-/// An event of a running step, in a job record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepEventRecord {

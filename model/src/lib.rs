@@ -26,6 +26,8 @@
 //!   a link's output), as a launcher named it.
 //! * [`job`] — the lines of a job record, and the live samples a job
 //!   record's writer takes from the runner.
+//! * [`brief`] — a step that ran, in brief: what a job record's end line
+//!   keeps of it in place of its whole document.
 //! * [`event`] — what happened while a step ran (its memory near what
 //!   bounds it), as it happened.
 //! * [`progress`] — a running step's numbers now, from two of its samples.
@@ -56,6 +58,7 @@
 
 pub mod action;
 pub mod advice;
+pub mod brief;
 pub mod document;
 pub mod event;
 mod float;

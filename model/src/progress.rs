@@ -3,6 +3,8 @@
 //! Pure arithmetic on [`StepSample`]s: cumulative counters (CPU time, IO
 //! bytes, PSI stall totals) differenced between two samples and divided by
 //! the time between them; gauges (memory, tasks) as the later one read them.
+//! The busiest command ([`BusiestCommand`]) comes from the step's
+//! processes, which the runner follows beside the samples.
 //!
 //! ```
 //! use stepmon_model::progress::Rates;
@@ -161,6 +163,47 @@ pub struct Progress {
     /// Tasks now (`pids.current`: threads count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<u64>,
+    /// The command whose processes used the most CPU time over the last
+    /// interval; absent where the step's processes are not followed or
+    /// none used any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest: Option<BusiestCommand>,
+}
+
+/// The command of a step that used the most CPU time over an interval: the
+/// CPU time of its processes (those running and those that ended in it)
+/// summed by command name.
+///
+/// ```
+/// use stepmon_model::progress::BusiestCommand;
+///
+/// let busiest = BusiestCommand::new("cc1plus".into(), 5.4, 3.0, 12);
+/// assert_eq!(busiest.cpu_cores, 1.8);
+/// assert_eq!(busiest.processes, 12);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BusiestCommand {
+    /// The command's name as the kernel keeps it (`comm`: the program's
+    /// file name, cut to 15 bytes).
+    pub command: String,
+    /// Its CPU time over the interval, seconds.
+    pub cpu_seconds: f64,
+    /// That over the interval's wall time: cores it kept busy on average.
+    pub cpu_cores: f64,
+    /// How many of its processes used CPU time in the interval.
+    pub processes: u32,
+}
+
+impl BusiestCommand {
+    /// `command`, whose `processes` used `cpu_seconds` of CPU time over
+    /// `interval_seconds` (cores: 0 over no time).
+    #[must_use]
+    pub fn new(command: String, cpu_seconds: f64, interval_seconds: f64, processes: u32) -> BusiestCommand {
+        let cpu_cores = if interval_seconds > 0.0 { cpu_seconds / interval_seconds } else { 0.0 };
+        BusiestCommand { command, cpu_seconds, cpu_cores, processes }
+    }
 }
 
 impl Progress {
@@ -191,6 +234,7 @@ impl Progress {
             memory_peak_bytes: [peak, current, largest_seen].into_iter().flatten().max(),
             memory_limit_bytes: latest.stepmon.memory_max.and_then(crate::sample::LimitJson::value),
             tasks: latest.pids_stat.current,
+            busiest: None,
         }
     }
 }

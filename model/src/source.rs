@@ -105,7 +105,10 @@ pub struct Source {
     #[serde(default)]
     pub bound: Bound,
     /// What the numbers cover, in words ("the step's cgroup", "includes 3
-    /// other processes of the enclosing cgroup /docker/abc").
+    /// other processes of the enclosing cgroup /docker/abc"); empty, and
+    /// left out, in a job record's brief step end where no view says it
+    /// ([`crate::brief::StepBrief::sources`]).
+    #[serde(default)]
     pub covers: String,
 }
 

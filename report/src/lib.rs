@@ -46,6 +46,7 @@ pub mod build;
 pub mod compose;
 mod cpus;
 pub mod diff;
+pub mod event;
 pub mod fixed;
 pub mod job;
 pub mod processes;

@@ -91,6 +91,9 @@ pub fn render(step: &Step, verdicts: &Verdicts) -> String {
             from(step, Group::Memory)
         );
     }
+    for placed in crate::event::of_step(step) {
+        let _ = writeln!(out, "  event    {}", placed.words);
+    }
     if summary.io.read_bytes.is_some() || summary.io.write_bytes.is_some() {
         let _ = writeln!(
             out,

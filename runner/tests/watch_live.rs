@@ -2,7 +2,9 @@
 //! 20 MiB/s under a 200 MiB limit is warned about before the kernel's OOM
 //! killer ends it; a step with no limit is judged against the machine's
 //! available memory, here a `/proc/meminfo` fixture that leaves it 8 MiB,
-//! and warned once per crossing. Root (a memory cgroup of the step's own)
+//! and warned once per crossing. A progress names the busiest command,
+//! counting the processes that ended since the previous progress once
+//! each. Root (a memory cgroup of the step's own, the taskstats listener)
 //! and python3 are needed.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -12,7 +14,10 @@ use stepmon_testsupport::skip;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use std::time::Duration;
+
 use stepmon_model::event::{MemoryBound, StepEvent};
+use stepmon_model::progress::Progress;
 use stepmon_runner::watch::{Callback, Watch};
 use stepmon_runner::{StepOptions, prepare};
 
@@ -118,4 +123,39 @@ fn without_a_limit_the_machine_bounds_it_once_per_crossing() {
     }
     let gap = events[1].at.duration_since(events[0].at).as_secs_f64();
     assert!(gap >= 2.0, "the second crossing is the second allocation's, 3 s later: {gap:.2} s");
+}
+
+#[test]
+fn a_progress_names_the_busiest_command_counting_the_processes_that_ended_since_the_last() {
+    let test = "a_progress_names_the_busiest_command_counting_the_processes_that_ended_since_the_last";
+    if !can_run(test) {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A sleep beside twelve python3s of 0.25 s each, one after the other:
+    // each progress (a second) sees some end and one run.
+    let busy = "import time\nend = time.time() + 0.25\nwhile time.time() < end:\n    pass\n";
+    let script = format!("sleep 4 & for i in 1 2 3 4 5 6 7 8 9 10 11 12; do {PYTHON} -c '{busy}'; done; wait");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&lines);
+    let mut options = StepOptions::new(["/bin/sh", "-c", &script]);
+    options.watch = Watch::default()
+        .with_progress(Duration::from_secs(1), Callback::new(move |p: &Progress| seen.lock().unwrap().push(p.clone())));
+    let finished = prepare(options).unwrap().run().unwrap();
+    assert_eq!(finished.exit_code, 0, "{:?}", finished.messages);
+    let lines = lines.lock().unwrap().clone();
+    assert!(lines.len() >= 2, "{lines:#?}");
+    let busiest: Vec<_> = lines.iter().filter_map(|p| p.busiest.clone()).collect();
+    assert_eq!(busiest.len(), lines.len(), "a busiest command in every progress: {lines:#?}");
+    assert!(busiest.iter().all(|b| b.command == "python3" && b.cpu_cores > 0.0), "{busiest:#?}");
+    // Processes that ended since the previous progress count: one running
+    // python3 alone would be one process.
+    assert!(busiest.iter().any(|b| b.processes >= 2), "{busiest:#?}");
+    // Each process's CPU time counts once: over every progress at most
+    // what the step used in all (a process seen running at one progress and
+    // ended at the next is differenced, not counted whole again).
+    let step_cpu = finished.document.stepmon.as_ref().unwrap().summary.cpu.usage_seconds.unwrap();
+    let counted: f64 = busiest.iter().map(|b| b.cpu_seconds).sum();
+    eprintln!("busiest over {} progresses: {counted:.3} s of the step's {step_cpu:.3} s", busiest.len());
+    assert!(counted <= step_cpu * 1.05 + 0.02, "{counted:.3} s counted of {step_cpu:.3} s: {busiest:#?}");
 }

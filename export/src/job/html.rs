@@ -49,7 +49,8 @@ pub fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) ->
     let mut out = head(&format!("stepmon: a job of {} steps", job.steps.len()), &style);
     let _ = writeln!(out, "<h1>stepmon job</h1>\n<p class=\"job-summary\">{}</p>", xml(&headline(&job)));
     summary::html(&mut out, sections);
-    let _ = writeln!(out, "<figure class=\"timeline\">\n{}\n</figure>", super::timeline_svg::svg(&job, &spans).0);
+    let _ =
+        writeln!(out, "<figure class=\"timeline\">\n{}\n</figure>", super::timeline_svg::svg(&job, entries, &spans).0);
     out.push_str("<table class=\"job-steps\">\n<thead><tr>");
     for h in HEADER {
         let _ = write!(out, "<th scope=\"col\">{}</th>", xml(h));

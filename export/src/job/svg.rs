@@ -17,7 +17,7 @@ use stepmon_report::units::seconds;
 pub fn render(entries: &[Entry]) -> String {
     let job = job(entries, &[]);
     let spans = super::timeline::spans(&job, |_, _| true);
-    let (timeline, mut offset) = super::timeline_svg::svg(&job, &spans);
+    let (timeline, mut offset) = super::timeline_svg::svg(&job, entries, &spans);
     let mut body = timeline.replacen("<svg ", "<svg y=\"0\" ", 1);
     body.push('\n');
     for r in &job.steps {

@@ -7,8 +7,10 @@
 //! `data-status` (`ended`, `notRun`, `interrupted`, `cached`) holding a
 //! `rect.bar` (an interrupted step's bar is dashed and open-ended: its end
 //! is unknown; a cached step has a marker, not a bar) and `text.step-name`;
-//! `rect.gap` per gap; `text.tick.x` tick labels. Standalone XML, every text
-//! escaped, no `id` attributes (it shares pages with the step charts).
+//! `rect.gap` per gap; `text.tick.x` tick labels; per event of a step
+//! (its memory near what bounds it) a `path.event` at its time on the
+//! step's row, its words as `<title>`. Standalone XML, every text escaped,
+//! no `id` attributes (it shares pages with the step charts).
 
 use std::fmt::Write as _;
 
@@ -16,6 +18,7 @@ use super::timeline::Span;
 use crate::chart::scale::{Axis, Unit};
 use crate::escape::xml;
 use crate::svg::shorten;
+use stepmon_report::job::Entry;
 use stepmon_report::job::table::{Job, gaps};
 use stepmon_report::units::seconds;
 
@@ -44,11 +47,26 @@ fn colour(status: &str) -> &'static str {
     }
 }
 
-/// The timeline of `job`, whose rows lie at `spans` (one per row with a
-/// start), and its height in pixels.
+/// The timeline of `job` (of `entries`), whose rows lie at `spans` (one
+/// per row with a start), and its height in pixels.
 #[must_use]
-pub(crate) fn svg(job: &Job, spans: &[Span]) -> (String, f64) {
-    let end = spans.iter().map(|s| s.end).fold(job.wall_seconds.unwrap_or(0.0), f64::max);
+pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span]) -> (String, f64) {
+    // Each row's events, seconds since the job's origin, and in words.
+    let events: Vec<Vec<(f64, String)>> = job
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let placed = stepmon_report::event::of_step(&entries[r.entry].step);
+            let start = spans.iter().find(|s| s.row == i).map(|s| s.start);
+            placed
+                .into_iter()
+                .filter_map(|p| Some((start? + p.offset_seconds.filter(|t| t.is_finite())?, p.words)))
+                .collect()
+        })
+        .collect();
+    let last_event = events.iter().flatten().map(|(t, _)| *t);
+    let end = spans.iter().map(|s| s.end).chain(last_event).fold(job.wall_seconds.unwrap_or(0.0), f64::max);
     let x = Axis::new(Unit::Seconds, end);
     let plot = WIDTH - LEFT - RIGHT;
     let px = |t: f64| LEFT + (t / x.top).clamp(0.0, 1.0) * plot;
@@ -145,6 +163,16 @@ pub(crate) fn svg(job: &Job, spans: &[Span]) -> (String, f64) {
                     );
                 }
             }
+        }
+        // A downward triangle above the bar at each event's time.
+        for (t, words) in &events[i] {
+            let _ = write!(
+                out,
+                "<path class=\"event\" d=\"M{:.1},{:.1}l-4,-6h8z\" fill=\"#dc2626\"><title>{}</title></path>",
+                px(*t),
+                y + 9.0,
+                xml(words)
+            );
         }
         out.push_str("</g>");
     }

@@ -3,7 +3,8 @@
 //!
 //! Each line is one [`Record`]: a [`StepStart`] when a step starts, a
 //! [`SampleRecord`] for each of its samples as it is taken, a [`StepEnd`]
-//! with its whole run document when it ends. Steps of one job may run at
+//! with the step in brief when it ends (records of earlier versions: its
+//! whole run document). Steps of one job may run at
 //! once and append to the same file; their lines interleave and are told
 //! apart by [`StepStart::step`]. The writer is `stepmon-job`'s `JobWriter`
 //! (`stepmon run --job`, or a builder through the libraries): it turns each
@@ -34,6 +35,7 @@
 use stepmon_model::job::{Record, SampleRecord, StepEnd, StepStart};
 
 mod entry;
+mod reach;
 mod read;
 pub mod table;
 mod text;

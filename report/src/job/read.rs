@@ -4,7 +4,9 @@
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
+use stepmon_model::brief::StepBrief;
 use stepmon_model::document::{RunDocument, RunInfo};
+use stepmon_model::event::StepEvent;
 use stepmon_model::job::{Record, SampleOf, SampleRecord, StepCollected, StepEnd, StepStart};
 use stepmon_model::sample::StepSample;
 use stepmon_model::source::EnclosingCgroup;
@@ -32,14 +34,20 @@ pub struct JobStep {
     /// Its start line (`None` when that line was lost).
     pub start: Option<StepStart>,
     /// Its samples as they were taken, read from its sample lines when its
-    /// end has no run document (an interrupted step, or one that could not
-    /// run); empty when it has one, which holds the step's samples.
+    /// end does not carry them (an interrupted step, or one that could not
+    /// run); empty when its end has its run document or its brief.
     pub samples: Vec<StepSample>,
     /// How many whole sample records of it the record holds (read or not).
     pub sample_lines: usize,
     /// Whose samples they are (of its first sample line; `None` when none
-    /// was read, as when its end has a run document).
+    /// was read, as when its end has a run document or a brief).
     pub samples_of: Option<SampleOf>,
+    /// Its events (`stepEvent` lines: its memory near what bounds it), in
+    /// the order they were appended. A run document in its end (records of
+    /// earlier versions) has them again (`stepmon.events`); a brief end has
+    /// none, nor has an interrupted step: its step ([`JobStep::to_step`])
+    /// has them from here.
+    pub events: Vec<StepEvent>,
     /// Its end line (`None`: it never ended in the record).
     pub end: Option<StepEnd>,
     /// Who finished it after its stepmon was killed (`stepmon gc`), when.
@@ -87,6 +95,7 @@ impl JobStep {
             samples: Vec::new(),
             sample_lines: 0,
             samples_of: None,
+            events: Vec::new(),
             end: None,
             collected: None,
             torn: None,
@@ -111,9 +120,9 @@ impl JobStep {
         self.samples.last().map(|s| s.timestamp).or(self.start.as_ref().map(|s| s.start))
     }
 
-    /// The step as every view reads it: its run document when it ended, else
-    /// one made of its start and the samples it had, its wall time up to
-    /// its last sample, its end unknown.
+    /// The step as every view reads it: its run document (or its brief)
+    /// when it ended, else one made of its start and the samples it had,
+    /// its wall time up to its last sample, its end unknown.
     #[must_use]
     pub fn to_step(&self) -> Step {
         self.clone().into_step()
@@ -124,11 +133,14 @@ impl JobStep {
     #[must_use]
     pub fn into_step(self) -> Step {
         let last_recorded = self.last_recorded();
-        let JobStep { id, start, samples, samples_of, end, .. } = self;
+        let JobStep { id, start, samples, samples_of, events, end, .. } = self;
         if let Some(StepEnd { document: Some(document), .. }) = end {
             return Step::from_run_document(*document);
         }
-        let mut info = RunInfo::default();
+        if let Some(StepEnd { brief: Some(brief), exit_code, end, .. }) = &end {
+            return from_brief(brief, start, *exit_code, *end, events);
+        }
+        let mut info = RunInfo { events, ..RunInfo::default() };
         if let Some(start) = start {
             info.command = start.command;
             info.name = Some(start.name);
@@ -158,6 +170,32 @@ impl JobStep {
         document.stepmon = Some(info);
         Step::from_run_document(document)
     }
+}
+
+/// The step of a brief end: the brief's document with the start line's
+/// command, name and labels, the end line's exit status and end and the
+/// record's `events` (a brief has none of its own), its summary the
+/// brief's (computed from the whole document, which its series, a part of
+/// it, would not give again).
+fn from_brief(
+    brief: &StepBrief,
+    start: Option<StepStart>,
+    exit_code: i32,
+    end: Timestamp,
+    events: Vec<StepEvent>,
+) -> Step {
+    let mut document = brief.to_document();
+    if let Some(info) = document.stepmon.as_mut() {
+        if let Some(start) = start {
+            (info.command, info.name, info.labels) = (start.command, Some(start.name), start.labels);
+        }
+        info.exit_code = brief.signal.is_none().then_some(exit_code);
+        info.end = Some(end);
+        info.events = events;
+    }
+    let mut step = Step::from_run_document(document);
+    step.summary = brief.summary.clone();
+    step
 }
 
 /// A line that could not be read.
@@ -222,6 +260,7 @@ fn by_kind(line: &str) -> Option<Record> {
         "stepEnd" => serde_json::from_str(line).ok().map(Record::StepEnd),
         "stepStart" => serde_json::from_str(line).ok().map(Record::StepStart),
         "stepCollected" => serde_json::from_str(line).ok().map(Record::StepCollected),
+        "stepEvent" => serde_json::from_str(line).ok().map(Record::StepEvent),
         _ => None,
     }
 }
@@ -269,8 +308,8 @@ fn sample_step(line: &str) -> Option<&str> {
 }
 
 /// A sample whose reading waits for the end of the file: a step whose
-/// `stepEnd` carries its run document has its samples there, so its sample
-/// lines are compared with them, not read again.
+/// `stepEnd` carries its brief or its run document has its samples there,
+/// so its sample lines are counted (or compared with them), not read again.
 enum Deferred<'a> {
     /// A sample line of the step at `at` (with nothing glued to it).
     Line { at: usize, number: usize, line: &'a str, last: bool },
@@ -313,11 +352,13 @@ struct Matched {
 /// [`JobRecord::unknown`].
 ///
 /// Every sample is in the record twice: on its sample line, appended as the
-/// step ran (so that a killed step keeps it), and in the run document of the
-/// step's `stepEnd`. A step that has that document is read from it: each of
-/// its sample lines that is, byte for byte, that document's next sample as
-/// the writer writes a sample line (the line the writer wrote) is counted
-/// ([`JobStep::sample_lines`]) and not read again — it reads as that sample,
+/// step ran (so that a killed step keeps it), and in the step's `stepEnd`:
+/// in its brief's series, or in the run document of a record of an earlier
+/// version. A step with a brief is read from it, its sample lines counted
+/// ([`JobStep::sample_lines`]) and not read. A step that has a document is
+/// read from it: each of its sample lines that is, byte for byte, that
+/// document's next sample as the writer writes a sample line (the line the
+/// writer wrote) is counted and not read again — it reads as that sample,
 /// which was read already; any other sample line is read as ever (lost with
 /// the same reason when it does not read).
 #[must_use]
@@ -377,9 +418,10 @@ impl<'a> Reading<'a> {
         self.job.steps.len() - 1
     }
 
-    /// Whether the step at `at` ended with its run document.
+    /// Whether the step at `at` ended with its samples (its run document or
+    /// its brief).
     fn documented(&self, at: usize) -> bool {
-        self.job.steps[at].end.as_ref().is_some_and(|e| e.document.is_some())
+        self.job.steps[at].end.as_ref().is_some_and(StepEnd::carries_samples)
     }
 
     /// Whether `line`, a sample line of the step at `at`, is its run
@@ -389,6 +431,10 @@ impl<'a> Reading<'a> {
     /// reads as that sample.
     fn in_document(&mut self, at: usize, line: &str) -> bool {
         let step = &self.job.steps[at];
+        // A brief's series is made of the samples its lines hold: not read again.
+        if step.end.as_ref().is_some_and(|e| e.brief.is_some() && e.document.is_none()) {
+            return line.starts_with(SAMPLE_START);
+        }
         let Some(document) = step.end.as_ref().and_then(|e| e.document.as_deref()) else { return false };
         let Some(rest) = line.strip_prefix(SAMPLE_START).and_then(|r| r.strip_prefix(step.id.as_str())) else {
             return false;
@@ -471,6 +517,7 @@ impl<'a> Reading<'a> {
             Record::Sample(r) => &r.step,
             Record::StepEnd(r) => &r.step,
             Record::StepCollected(r) => &r.step,
+            Record::StepEvent(r) => &r.step,
         };
         let at = self.index_of(id);
         self.read_at(at, number);
@@ -480,6 +527,7 @@ impl<'a> Reading<'a> {
             Record::Sample(sample) => step.add_sample(*sample),
             Record::StepEnd(end) => step.end = Some(end),
             Record::StepCollected(collected) => step.collected = Some(collected),
+            Record::StepEvent(record) => step.events.push(record.event),
         }
     }
 
@@ -502,7 +550,7 @@ impl<'a> Reading<'a> {
         job.steps = steps.into_iter().map(|(_, step)| step).collect();
         // A sample glued to a torn line was read on the way: the document
         // has it too.
-        for step in job.steps.iter_mut().filter(|s| s.end.as_ref().is_some_and(|e| e.document.is_some())) {
+        for step in job.steps.iter_mut().filter(|s| s.end.as_ref().is_some_and(StepEnd::carries_samples)) {
             step.samples.clear();
             step.samples_of = None;
         }
@@ -576,7 +624,14 @@ pub(crate) fn owner(steps: &[JobStep], id: &TornId) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stepmon_model::job::SampleRecord;
+    use stepmon_model::event::{MemoryBound, MemoryNearLimit};
+    use stepmon_model::job::{SampleRecord, StepEventRecord};
+
+    /// A memory event at `at`, 9.5 s into its step.
+    fn event(at: Timestamp) -> StepEvent {
+        let memory = MemoryNearLimit::new(MemoryBound::OwnLimit, "memory.max".into(), 100 << 20, 95 << 20, 0.9);
+        StepEvent::memory_near_limit(at, 9.5, memory)
+    }
 
     fn written(record: &Record) -> String {
         serde_json::to_string(record).expect("JSON")
@@ -591,6 +646,7 @@ mod tests {
             Record::Sample(Box::new(SampleRecord::new("7.1".to_owned(), SampleOf::Step, sample))),
             Record::StepEnd(StepEnd::new("7.1".to_owned(), at, 3)),
             Record::StepCollected(StepCollected::new("7.1".to_owned(), at, "stepmon gc".to_owned())),
+            Record::StepEvent(StepEventRecord::new("7.1".to_owned(), event(at))),
         ];
         for record in records {
             let line = written(&record);
@@ -641,6 +697,34 @@ mod tests {
         let expected = serde_json::from_str::<Record>(broken).unwrap_err().to_string();
         assert!(matches!(parse(broken), Parsed::Bad(reason) if reason == expected));
         assert!(matches!(parse(r#"{"kind":"future","x":1}"#), Parsed::Unknown(k) if k == "future"));
+    }
+
+    #[test]
+    fn an_interrupted_or_brief_steps_events_come_from_its_lines_a_documented_ones_from_its_document() {
+        let at: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
+        let start = StepStart::new(7, at, "build".to_owned(), vec!["make".to_owned()]);
+        let id = start.step.clone();
+        let event_line = written(&Record::StepEvent(StepEventRecord::new(id.clone(), event(at))));
+        let text = format!("{}\n{event_line}\n", written(&Record::StepStart(start)));
+        let record = read(&text);
+        assert!(record.unknown.is_empty() && record.lost.is_empty(), "{record:?}");
+        let [step] = record.steps.as_slice() else { panic!("{record:?}") };
+        assert_eq!(step.events, [event(at)]);
+        // Interrupted: its step has them from the lines.
+        assert_eq!(step.to_step().run.unwrap().events, [event(at)]);
+        // Ended with a document: the document's (which has them too).
+        let mut end = StepEnd::new(id, at, 137);
+        let mut document = RunDocument::default();
+        document.stepmon =
+            Some(RunInfo { events: vec![event(at), event(at)], start: Some(at), end: Some(at), ..RunInfo::default() });
+        end.document = Some(Box::new(document.clone()));
+        let record = read(&format!("{text}{}\n", written(&Record::StepEnd(end.clone()))));
+        assert_eq!(record.steps[0].to_step().run.unwrap().events.len(), 2, "the document's");
+        // Ended in brief (which keeps no events): the lines'.
+        end.brief = Some(Box::new(StepBrief::of(&document).unwrap()));
+        end.document = None;
+        let record = read(&format!("{text}{}\n", written(&Record::StepEnd(end))));
+        assert_eq!(record.steps[0].to_step().run.unwrap().events, [event(at)]);
     }
 
     #[test]

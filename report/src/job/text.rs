@@ -1,11 +1,13 @@
 //! A job's steps as one table: a row per step, the job's totals, the
-//! longest and heaviest steps, the interrupted steps and the lost lines —
-//! as text and as JSON.
+//! longest and heaviest steps, the steps' events (their memory near what
+//! bounds it), the interrupted steps and the lost lines — as text and as
+//! JSON.
 
 use std::fmt::Write as _;
 
 use super::Entry;
 use super::table::{HEADER, cells, extremes, headline, job, remarks};
+use crate::units::seconds;
 
 /// The job of `entries` as JSON: a row per step (by start), the totals,
 /// the longest and heaviest steps and `notes` (lost lines and the like).
@@ -15,8 +17,9 @@ pub fn to_json(entries: &[Entry], notes: &[String]) -> String {
 }
 
 /// The job of `entries` as a text table, a row per step by start; then the
-/// job's totals, its longest and heaviest steps, what each interrupted step
-/// had, and `notes` (lost lines and the like).
+/// job's totals, its longest and heaviest steps, each step's events at
+/// their time (into the step, and into the job), what each interrupted
+/// step had, and `notes` (lost lines and the like).
 #[must_use]
 pub fn render(entries: &[Entry], notes: &[String]) -> String {
     let job = job(entries, notes);
@@ -32,6 +35,15 @@ pub fn render(entries: &[Entry], notes: &[String]) -> String {
     }
     if let Some(line) = extremes(&job) {
         let _ = writeln!(out, "{line}");
+    }
+    for r in &job.steps {
+        for placed in crate::event::of_step(&entries[r.entry].step) {
+            let in_job = r
+                .start_offset_seconds
+                .zip(placed.offset_seconds)
+                .map(|(s, e)| format!(" (+{} in the job)", seconds(s + e)));
+            let _ = writeln!(out, "event: {}: {}{}", r.shown_name(), placed.words, in_job.unwrap_or_default());
+        }
     }
     for sentence in &job.verdicts {
         let _ = writeln!(out, "machine: {sentence}");

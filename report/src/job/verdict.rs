@@ -17,6 +17,7 @@
 
 use serde::Serialize;
 
+use super::reach::Reaches;
 use crate::job::{Entry, StepStatus};
 use crate::series::{Point, StepSeries};
 use crate::units::{bytes, percent};
@@ -149,9 +150,11 @@ type At = fn(&[Placed], &[usize], usize, f64) -> f64;
 /// The peak of `at` over the times of every step's `points`. At the times
 /// of one step only the steps whose `reach` meets that step's times can
 /// count, so only they are summed, in their order — the same sum as over
-/// every step, without a job's steps times its points.
+/// every step, without a job's steps times its points (nor a look at every
+/// step for each: [`Reaches`]).
 fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: At, reach: fn(&Placed) -> (f64, f64)) -> Option<f64> {
     let reaches: Vec<(f64, f64)> = steps.iter().map(reach).collect();
+    let reaching = Reaches::new(&reaches);
     let mut near = Vec::new();
     steps
         .iter()
@@ -160,7 +163,11 @@ fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: At, reach: fn(
             let times = points(s).iter().map(|p| p.t);
             let (from, to) = (times.clone().fold(f64::INFINITY, f64::min), times.fold(f64::NEG_INFINITY, f64::max));
             near.clear();
-            near.extend((0..steps.len()).filter(|&i| i == own || (reaches[i].0 <= to && reaches[i].1 >= from)));
+            reaching.meeting(from, to, &mut near);
+            if !near.contains(&own) {
+                near.push(own);
+            }
+            near.sort_unstable();
             points(s).iter().map(|p| at(steps, &near, own, p.t)).max_by(f64::total_cmp)
         })
         .max_by(f64::total_cmp)

@@ -21,6 +21,7 @@ use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
 use super::clock::EventClock;
 use super::convert;
+use super::cpu_answer::{Answer, ProcessCpu};
 pub(super) use super::rounds::Ended;
 use super::rounds::{
     BATCH, Counters, READ_AT_MOST, Sockets, Stopping, Watched, drain, read_args, read_connector, storm_pause, to_every,
@@ -74,6 +75,9 @@ enum Ask {
     Root(u64, u32, u32, u64),
     /// The step's processes still alive.
     Live(u64, mpsc::SyncSender<Vec<u32>>),
+    /// The step's processes that ended from a place in its list of ended
+    /// ones on, and those alive ([`Hub::cpu_times`]).
+    CpuTimes(u64, usize, mpsc::SyncSender<Answer>),
     /// The step's processes are reaped: read what is queued, then hand its
     /// tracker back.
     Stop(u64, mpsc::SyncSender<Ended>),
@@ -270,6 +274,17 @@ impl Hub {
         live.recv_timeout(wait).unwrap_or_default()
     }
 
+    /// The CPU times of the step's processes that ended from `from` (a place
+    /// in its list of ended ones) on, the next place, and the pids of those
+    /// alive, waiting `wait` at most; `None` without an answer.
+    pub(super) fn cpu_times(&self, step: u64, from: usize, wait: Duration) -> Option<Answer> {
+        let (reply, answer) = reply_channel();
+        if !self.ask(Ask::CpuTimes(step, from, reply)) {
+            return None;
+        }
+        answer.recv_timeout(wait).ok()
+    }
+
     /// Stops tracking a step that will not end through [`Hub::stop`] (its
     /// handle was dropped: a cancelled future).
     pub(super) fn forget(&self, step: u64) {
@@ -342,6 +357,17 @@ fn listen(sockets: &Sockets<'_>, asks: &mpsc::Receiver<Ask>, delay_accounting: b
                 }
                 Ask::Live(step, reply) => {
                     let _ = reply.send(watched.get(&step).map(|w| w.tracker.live()).unwrap_or_default());
+                }
+                Ask::CpuTimes(step, from, reply) => {
+                    let answer = watched.get(&step).map(|w| {
+                        let (ended, next) = w.tracker.ended_since(from);
+                        Answer {
+                            ended: ended.iter().map(ProcessCpu::of_record).collect(),
+                            next,
+                            live: w.tracker.live(),
+                        }
+                    });
+                    let _ = reply.send(answer.unwrap_or_default());
                 }
                 Ask::Forget(step) => {
                     watched.remove(&step);

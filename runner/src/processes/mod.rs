@@ -15,6 +15,8 @@
 mod args;
 mod clock;
 mod convert;
+mod cpu_answer;
+mod cpu_times;
 mod delivery;
 pub(crate) mod doctor;
 mod drops;
@@ -34,6 +36,8 @@ use stepmon_taskstats_parse::netlink::Messages;
 use stepmon_taskstats_parse::taskstats::TaskstatsReply;
 
 use convert::Task;
+pub(crate) use cpu_answer::ProcessCpu;
+pub(crate) use cpu_times::{CpuTimes, Reading};
 pub(crate) use hub::Hub;
 
 /// The taskstats socket's receive buffer: an exit record takes about 1.3
@@ -200,6 +204,15 @@ impl Session {
                 l.hub.set_root(l.step, pid.unsigned_abs(), subreaper.unsigned_abs(), now.map_or(0, |d| d.as_secs()));
             }
             Session::Sampled(s) => s.set_subreaper(subreaper),
+        }
+    }
+
+    /// Where the step's processes' CPU times can be read while it runs
+    /// (the busiest command of a progress line).
+    pub(crate) fn cpu_times(&self) -> CpuTimes {
+        match self {
+            Session::Listening(l) => CpuTimes::Listening { hub: l.hub.clone(), step: l.step },
+            Session::Sampled(s) => CpuTimes::Sampled(s.seen()),
         }
     }
 

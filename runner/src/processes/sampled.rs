@@ -20,7 +20,7 @@ use crate::ticker::{Job, Ticker, Ticking};
 use crate::tree::children;
 
 /// Processes seen, by (pid, start in clock ticks after boot).
-type Seen = BTreeMap<(u32, u64), ProcessRecord>;
+pub(super) type Seen = BTreeMap<(u32, u64), ProcessRecord>;
 
 /// The readings of one step.
 #[derive(Debug)]
@@ -153,6 +153,11 @@ impl Sampling {
     /// pid namespace numbers it; /proc may number it otherwise).
     pub(crate) fn set_subreaper(&self, pid: i32) {
         self.subreaper.store(children::in_procfs(pid).unwrap_or(0), Ordering::Release);
+    }
+
+    /// Where the watch finds the processes' CPU times.
+    pub(crate) fn seen(&self) -> Arc<Mutex<Seen>> {
+        Arc::clone(&self.seen)
     }
 
     /// The last reading, before what is left is killed.

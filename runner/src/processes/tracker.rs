@@ -245,6 +245,12 @@ impl Tracker {
         self.members.iter().copied().collect()
     }
 
+    /// The processes that ended from place `from` of the list of ended ones
+    /// on (in the order their records were weighed), and the next place.
+    pub(super) fn ended_since(&self, from: usize) -> (&[ProcessRecord], usize) {
+        (self.done.get(from..).unwrap_or_default(), self.done.len())
+    }
+
     /// An exit record, weighed at the next [`Tracker::forks_read`].
     pub(super) fn record(&mut self, task: Task) {
         self.unweighed.push(task);

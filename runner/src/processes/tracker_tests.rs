@@ -302,3 +302,26 @@ fn a_running_process_counts_once() {
     assert_eq!(done.len(), 2, "the exited root once, the running child from its query");
     assert!(done.iter().any(|p| p.pid == 101 && p.running_at_end));
 }
+
+#[test]
+fn the_ended_ones_are_handed_out_once_each_from_a_place_on() {
+    let now = Instant::now();
+    let mut t = Tracker::new(1);
+    t.set_root(100, 1, 0, now);
+    t.fork(100, 101, now);
+    t.fork(100, 102, now);
+    let (ended, next) = t.ended_since(0);
+    assert_eq!((ended.len(), next), (0, 0));
+    assert_eq!(t.live().len(), 3);
+    exit(&mut t, task(101, 101, 100, 1.5), now);
+    let (ended, next) = t.ended_since(0);
+    assert_eq!((ended.iter().map(|p| (p.pid, p.cpu_seconds)).collect::<Vec<_>>(), next), (vec![(101, 1.5)], 1));
+    let mut live = t.live();
+    live.sort_unstable();
+    assert_eq!(live, [100, 102], "ended, not alive");
+    exit(&mut t, task(556, 556, 555, 9.0), now); // someone else's
+    exit(&mut t, task(102, 102, 100, 0.5), now);
+    let (ended, next) = t.ended_since(1);
+    assert_eq!((ended.iter().map(|p| p.pid).collect::<Vec<_>>(), next), (vec![102], 2));
+    assert!(t.ended_since(2).0.is_empty() && t.ended_since(7).0.is_empty(), "past the end: none");
+}

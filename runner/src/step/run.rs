@@ -132,7 +132,8 @@ impl Prepared {
             (None, Some(recorder)) => crate::live::forward(recorder, SampleOf::Enclosing, tx),
             (None, None) => None,
         });
-        let watch = Some(crate::watch::start(&self.options.watch, self.watch_target(start), &ticker));
+        let cpu_times = Some(processes.cpu_times());
+        let watch = Some(crate::watch::start(&self.options.watch, self.watch_target(start), cpu_times, &ticker));
         Ok(Step {
             stdin: stdio.stdin,
             stdout: stdio.stdout,

@@ -16,6 +16,15 @@
 //!   (or half an interval), one sample is read for the live stream only
 //!   ([`stepmon_sampler::RecorderView::sample_live`]), which leaves the
 //!   recording (and so the run document) as it is.
+//! * The busiest command of a progress
+//!   ([`Progress::busiest`](stepmon_model::progress::Progress::busiest):
+//!   the CPU time of the step's processes since the previous progress,
+//!   summed by command, as the step's per-process accounting has it): where the
+//!   step's processes are sampled from procfs, the last readings, no read
+//!   of its own; where taskstats follows them, the exit records of those
+//!   that ended (no read) and one `/proc/PID/stat` read per process still
+//!   running, once a progress — the one read a progress adds (taskstats
+//!   tells nothing of a process before it exits).
 //! * The memory watch reads one file per check (`memory.current`, or
 //!   `memory.usage_in_bytes` of the step's cgroup v1), and `/proc/meminfo`
 //!   for the machine's bound, at an interval that shrinks as the usage
@@ -24,6 +33,8 @@
 //!   The recorder's 2 s samples cannot warn in time: a step growing
 //!   20 MiB/s under a 200 MiB limit is between 90% and its kill for 1 s.
 
+#[cfg(target_os = "linux")]
+mod busiest;
 #[cfg(target_os = "linux")]
 mod cadence;
 #[cfg(target_os = "linux")]

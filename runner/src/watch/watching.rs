@@ -9,7 +9,9 @@ use stepmon_model::SampleOf;
 use stepmon_model::event::StepEvent;
 use stepmon_sampler::RecorderView;
 
+use super::busiest::Busiest;
 use super::{Watch, cadence, memory, progress};
+use crate::processes::CpuTimes;
 use crate::ticker::{Ticker, Ticking};
 
 /// What a running step offers the watch.
@@ -30,12 +32,14 @@ pub(crate) struct Watching {
     events: Arc<Mutex<Vec<StepEvent>>>,
 }
 
-/// Starts watching `target` as `watch` says, on `ticker`.
-pub(crate) fn start(watch: &Watch, target: Target, ticker: &Ticker) -> Watching {
+/// Starts watching `target` as `watch` says, on `ticker`; `processes`:
+/// where its processes' CPU times are (the busiest command of a progress).
+pub(crate) fn start(watch: &Watch, target: Target, processes: Option<CpuTimes>, ticker: &Ticker) -> Watching {
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut jobs = Vec::new();
     if let (Some((interval, callback)), Some((view, of))) = (&watch.progress, &target.samples) {
-        let job = progress::job(view.clone(), *of, target.start, *interval, callback.clone());
+        let busiest = processes.map(|source| Busiest::new(source, target.start));
+        let job = progress::job(view.clone(), *of, target.start, *interval, callback.clone(), busiest);
         jobs.extend(ticker.add(*interval, job));
     }
     if watch.memory
