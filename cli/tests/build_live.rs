@@ -98,29 +98,14 @@ fn read(record: &Path) -> Build {
     Build::of_record(&record, "job.jsonl", None).unwrap()
 }
 
-/// Each action's cgroups (v2 and v1) below the build's, the build's peak at
-/// least each action's, and no cgroup left of any stepmon.
+/// The build's peak at least each action's (the actions' cgroups are
+/// nested in the build's: `each_action_runs_in_a_cgroup_nested_in_the_builds`),
+/// and no cgroup left of any stepmon.
 fn nested_and_clean(build: &Build, record: &Path, base: &Path) {
     let record = job::read(&std::fs::read_to_string(record).unwrap());
-    let entries: Vec<job::Entry> = record.steps.iter().map(|s| job::Entry::of_job(s, String::new())).collect();
-    let outer = &entries[build.job.steps[build.outer].entry];
-    let outer_info = outer.step.run.as_ref().unwrap();
-    assert!(!outer_info.cgroup.is_empty(), "the build had no cgroup of its own");
     let peak = build.memory_peak_bytes.unwrap();
     for action in &build.actions {
         let row = build.row(action);
-        let info = entries[row.entry].step.run.as_ref().unwrap();
-        assert!(
-            info.cgroup.starts_with(&format!("{}/", outer_info.cgroup)),
-            "{}: {} not below {}",
-            row.label,
-            info.cgroup,
-            outer_info.cgroup
-        );
-        assert_eq!(info.cgroup_v1.len(), outer_info.cgroup_v1.len(), "{}", row.label);
-        for (theirs, ours) in info.cgroup_v1.iter().zip(&outer_info.cgroup_v1) {
-            assert!(theirs.starts_with(&format!("{ours}/")), "{}: {theirs} not below {ours}", row.label);
-        }
         let own = row.memory_peak_bytes.unwrap();
         assert!(own > 1 << 20 && peak >= own, "{}: peak {own}, the build's {peak}", row.label);
     }
@@ -128,9 +113,83 @@ fn nested_and_clean(build: &Build, record: &Path, base: &Path) {
         let pid: u32 = step.id.split('.').next().unwrap().parse().unwrap();
         assert!(leftovers(base, pid).is_empty(), "stepmon {pid} left cgroups behind");
     }
-    // The build's own cgroups are gone, and with them every nested one.
-    for dir in std::iter::once(&outer_info.cgroup).chain(&outer_info.cgroup_v1) {
-        assert!(!Path::new(dir).exists(), "{dir} left behind");
+}
+
+/// The mount point of each cgroup hierarchy mounted at its root, by the
+/// name `/proc/self/cgroup` gives it (`""` for cgroup2, else its
+/// controllers as listed there, e.g. `memory`, `cpu,cpuacct`).
+fn mount_points() -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for line in std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines() {
+        let Some((front, back)) = line.split_once(" - ") else { continue };
+        let (front, back): (Vec<&str>, Vec<&str>) = (front.split(' ').collect(), back.split(' ').collect());
+        if front.get(3) != Some(&"/") {
+            continue;
+        }
+        match back.first() {
+            Some(&"cgroup2") => found.push((String::new(), PathBuf::from(front[4]))),
+            Some(&"cgroup") => {
+                let options: Vec<&str> = back.get(2).unwrap_or(&"").split(',').collect();
+                found.push((
+                    options.iter().filter(|o| !["rw", "ro"].contains(o)).copied().collect::<Vec<_>>().join(","),
+                    PathBuf::from(front[4]),
+                ));
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// `/proc/self/cgroup` as `(hierarchy, path)` pairs: `""` for cgroup2.
+fn cgroups(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            Some((controllers.to_owned(), path.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn each_action_runs_in_a_cgroup_nested_in_the_builds() {
+    let name = "each_action_runs_in_a_cgroup_nested_in_the_builds";
+    let Some(base) = live(name) else { return };
+    let dir = scratch("build-nested");
+    // The build and its one action each say where the kernel put them.
+    let script = format!(
+        "cat /proc/self/cgroup > outer.txt && {STEPMON} wrap sh -c 'cat /proc/self/cgroup > inner.txt; head -c 8000000 /dev/zero | tail -c 1 >/dev/null'"
+    );
+    let (record, report) = (dir.join("job.jsonl"), dir.join("report.txt"));
+    let out = build_in(&dir, &record, &report, "text", &["sh", "-c", &script], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let outer = cgroups(&std::fs::read_to_string(dir.join("outer.txt")).unwrap());
+    let inner = cgroups(&std::fs::read_to_string(dir.join("inner.txt")).unwrap());
+    let own = cgroups(&std::fs::read_to_string("/proc/self/cgroup").unwrap());
+    // In every hierarchy the build got a cgroup of its own in, the
+    // action's is below the build's.
+    let mut nested = Vec::new();
+    for ((hierarchy, theirs), ((_, ours), (_, mine))) in inner.iter().zip(outer.iter().zip(&own)) {
+        if ours == mine {
+            continue; // the build has no cgroup of its own in this hierarchy
+        }
+        assert!(theirs.starts_with(&format!("{ours}/stepmon-run.")), "{hierarchy}: {theirs} is not below {ours}");
+        nested.push((hierarchy.clone(), ours.clone()));
+    }
+    assert!(nested.iter().any(|(h, _)| h.is_empty()), "no cgroup2 nesting: {outer:?} {inner:?}");
+    eprintln!("nested in: {nested:?}");
+    // The action is the record's; the build's cgroups are gone after it,
+    // and with them the nested ones.
+    let build = read(&record);
+    assert_eq!(build.actions.len(), 1);
+    nested_and_clean(&build, &record, &base);
+    let mounts = mount_points();
+    for (hierarchy, path) in &nested {
+        let (_, mount) =
+            mounts.iter().find(|(h, _)| h == hierarchy).unwrap_or_else(|| panic!("no mount of {hierarchy:?}"));
+        let dir = mount.join(path.trim_start_matches('/'));
+        assert!(!dir.exists(), "{} left behind", dir.display());
     }
 }
 
