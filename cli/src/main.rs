@@ -45,6 +45,8 @@ mod run;
 #[cfg(target_os = "linux")]
 mod run_argv;
 #[cfg(target_os = "linux")]
+mod shell;
+#[cfg(target_os = "linux")]
 mod terminal;
 #[cfg(target_os = "linux")]
 mod top;
@@ -135,6 +137,10 @@ mod cli {
         /// build sees: a compiler launcher (also RUSTC_WRAPPER=stepmon).
         #[cfg(target_os = "linux")]
         Wrap(crate::wrap::WrapArgs),
+        /// Run a CI script as GitHub Actions' bash does, as a measured step
+        /// of the job record STEPMON_JOB names (`shell: stepmon shell {0}`).
+        #[cfg(target_os = "linux")]
+        Shell(crate::shell::ShellArgs),
         /// Run a whole build (cargo, make, CMake, ninja) as a measured step
         /// with each compiler run an action of it, and report every action,
         /// the critical path, the memory at the peak and the -j it allows.
@@ -188,6 +194,8 @@ fn main() {
         cli::Cmd::Baseline(args) => baseline::baseline(&args),
         #[cfg(target_os = "linux")]
         cli::Cmd::Wrap(args) => wrap::wrap(args.command),
+        #[cfg(target_os = "linux")]
+        cli::Cmd::Shell(args) => shell::shell(&args),
         #[cfg(target_os = "linux")]
         cli::Cmd::Build(args) => build::build(args),
         #[cfg(not(target_os = "linux"))]

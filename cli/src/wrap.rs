@@ -46,8 +46,10 @@ pub struct WrapArgs {
 
 /// `stepmon`'s subcommands: a first argument that is one of these is never
 /// an action (`RUSTC_WRAPPER=stepmon`'s test, [`action_of_argv`]).
-const SUBCOMMANDS: &[&str] =
-    &["run", "report", "push", "diff", "sample", "sys", "top", "gc", "doctor", "baseline", "wrap", "build", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run", "report", "push", "diff", "sample", "sys", "top", "gc", "doctor", "baseline", "wrap", "shell", "build",
+    "help",
+];
 
 /// The action of a `stepmon` command line (`argv`, the program first) run
 /// as a launcher, without clap: `stepmon wrap [--] PROGRAM ARGS…`, and

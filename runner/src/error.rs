@@ -31,8 +31,9 @@ pub enum RunErrorKind {
     /// refusal: `source()` of kind `PermissionDenied`).
     Namespace,
     /// The step's processes or streams could not be set up: its subreaper,
-    /// the clone, a pipe, `/dev/null`, a move onto fd 0–2, or an `exec`
-    /// failure other than the two above (such as `ENOEXEC`).
+    /// the clone, a pipe, `/dev/null`, a move onto fd 0–2, the ids of
+    /// [`crate::StepOptions::uid`] and its kin, or an `exec` failure other
+    /// than the two above (such as `ENOEXEC`).
     Spawn,
     /// Options that do not go together (a limit without a cgroup,
     /// loopback traffic without a namespace of the step's own, no

@@ -100,3 +100,53 @@ impl StepOptions {
         self.action.current_dir.as_deref()
     }
 }
+
+/// Who the command runs as (Linux): its first process joins the step's
+/// cgroups and network namespace with this process's rights, then takes
+/// these ids — `setgroups`, `setgid`, `setuid`, in that order, as std's
+/// `CommandExt` does — and only then enters its working directory and
+/// execs, so that both are checked against the ids it runs with. Changing
+/// them needs `CAP_SETUID` and `CAP_SETGID` (root); a change refused ends
+/// the step as a command that could not start
+/// ([`crate::Finished::not_started`], status 126).
+///
+/// A root stepmon that measures another user's command with every
+/// controller (`stepmon shell` through sudo) gives that user's ids back to
+/// it this way:
+///
+/// ```
+/// use stepmon_runner::StepOptions;
+///
+/// let mut options = StepOptions::new(["id"]);
+/// options.uid(1001).gid(1001).groups(&[1001, 4, 27]).umask(0o002);
+/// ```
+#[cfg(target_os = "linux")]
+impl StepOptions {
+    /// Runs the command with the user id `id` (real, effective and saved:
+    /// setuid(2) by a privileged process). Without [`StepOptions::groups`],
+    /// a root stepmon also drops its own supplementary groups, as std does.
+    pub fn uid(&mut self, id: u32) -> &mut Self {
+        self.action.credentials.uid = Some(id);
+        self
+    }
+
+    /// Runs the command with the group id `id` (real, effective and saved).
+    pub fn gid(&mut self, id: u32) -> &mut Self {
+        self.action.credentials.gid = Some(id);
+        self
+    }
+
+    /// Runs the command with exactly these supplementary groups
+    /// (setgroups(2); empty: none).
+    pub fn groups(&mut self, groups: &[u32]) -> &mut Self {
+        self.action.credentials.groups = Some(groups.to_vec());
+        self
+    }
+
+    /// Runs the command with this file mode creation mask (umask(2); the
+    /// low 9 bits count, as the kernel takes them).
+    pub fn umask(&mut self, mask: u32) -> &mut Self {
+        self.action.credentials.umask = Some(mask & 0o777);
+        self
+    }
+}

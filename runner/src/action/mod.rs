@@ -122,6 +122,21 @@ pub(crate) struct Action {
     pub(crate) current_dir: Option<PathBuf>,
     /// fds 0, 1 and 2 (`None`: inherited).
     pub(crate) stdio: [Option<Stdio>; 3],
+    /// Who the command runs as, and its umask (Linux only: the setters are).
+    pub(crate) credentials: Credentials,
+}
+
+/// The user and group ids and the umask the command's first process takes
+/// before its exec (`None`: this process's), as `std::process::Command`
+/// takes them on Unix (`CommandExt::uid`, `gid`, `groups`), plus the umask
+/// that a process started by another user's one (through sudo) needs back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Credentials {
+    pub(crate) uid: Option<u32>,
+    pub(crate) gid: Option<u32>,
+    /// The supplementary groups, the whole list.
+    pub(crate) groups: Option<Vec<u32>>,
+    pub(crate) umask: Option<u32>,
 }
 
 impl Action {

@@ -22,8 +22,8 @@
 //! (`library/std/src/sys/process/unix/unix.rs`).
 //!
 //! The child reports a failure (joining the network namespace, moving the
-//! step's streams onto fds 0–2, entering its working directory, or
-//! `execvp`) through a close-on-exec pipe as `[stage: u32][errno: i32]` and exits
+//! step's streams onto fds 0–2, taking the ids it is to run with, entering
+//! its working directory, or `execvp`) through a close-on-exec pipe as `[stage: u32][errno: i32]` and exits
 //! with 126 (127 if the command was not found); on success the pipe just
 //! closes at exec. This is how std reports exec errors, too.
 #![allow(unsafe_code)]
@@ -187,6 +187,11 @@ pub(super) struct Exec {
     /// the child moves each source in turn, and one of those would be
     /// overwritten before its own move.
     _moved: Vec<OwnedFd>,
+    /// The ids and umask the child takes (`launch.credentials`).
+    credentials: Option<crate::action::Credentials>,
+    /// Whether the child drops the supplementary groups of this (root)
+    /// process: a uid given without groups, as std's spawn does.
+    drop_groups: bool,
 }
 
 impl Exec {
@@ -235,6 +240,9 @@ impl Exec {
                 raw
             };
         }
+        let credentials = launch.credentials.cloned();
+        let drop_groups = credentials.as_ref().is_some_and(|c| c.uid.is_some() && c.groups.is_none())
+            && rustix::process::geteuid().is_root();
         let mut shell_argv = Vec::with_capacity(command.len() + 2);
         shell_argv.push(SHELL.as_ptr());
         shell_argv.push(std::ptr::null());
@@ -247,6 +255,8 @@ impl Exec {
             chdir,
             stdio,
             _moved: moved,
+            credentials,
+            drop_groups,
         })
     }
 
@@ -267,6 +277,16 @@ impl Exec {
             shell_argv: self.shell_argv.as_mut_ptr(),
             chdir: self.chdir.as_ref().map_or(std::ptr::null(), |dir| dir.as_ptr()),
             stdio: self.stdio,
+            ids: self.credentials.as_ref().map(|c| ChildIds {
+                groups: match (&c.groups, self.drop_groups) {
+                    (Some(groups), _) => Some(Groups { list: groups.as_ptr(), len: groups.len(), asked: true }),
+                    (None, true) => Some(Groups { list: std::ptr::null(), len: 0, asked: false }),
+                    (None, false) => None,
+                },
+                gid: c.gid,
+                uid: c.uid,
+                umask: c.umask,
+            }),
         }
     }
 }
@@ -286,6 +306,8 @@ pub(super) enum Stage {
     Chdir = 5,
     /// Moving the step's streams onto fds 0, 1 and 2.
     Stdio = 6,
+    /// Taking the ids it is to run with (`setgroups`, `setgid`, `setuid`).
+    Credentials = 7,
 }
 
 /// A child that could not run the command (it has exited, or is exiting,
@@ -314,6 +336,30 @@ pub(super) struct ChildSetup<'a> {
     pub(super) chdir: *const c_char,
     /// What fds 0, 1 and 2 become (`-1`: kept); each 3 or above.
     pub(super) stdio: [RawFd; 3],
+    /// The ids and umask to take (`None`: this process's).
+    pub(super) ids: Option<ChildIds>,
+}
+
+/// The ids and umask the child takes before its exec, as raw values
+/// (the groups point into [`Exec`]'s list).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ChildIds {
+    /// The supplementary groups (`None`: kept).
+    pub(super) groups: Option<Groups>,
+    pub(super) gid: Option<u32>,
+    pub(super) uid: Option<u32>,
+    pub(super) umask: Option<u32>,
+}
+
+/// A list of supplementary groups for `setgroups`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Groups {
+    /// Its first id (null when `len` is 0).
+    pub(super) list: *const libc::gid_t,
+    pub(super) len: usize,
+    /// Asked for (a failure is the step's), or only the drop of a root
+    /// process's own groups that std's spawn makes too (best effort).
+    pub(super) asked: bool,
 }
 
 /// Reads the child's report: nothing (the pipe closed at exec) or 8 bytes.
@@ -339,6 +385,7 @@ pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
         4 => Stage::JoinCgroup,
         5 => Stage::Chdir,
         6 => Stage::Stdio,
+        7 => Stage::Credentials,
         _ => Stage::Exec,
     };
     let error = if got == report.len() {
@@ -351,8 +398,8 @@ pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 
 /// The child between clone3 and exec: resets the signal state a new program
 /// expects, joins the network namespace and the cgroup v1 hierarchies,
-/// moves the step's streams onto fds 0–2, enters its working directory,
-/// execs. Never returns.
+/// moves the step's streams onto fds 0–2, takes the ids it is to run with,
+/// enters its working directory, execs. Never returns.
 ///
 /// Raw system calls only ([`super::sys`]: no `errno`, no locks), on values
 /// prepared before the clone: no allocation, no panics, no unwinding. The
@@ -403,6 +450,10 @@ pub(super) unsafe fn child(setup: &ChildSetup<'_>) -> ! {
             }
         }
     }
+    if let Some(ids) = &setup.ids {
+        // SAFETY: a list of `Exec`'s, alive until the exec.
+        unsafe { take_ids(setup.report, ids) };
+    }
     if !setup.chdir.is_null() {
         // SAFETY: a NUL-terminated path of `Exec`, alive until the exec.
         let ret = unsafe { sys::chdir(setup.chdir.cast()) };
@@ -413,6 +464,40 @@ pub(super) unsafe fn child(setup: &ChildSetup<'_>) -> ! {
     // SAFETY: the arrays are NULL-terminated arrays of C strings (see
     // `Exec`), alive in the suspended parent or in this copy of it.
     unsafe { exec_first(setup) }
+}
+
+/// Takes `ids` after every step of the placement that needs this
+/// process's rights (the namespace, the cgroups) and before the directory
+/// and the exec, which are then checked against them: the groups first,
+/// then the gid, then the uid (after it, the others could no longer be
+/// changed), as std's spawn orders them. The groups a root process drops
+/// without being asked (a uid without groups) are best effort, as std's.
+///
+/// # Safety
+/// As [`child`]; a group list in `ids` valid for its count.
+unsafe fn take_ids(report: RawFd, ids: &ChildIds) {
+    if let Some(mask) = ids.umask {
+        sys::umask(mask);
+    }
+    if let Some(groups) = ids.groups {
+        // SAFETY: as documented.
+        let ret = unsafe { sys::setgroups(groups.len, groups.list) };
+        if ret < 0 && groups.asked {
+            fail(report, Stage::Credentials, errno(ret));
+        }
+    }
+    if let Some(gid) = ids.gid {
+        let ret = sys::setgid(gid);
+        if ret < 0 {
+            fail(report, Stage::Credentials, errno(ret));
+        }
+    }
+    if let Some(uid) = ids.uid {
+        let ret = sys::setuid(uid);
+        if ret < 0 {
+            fail(report, Stage::Credentials, errno(ret));
+        }
+    }
 }
 
 /// `execvp`'s walk over the candidates (glibc's `__execvpe`): past

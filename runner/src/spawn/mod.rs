@@ -71,6 +71,8 @@ pub(crate) struct Launch<'a> {
     /// spawn returns. Ideally close-on-exec (as every fd std opens is): the
     /// child's copies on 0–2 lose the flag, and others go at its exec.
     pub(crate) stdio: [Option<BorrowedFd<'a>>; 3],
+    /// The ids and umask it takes before its exec (`None`: this process's).
+    pub(crate) credentials: Option<&'a crate::action::Credentials>,
 }
 
 impl Launch<'_> {
@@ -108,6 +110,7 @@ fn not_started(
             format!("cannot enter the working directory {}", dir.unwrap_or(Path::new("")).display()),
         ),
         (clone3::Stage::Stdio, ..) => (Kind::Spawn, "cannot give the command its stdin, stdout and stderr".to_owned()),
+        (clone3::Stage::Credentials, ..) => (Kind::Spawn, "cannot give the command its user and group ids".to_owned()),
         (clone3::Stage::Exec, ..) => {
             let kind = match error.kind() {
                 io::ErrorKind::NotFound => Kind::NotFound,

@@ -127,6 +127,37 @@ pub(super) unsafe fn chdir(path: *const u8) -> isize {
     unsafe { call(libc::SYS_chdir, path as usize, 0, 0, 0, 0, 0) }
 }
 
+/// `setgroups(2)`: the supplementary groups (`len` ids at `groups`). On
+/// 64-bit architectures this and the two below take 32-bit ids (the
+/// `*32` calls exist only on 32-bit ones). Raw, they change the calling
+/// thread's credentials alone (glibc's wrappers change every thread's):
+/// what a child between clone and exec, a process of one thread, needs.
+///
+/// # Safety
+/// `groups` valid for `len` ids (or `len` 0).
+pub(super) unsafe fn setgroups(len: usize, groups: *const libc::gid_t) -> isize {
+    // SAFETY: as documented.
+    unsafe { call(libc::SYS_setgroups, len, groups as usize, 0, 0, 0, 0) }
+}
+
+/// `setgid(2)`.
+pub(super) fn setgid(gid: u32) -> isize {
+    // SAFETY: no pointers.
+    unsafe { call(libc::SYS_setgid, gid as usize, 0, 0, 0, 0, 0) }
+}
+
+/// `setuid(2)`.
+pub(super) fn setuid(uid: u32) -> isize {
+    // SAFETY: no pointers.
+    unsafe { call(libc::SYS_setuid, uid as usize, 0, 0, 0, 0, 0) }
+}
+
+/// `umask(2)` (it cannot fail).
+pub(super) fn umask(mask: u32) -> isize {
+    // SAFETY: no pointers.
+    unsafe { call(libc::SYS_umask, mask as usize, 0, 0, 0, 0, 0) }
+}
+
 /// `kill(2)`.
 pub(super) fn kill(pid: i32, signal: i32) -> isize {
     // SAFETY: no pointers.

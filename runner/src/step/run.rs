@@ -103,8 +103,13 @@ impl Prepared {
         let tree_memory = (!self.memory_cgroup())
             .then(|| crate::tree_memory::TreeMemorySampler::start(self.options.tree_memory_interval, &ticker));
         let env = self.options.action.environment();
-        let launch =
-            Launch { env: env.as_deref(), dir: self.options.action.current_dir.as_deref(), stdio: stdio.child_fds() };
+        let credentials = &self.options.action.credentials;
+        let launch = Launch {
+            env: env.as_deref(),
+            dir: self.options.action.current_dir.as_deref(),
+            stdio: stdio.child_fds(),
+            credentials: (*credentials != crate::action::Credentials::default()).then_some(credentials),
+        };
         let kept = subreaper::spawn(target, &self.options.command, &launch, self.options.spawn_mode)
             .map_err(|e| RunError::with_source(RunErrorKind::Spawn, e.what, e.error))?;
         drop(v1_tasks);
