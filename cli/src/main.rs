@@ -17,6 +17,8 @@ mod baseline;
 #[cfg(target_os = "linux")]
 mod baseline_prom;
 #[cfg(target_os = "linux")]
+mod build;
+#[cfg(target_os = "linux")]
 mod commands;
 #[cfg(target_os = "linux")]
 mod doctor;
@@ -139,6 +141,11 @@ mod cli {
         /// of the job record STEPMON_JOB names (`shell: stepmon shell {0}`).
         #[cfg(target_os = "linux")]
         Shell(crate::shell::ShellArgs),
+        /// Run a whole build (cargo, make, CMake, ninja) as a measured step
+        /// with each compiler run an action of it, and report every action,
+        /// the critical path, the memory at the peak and the -j it allows.
+        #[cfg(target_os = "linux")]
+        Build(crate::build::BuildArgs),
         /// Any other subcommand: Linux only.
         #[cfg(not(target_os = "linux"))]
         #[command(external_subcommand)]
@@ -189,6 +196,8 @@ fn main() {
         cli::Cmd::Wrap(args) => wrap::wrap(args.command),
         #[cfg(target_os = "linux")]
         cli::Cmd::Shell(args) => shell::shell(&args),
+        #[cfg(target_os = "linux")]
+        cli::Cmd::Build(args) => build::build(args),
         #[cfg(not(target_os = "linux"))]
         cli::Cmd::Other(args) => {
             let name = args.first().map_or("", String::as_str);

@@ -46,8 +46,10 @@ pub struct WrapArgs {
 
 /// `stepmon`'s subcommands: a first argument that is one of these is never
 /// an action (`RUSTC_WRAPPER=stepmon`'s test, [`action_of_argv`]).
-const SUBCOMMANDS: &[&str] =
-    &["run", "report", "push", "diff", "sample", "sys", "top", "gc", "doctor", "baseline", "wrap", "shell", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run", "report", "push", "diff", "sample", "sys", "top", "gc", "doctor", "baseline", "wrap", "shell", "build",
+    "help",
+];
 
 /// The action of a `stepmon` command line (`argv`, the program first) run
 /// as a launcher, without clap: `stepmon wrap [--] PROGRAM ARGS…`, and
@@ -68,7 +70,9 @@ pub fn action_of_argv(argv: &[OsString]) -> Option<Vec<OsString>> {
     let text = first.to_str()?;
     let rustc_at = |at: usize| argv.get(at).and_then(|a| a.to_str()).is_some_and(stepmon_job::action::is_rustc);
     let launched = !text.starts_with('-') && !SUBCOMMANDS.contains(&text) && (rustc_at(1) || rustc_at(2));
-    launched.then(|| argv[1..].to_vec())
+    // A RUSTC_WRAPPER that `stepmon build` found set goes back in front of rustc.
+    let next = || std::env::var_os(stepmon_job::build::NEXT_RUSTC_WRAPPER);
+    launched.then(|| stepmon_job::build::chain_rustc_wrapper(argv[1..].to_vec(), next()))
 }
 
 /// Whether `STEPMON_WRAP_VERBOSE` asks stepmon to speak (set, not empty, not `0`).
@@ -83,6 +87,12 @@ fn silent(_: &str) {}
 /// record `STEPMON_JOB` names; returns the status to exit with, or — when
 /// the action died by a signal — dies by the same signal.
 pub fn wrap(command: Vec<OsString>) -> Result<i32, CliError> {
+    // `stepmon wrap stepmon wrap cc …` (CMake with both CC and its launcher
+    // set by `stepmon build`) is one action.
+    let command = match std::env::current_exe() {
+        Ok(me) if command.get(1).is_some_and(|w| w == "wrap") => stepmon_job::build::unnested(&command, &me).to_vec(),
+        _ => command,
+    };
     let verbose = verbose();
     let spawn_mode = stepmon_runner::Mode::from_env().map_err(CliError::new)?;
     let argv: Vec<String> = command.iter().map(|a| a.to_string_lossy().into_owned()).collect();

@@ -6,10 +6,12 @@
 //! service); [`trend`] draws one metric over many runs.
 //!
 //! [`render`] shows steps ([`stepmon_report::Step`]), [`job::render`] a
-//! job ([`stepmon_report::job::Entry`]). No I/O: values in, text out.
+//! job ([`stepmon_report::job::Entry`]), [`build`] a build's report
+//! ([`stepmon_report::build::Build`]). No I/O: values in, text out.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod build;
 pub(crate) mod chart;
 pub mod escape;
 pub mod families;

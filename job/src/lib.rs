@@ -20,6 +20,9 @@
 //!   cargo's environment ([`action::identify`]): the name a launcher
 //!   (`stepmon wrap`) gives its step's start line
 //!   ([`StepStart::action`](stepmon_model::job::StepStart::action)).
+//! * [`build`]: the variables `stepmon build` sets for a build (cargo's
+//!   `RUSTC_WRAPPER`, CMake's launchers, make's `CC`), chaining a wrapper
+//!   set already.
 //! * [`mark_orphans`]: what `stepmon gc` does for the steps of killed
 //!   writers (a `stepCollected` line each), by the markers
 //!   ([`MarkerDirs`]) every writer leaves while its step runs; the
@@ -62,6 +65,7 @@
 #![deny(missing_docs)]
 
 pub mod action;
+pub mod build;
 mod durability;
 mod error;
 mod events;

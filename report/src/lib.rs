@@ -42,6 +42,7 @@
 #![forbid(unsafe_code)]
 
 pub mod advice;
+pub mod build;
 pub mod compose;
 mod cpus;
 pub mod diff;

@@ -134,8 +134,30 @@ fn cores(step: &Step) -> Option<(f64, CoresSource)> {
     crate::cpus::online_cpus(step).map(|n| (n as f64, CoresSource::OnlineCpus))
 }
 
-#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+/// The parallelism advice of `step` for the workers `workers` found
+/// otherwise than in its process records: a build's actions, each measured
+/// in a cgroup of its own (`crate::build`), their peaks exact; `largest`
+/// names the heaviest (its process's arguments otherwise).
+#[must_use]
+pub fn parallelism_of_workers(step: &Step, workers: &CommandAggregate, largest: Option<String>) -> ParallelismAdvice {
+    let mut advice = judge_workers(step, Ok(workers), false);
+    if largest.is_some() && advice.largest_input.is_none() {
+        advice.largest_input = largest;
+    }
+    advice.reason = line::render(&advice);
+    advice
+}
+
 fn judge(step: &Step) -> ParallelismAdvice {
+    let processes = step.run.as_ref().and_then(|r| r.processes.as_ref());
+    let sampled = processes.is_some_and(|p| p.source == Some(ProcessSource::Sampled) || p.partial);
+    judge_workers(step, workers(processes), sampled)
+}
+
+/// The advice for `workers` (or why there are none) in `step`'s memory and
+/// cores; `sampled`: their peaks are lower bounds.
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn judge_workers(step: &Step, workers: Result<&CommandAggregate, NoAdvice>, sampled: bool) -> ParallelismAdvice {
     let summary = &step.summary;
     let mut advice = ParallelismAdvice { headroom: ParallelismAdvice::HEADROOM, ..ParallelismAdvice::default() };
     advice.oom_kills =
@@ -149,8 +171,7 @@ fn judge(step: &Step) -> ParallelismAdvice {
     if let Some((bytes, source)) = memory_available(step) {
         (advice.memory_available_bytes, advice.memory_source) = (Some(bytes), Some(source));
     }
-    let processes = step.run.as_ref().and_then(|r| r.processes.as_ref());
-    let workers = match workers(processes) {
+    let workers = match workers {
         Ok(w) => w,
         Err(why) => {
             advice.no_advice = Some(why);
@@ -167,7 +188,6 @@ fn judge(step: &Step) -> ParallelismAdvice {
         (workers.cpu_seconds / unqueued.max(workers.cpu_seconds).max(f64::MIN_POSITIVE)).min(1.0)
     });
     advice.cpu_bound = advice.workers_cpu_share.is_some_and(|s| s >= ParallelismAdvice::CPU_BOUND_SHARE);
-    let sampled = processes.is_some_and(|p| p.source == Some(ProcessSource::Sampled) || p.partial);
     let (Some(p50), Some(p95), Some(max)) =
         (workers.p50_peak_rss_bytes, workers.p95_peak_rss_bytes, workers.max_peak_rss_bytes)
     else {

@@ -145,12 +145,16 @@ impl V1Cgroups {
             .collect()
     }
 
-    /// PIDs in any of the step's v1 cgroups.
+    /// PIDs in any of the step's v1 cgroups, or in a cgroup below one: a
+    /// step may nest steps of its own (`stepmon build`'s actions, each made
+    /// by `stepmon wrap` below the cgroup it runs in), and v1's
+    /// `cgroup.procs` lists a cgroup's own members only.
     fn members(&self) -> Vec<i32> {
         let mut pids: Vec<i32> = self
             .dirs
             .iter()
-            .filter_map(|(_, dir)| fs::read_to_string(dir.join("cgroup.procs")).ok())
+            .flat_map(|(_, dir)| subtree(dir))
+            .filter_map(|dir| fs::read_to_string(dir.join("cgroup.procs")).ok())
             .flat_map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect::<Vec<i32>>())
             .collect();
         pids.sort_unstable();
@@ -188,11 +192,17 @@ impl V1Cgroups {
         }
     }
 
-    /// Removes every run directory (`rmdir`).
+    /// Removes every run directory (`rmdir`), and first the cgroups a
+    /// nested step left below it (its stepmon killed before it removed
+    /// them: a v1 cgroup with a child cannot be removed).
     pub(crate) fn remove(&self) -> io::Result<()> {
         let mut first_error = None;
         for (_, dir) in &self.dirs {
-            if let Err(e) = fs::remove_dir(dir)
+            let removed = match fs::remove_dir(dir) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => super::placement::remove_tree(dir),
+                other => other,
+            };
+            if let Err(e) = removed
                 && e.kind() != io::ErrorKind::NotFound
             {
                 first_error.get_or_insert(e);
@@ -200,6 +210,20 @@ impl V1Cgroups {
         }
         first_error.map_or(Ok(()), Err)
     }
+}
+
+/// `dir` and every cgroup below it, parents first (a directory that cannot
+/// be listed, e.g. removed meanwhile, contributes itself alone).
+fn subtree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut at = 0;
+    while let Some(next) = out.get(at).cloned() {
+        if let Ok(entries) = stepmon_fdread::list_dir(&next) {
+            out.extend(entries.into_iter().filter(|e| e.is_dir).map(|e| next.join(e.name)));
+        }
+        at += 1;
+    }
+    out
 }
 
 /// Finds run directories of dead owners in this process's cgroup of each
