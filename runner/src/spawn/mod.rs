@@ -139,3 +139,9 @@ impl fmt::Display for SpawnError {
 }
 
 impl std::error::Error for SpawnError {}
+
+/// Whether `signal` is ignored (`SIG_IGN`) in this process now: inherited
+/// from whoever started it (`nohup`), so not to be caught and forwarded.
+pub(crate) fn is_ignored(signal: i32) -> bool {
+    sys::is_ignored(signal)
+}
