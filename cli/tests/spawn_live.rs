@@ -207,8 +207,12 @@ fn signals_ignored_by_whoever_started_stepmon_stay_ignored_each_way() {
         if mode == "clone3" && !clone3_expected() {
             continue;
         }
-        let out = Command::new("sh")
+        // From the defaults (a test run as a background job inherits
+        // SIGINT ignored), then HUP ignored as `nohup` does.
+        let out = Command::new("env")
             .args([
+                "--default-signal=INT,TERM,HUP",
+                "sh",
                 "-c",
                 r#"trap '' HUP; STEPMON_PID=$$ exec "$0" run -q -- sh -c 'cat /proc/self/status; kill -HUP "$STEPMON_PID" $$; echo survived'"#,
             ])

@@ -87,6 +87,10 @@ mod tests {
 
     #[test]
     fn signals_to_stepmon_reach_the_step() {
+        // Caught only where not ignored by whoever started the tests
+        // (`nohup cargo test`); set before any step installs its handlers.
+        crate::spawn::unignore(signal_hook::consts::SIGHUP);
+        crate::spawn::unignore(signal_hook::consts::SIGTERM);
         let step = sleeper();
         // Raised at this process before the wait starts: kept, not lost.
         signal_hook::low_level::raise(signal_hook::consts::SIGHUP).unwrap();
