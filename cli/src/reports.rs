@@ -26,7 +26,9 @@ pub struct ReportArgs {
     /// Output format: text, json, trace (Chrome trace for Perfetto),
     /// openmetrics (for OpenMetrics scrapers), prometheus (text format
     /// 0.0.4, for Pushgateway and node_exporter's textfile collector),
-    /// markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
+    /// gitlab-metrics (GitLab's metrics report: the headline numbers with
+    /// labels that stay the same from run to run, to three significant
+    /// digits), markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
     /// markdown-svg (charts as inline SVG, for renderers that keep it), html
     /// (with SVG charts) or svg (the charts alone).
     #[arg(short, long, default_value = "text", value_name = "FORMAT")]
