@@ -357,6 +357,11 @@ fn gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status() {
     let mut entries = entries();
     // Two steps of one name stay two metrics.
     entries[3].step.name = entries[2].step.name.clone();
+    // A number measured where stepmon's rights reached says so.
+    entries[5].step.sources.cpu = Some(stepmon_model::source::Source::upper_bound(
+        stepmon_model::source::Rung::EnclosingCgroup,
+        "the cgroup stepmon runs in",
+    ));
     let text = views::gitlab::render(&entries);
     let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_openmetrics.py");
     let (ok, stdout, stderr) = common::pipe(&python, &[checker], &text);
@@ -378,7 +383,7 @@ fn gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status() {
         for sample in family["samples"].as_array().unwrap() {
             for key in sample["labels"].as_object().unwrap().keys() {
                 assert!(
-                    ["step", "group", "resource", "stepmon_job_step_status"].contains(&key.as_str()),
+                    ["step", "group", "resource", "stepmon_job_step_status", "rung", "bound"].contains(&key.as_str()),
                     "{key} would change from run to run or is not the step's: {sample}"
                 );
             }
@@ -392,6 +397,13 @@ fn gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status() {
         .collect();
     assert_eq!(walls.len(), STEPS);
     assert_eq!(walls[3], format!("{} (2)", walls[2]));
+    let cpu = families.iter().find(|f| f["name"] == "stepmon_step_cpu_usage_seconds").unwrap();
+    let qualified: Vec<&Value> =
+        cpu["samples"].as_array().unwrap().iter().filter(|s| s["labels"].get("rung").is_some()).collect();
+    assert_eq!(qualified.len(), 1, "{cpu}");
+    assert_eq!(qualified[0]["labels"]["step"], walls[5]);
+    assert_eq!(qualified[0]["labels"]["rung"], "enclosingCgroup");
+    assert_eq!(qualified[0]["labels"]["bound"], "upperBound");
     let status = families.iter().find(|f| f["name"] == "stepmon_job_step_status").unwrap();
     let interrupted: Vec<&Value> = status["samples"]
         .as_array()

@@ -22,6 +22,10 @@
 //! * **three significant digits**: a value at full precision differs in
 //!   every run, so every metric would read as changed; rounded, a change
 //!   shows once it reaches the third digit;
+//! * **a number that is not the step's own** (measured where stepmon's
+//!   rights reached: the enclosing cgroup, the machine) carries its `rung`
+//!   and `bound`, as `stepmon_step_source_info` gives them in the full
+//!   exposition, so that it is never read as the step's;
 //! * **the headline numbers only**, those of the job table: each step's
 //!   wall time, CPU time, memory peak, IO read and written, PSI `some`
 //!   stall shares and exit code, its status (so that an interrupted or
@@ -31,6 +35,7 @@
 
 use std::fmt::Write as _;
 
+use stepmon_model::source::{Bound, Group};
 use stepmon_report::job::Entry;
 use stepmon_report::job::table::job;
 use stepmon_report::step::Step;
@@ -39,15 +44,16 @@ use super::metrics::{CPU, MEMORY_PEAK, STATUS, STATUS_STATES, WALL};
 use crate::families::{self, Family, Value, escape};
 use crate::openmetrics;
 
-/// The step families this report keeps, by name (the job table's columns).
-const STEP_FAMILIES: [&str; 7] = [
-    "stepmon_step_wall_seconds",
-    "stepmon_step_cpu_usage_seconds",
-    "stepmon_step_memory_peak_bytes",
-    "stepmon_step_io_read_bytes",
-    "stepmon_step_io_write_bytes",
-    "stepmon_step_pressure_stall_ratio",
-    "stepmon_step_exit_code",
+/// The step families this report keeps, by name (the job table's columns),
+/// with the field group whose source their numbers come from.
+const STEP_FAMILIES: [(&str, Option<Group>); 7] = [
+    ("stepmon_step_wall_seconds", None),
+    ("stepmon_step_cpu_usage_seconds", Some(Group::Cpu)),
+    ("stepmon_step_memory_peak_bytes", Some(Group::Memory)),
+    ("stepmon_step_io_read_bytes", Some(Group::Io)),
+    ("stepmon_step_io_write_bytes", Some(Group::Io)),
+    ("stepmon_step_pressure_stall_ratio", Some(Group::Pressure)),
+    ("stepmon_step_exit_code", None),
 ];
 
 /// Significant digits of every value (see the module docs).
@@ -61,13 +67,16 @@ pub fn render(entries: &[Entry]) -> String {
     let groups: Vec<Option<&str>> = job.steps.iter().map(|r| r.group.as_deref()).collect();
     let identities = identities(&steps, &groups);
     let mut out: Vec<(&'static Family, String)> = Vec::new();
-    for family in families::all().filter(|f| STEP_FAMILIES.contains(&f.name)) {
+    for family in families::all() {
+        let Some((_, group)) = STEP_FAMILIES.iter().find(|(name, _)| *name == family.name) else { continue };
         let mut lines = String::new();
         for (step, identity) in steps.iter().zip(&identities) {
+            let source = group.map_or_else(Vec::new, |g| qualifier(step, g));
             for (extra, value) in families::points(family, step) {
                 let labels: Vec<(&str, &str)> = identity
                     .iter()
                     .map(|(k, v)| (*k, v.as_str()))
+                    .chain(source.iter().copied())
                     .chain(extra.iter().map(|(k, v)| (*k, v.as_str())))
                     .collect();
                 write_sample(&mut lines, family, &labels, value);
@@ -109,6 +118,26 @@ pub fn render(entries: &[Entry]) -> String {
         }
     }
     openmetrics::frame(out)
+}
+
+/// The `rung` and `bound` labels of a number of `group` that is not the
+/// step's own exact number (the enclosing cgroup's memory peak, the
+/// machine's stall share: [`stepmon_model::source::Source::is_exact_for_step`]), so that it is
+/// never read as the step's; none for the step's own numbers. A number
+/// whose source changes between two runs is then another metric, as it
+/// should be: the two are not comparable.
+fn qualifier(step: &Step, group: Group) -> Vec<(&'static str, &'static str)> {
+    match step.sources.get(group) {
+        Some(source) if !source.is_exact_for_step() => {
+            let bound = match source.bound {
+                Bound::Exact => "exact",
+                Bound::LowerBound => "lowerBound",
+                Bound::UpperBound => "upperBound",
+            };
+            vec![("rung", source.rung.as_str()), ("bound", bound)]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Each step's labels: `step` (its name, numbered from its second use in
