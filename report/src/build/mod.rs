@@ -261,7 +261,9 @@ impl Build {
             None => record
                 .steps
                 .iter()
-                .rposition(|s| s.start.as_ref().is_some_and(|s| s.action.is_none()))
+                .rposition(|s| {
+                    s.start.as_ref().is_some_and(|s| !s.action.as_ref().is_some_and(Action::is_build_action))
+                })
                 .ok_or(NoBuild::NoOuterStep)?,
         };
         let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, from.to_owned())).collect();
@@ -290,7 +292,7 @@ impl Build {
         let until =
             job.steps.get(outer_row).and_then(|r| r.wall_seconds).map_or(f64::INFINITY, |w| w + table::MIN_GAP_SECONDS);
         for (i, row) in job.steps.iter().enumerate() {
-            let Some(action) = row.action.as_ref() else { continue };
+            let Some(action) = row.action.as_ref().filter(|a| a.is_build_action()) else { continue };
             let Some(start) = since(row).filter(|s| (-table::MIN_GAP_SECONDS..=until).contains(s)) else { continue };
             nested_cpu += row.cpu_seconds.unwrap_or(0.0);
             if let Some(cpu) = collector_cpu(row) {
