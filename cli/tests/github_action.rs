@@ -465,7 +465,40 @@ fn post_without_a_record_gives_a_notice_and_exits_0() {
     assert!(post.stdout.starts_with("::notice::stepmon: the main step did not install stepmon"), "{}", post.stdout);
 }
 
-/// The action's repository is the one install.sh and cli/Cargo.toml name.
+/// action.yml as PyYAML reads it (Debian's python3-yaml, scripts/setup):
+/// node20 running the two scripts there are, the inputs with the defaults
+/// the tests give, the `record` output.
+#[test]
+fn action_yml_runs_the_scripts_with_the_inputs_given_here() {
+    let name = "action_yml_runs_the_scripts_with_the_inputs_given_here";
+    let Some(python) = common::python(name) else { return };
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(
+            "import json, sys, yaml\n\
+             a = yaml.safe_load(open(sys.argv[1]))\n\
+             print(json.dumps({'runs': a['runs'], 'outputs': sorted(a['outputs']),\n\
+                               'inputs': {k: str(v.get('default', '')) for k, v in a['inputs'].items()}}))",
+        )
+        .arg(repo_file("action.yml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        read["runs"],
+        serde_json::json!({"using": "node20", "main": "action/main.js", "post": "action/post.js"})
+    );
+    assert!(repo_file("action/main.js").exists() && repo_file("action/post.js").exists());
+    assert_eq!(read["outputs"], serde_json::json!(["record"]));
+    let defaults: BTreeMap<String, String> = serde_json::from_value(read["inputs"].clone()).unwrap();
+    assert_eq!(defaults, action_defaults());
+    assert_eq!(defaults["version"], "latest");
+    assert_eq!(defaults["summary"], "true");
+}
+
+/// The action's repository is the one install.sh names (install_script.rs
+/// keeps that equal to cli/Cargo.toml's `repository`).
 #[test]
 fn the_action_names_the_repository_install_sh_names() {
     let script = fs::read_to_string(repo_file("scripts/install.sh")).unwrap();
