@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use super::section::{self, Section};
 use crate::escape::{markdown_inline as md, markdown_line as md_line};
-use stepmon_model::advice::NoAdvice;
+use stepmon_model::advice::{NoAdvice, ParallelismAdvice};
 use stepmon_report::job::Entry;
 use stepmon_report::job::table::{HEADER, Job, Row, cells, extremes, headline, job, remarks};
 
@@ -161,8 +161,13 @@ fn advice(out: &mut String, entries: &[Entry], job: &Job) {
         }
         let mut reason = p.reason;
         if p.no_advice == Some(NoAdvice::NoProcessRecords) {
-            // A job record keeps each step in brief, without its processes.
-            reason.push_str(" (a job record keeps none; `stepmon run --output FILE` keeps a step's)");
+            // A job record keeps a step in brief: its workers only when a
+            // command ran often enough to advise on (StepBrief::workers).
+            reason.push_str(&format!(
+                " (a job record keeps a step's only when a command ran {} times or more; \
+                 `stepmon run --output FILE` keeps them all)",
+                ParallelismAdvice::MIN_INSTANCES
+            ));
         }
         match why_not.iter_mut().find(|(w, _)| *w == reason) {
             Some((_, names)) => names.push(r.shown_name()),
