@@ -22,12 +22,13 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Each format's output: its digest and length, bytes.
-const DIGESTS: [(&str, u64, usize); 9] = [
+const DIGESTS: [(&str, u64, usize); 10] = [
     ("text", 0xc36f_cbc0_ce57_689f, 35082),
     ("json", 0x34bb_3120_122e_e600, 121_012),
     ("trace", 0xfee5_38de_ad7e_46b6, 2_121_489),
     ("openmetrics", 0xd6fc_1843_d067_0522, 1_122_648),
     ("prometheus", 0x89b5_f89a_e982_6b05, 1_121_783),
+    ("gitlab-metrics", 0xf3d1_c5b4_3bcb_9b85, 167_028),
     ("markdown", 0x3567_9029_7924_ee9a, 17583),
     ("markdown-svg", 0x3567_9029_7924_ee9a, 17583),
     ("html", 0x2222_b424_056b_194d, 2_280_144),
