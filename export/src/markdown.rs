@@ -152,7 +152,7 @@ enum Kind {
 /// with a known start, the start itself (its counters were zero when its
 /// cgroup was created), else the first sample holding it — the reading
 /// [`stepmon_report::series`] starts its first interval at.
-fn first_reading(step: &Step, has: impl Fn(&stepmon_model::sample::StepSample) -> bool) -> Option<f64> {
+pub(crate) fn first_reading(step: &Step, has: impl Fn(&stepmon_model::sample::StepSample) -> bool) -> Option<f64> {
     if matches!(step.origin, Origin::BuildKit { .. }) && step.start.is_some() {
         return Some(0.0);
     }
@@ -162,20 +162,20 @@ fn first_reading(step: &Step, has: impl Fn(&stepmon_model::sample::StepSample) -
 /// A series on an even time grid: bucket `k` is `((k - 1) × width, k × width]`,
 /// its point at `k × width`.
 #[derive(Debug, Clone, PartialEq)]
-struct Grid {
-    width: f64,
-    points: Vec<Point>,
+pub(crate) struct Grid {
+    pub(crate) width: f64,
+    pub(crate) points: Vec<Point>,
 }
 
 /// Slack for comparing times with grid times (`k × width` is not exact in
 /// binary), as a share of the bucket width.
-const SLACK: f64 = 1e-9;
+pub(crate) const SLACK: f64 = 1e-9;
 
 /// The bucket ends covering `from..=to` for `width`: the first bucket ends
 /// at or after `from` (`first_open`: strictly after, for intervals that
 /// start at `from`), the last at or after `to`.
 #[allow(clippy::cast_possible_truncation)]
-fn bucket_range(from: f64, to: f64, width: f64, first_open: bool) -> std::ops::RangeInclusive<i64> {
+pub(crate) fn bucket_range(from: f64, to: f64, width: f64, first_open: bool) -> std::ops::RangeInclusive<i64> {
     let first = if first_open { (from / width + SLACK).floor() + 1.0 } else { (from / width - SLACK).ceil() };
     // Both are whole numbers of at most a few hundred buckets from zero
     // (the span is at most MAX_CHART_POINTS widths).
@@ -256,6 +256,13 @@ fn chart(title: &str, unit: &str, points: &[Point], kind: Kind, scale: fn(f64) -
     let Some(grid) = resample(points, kind) else {
         return format!("*{title} over time: the samples leave gaps or span no time, no chart (see the table).*\n");
     };
+    xychart(title, unit, "time since the step started", &grid, scale)
+}
+
+/// `grid` (values mapped by `scale` into `unit`) as a Mermaid `xychart-beta`
+/// block, its x axis titled `axis`: a label per bucket end, the y axis from
+/// 0 to a tenth above the highest value.
+pub(crate) fn xychart(title: &str, unit: &str, axis: &str, grid: &Grid, scale: fn(f64) -> f64) -> String {
     let values: Vec<f64> = grid.points.iter().map(|p| scale(p.value)).collect();
     let top = values.iter().copied().fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.1 } else { 1.0 };
@@ -264,7 +271,7 @@ fn chart(title: &str, unit: &str, points: &[Point], kind: Kind, scale: fn(f64) -
     let values: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
     format!(
         "```mermaid\nxychart-beta\n    title \"{title} ({unit}), one point per {:.d$} s\"\n    \
-         x-axis \"time since the step started\" [{}]\n    y-axis \"{unit}\" 0 --> {top:.3}\n    line [{}]\n```\n",
+         x-axis \"{axis}\" [{}]\n    y-axis \"{unit}\" 0 --> {top:.3}\n    line [{}]\n```\n",
         grid.width,
         times.join(", "),
         values.join(", ")

@@ -1,5 +1,6 @@
 //! The parallelism advice in the exports: the suggested-jobs gauge, the
-//! Markdown and HTML lines, the JSON; nothing where there is no advice.
+//! Markdown and HTML lines, the JSON; nothing where there is no advice;
+//! in a job's Markdown, each step's advice or why it has none.
 
 use stepmon_model::document::RunDocument;
 use stepmon_model::processes::{Keep, Lifetime, ProcessRecord, Processes};
@@ -76,4 +77,28 @@ fn the_suggested_jobs_gauge_and_the_markdown_line() {
     let none = step(None, Some(400_000_000), None);
     assert!(!stepmon_export::prometheus::render(std::slice::from_ref(&none)).contains("suggested_jobs"));
     assert!(!stepmon_export::markdown::render(std::slice::from_ref(&none)).contains("**Advice**"));
+}
+
+/// A job's Markdown lists each step's advice and says why the others have
+/// none, the steps of one reason on one line.
+#[test]
+fn the_jobs_markdown_lists_the_advice_and_why_not() {
+    use stepmon_report::job::Entry;
+    let advised = step(Some(taskstats(six_workers())), Some(400_000_000), Some(2));
+    let (mut bare, mut also_bare) = (step(None, None, None), step(None, None, None));
+    bare.name = "lint".to_owned();
+    also_bare.name = "docs".to_owned();
+    let entries: Vec<Entry> =
+        [advised, bare, also_bare].into_iter().map(|s| Entry::of_run(s, "run.json".to_owned())).collect();
+    let markdown = stepmon_export::job::markdown::render(&entries, &[]);
+    let section =
+        markdown.split("**Parallelism (`-j`)**\n\n").nth(1).expect("the section").split("\n\n").next().unwrap();
+    let lines: Vec<&str> = section.lines().collect();
+    assert_eq!(lines.len(), 2, "{section}");
+    assert!(
+        lines[0].starts_with("- sh: parallelism: up to 6 python3 ran at once")
+            && lines[0].contains("→ -j2 (memory-bound"),
+        "{section}"
+    );
+    assert!(lines[1].starts_with("- lint (sh), docs (sh): no parallelism advice: no per-process records"), "{section}");
 }

@@ -8,10 +8,12 @@
 //! IO, stall, tasks) and the machine's (CPU busy and stall, memory, online
 //! CPUs). That is what a brief keeps: the summary computed from the whole
 //! document as a report computes it, the series as columns of numbers, at
-//! most [`MAX_POINTS`] samples. What it leaves out — the per-sample fields
-//! no view of a job draws and the reasons repeated in every sample, the
-//! per-process records, the cgroup paths, the host, the verdicts and advice
-//! (a report judges them again) — is in the step's own document
+//! most [`MAX_POINTS`] samples, and the aggregates of the commands a
+//! report's `-j` advice weighs ([`StepBrief::workers`]). What it leaves
+//! out — the per-sample fields no view of a job draws and the reasons
+//! repeated in every sample, the per-process records, the cgroup paths,
+//! the host, the verdicts and advice (a report judges them again) — is in
+//! the step's own document
 //! (`stepmon run --output`). A `true` step's brief is about 1.5 KB where
 //! its document is 15 KB.
 //!
@@ -93,6 +95,45 @@ pub struct StepBrief {
     /// The machine's samples.
     #[serde(default, skip_serializing_if = "Machine::is_empty")]
     pub machine: Machine,
+    /// The step's parallel workers, when it had any: its per-process
+    /// numbers cut to the commands that ran
+    /// [`ParallelismAdvice::MIN_INSTANCES`](crate::advice::ParallelismAdvice::MIN_INSTANCES)
+    /// times or more (their aggregates: counts, peaks, overlap), no process
+    /// listed, at most [`MAX_WORKER_COMMANDS`] (those with the most CPU
+    /// time) — what a report needs to advise `-j` on the job's steps as it
+    /// does on a step's document, a few hundred bytes a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<crate::processes::Processes>,
+}
+
+/// The most commands [`StepBrief::workers`] keeps (about 400 bytes each).
+pub const MAX_WORKER_COMMANDS: usize = 8;
+
+/// `processes` cut to the commands the parallelism advice weighs (run
+/// [`ParallelismAdvice::MIN_INSTANCES`](crate::advice::ParallelismAdvice::MIN_INSTANCES)
+/// times or more), without the processes themselves; `None` when no command
+/// ran that often (nothing to advise on).
+fn workers_in_brief(processes: &crate::processes::Processes) -> Option<crate::processes::Processes> {
+    // `commands` is most CPU first: the heaviest workers are kept.
+    let commands: Vec<_> = processes
+        .commands
+        .iter()
+        .filter(|c| c.count >= crate::advice::ParallelismAdvice::MIN_INSTANCES)
+        .take(MAX_WORKER_COMMANDS)
+        .cloned()
+        .collect();
+    if commands.is_empty() {
+        return None;
+    }
+    Some(crate::processes::Processes {
+        commands,
+        top_by_cpu: Vec::new(),
+        top_by_peak_rss: Vec::new(),
+        top_by_io: Vec::new(),
+        all: Vec::new(),
+        reaped: None,
+        ..processes.clone()
+    })
 }
 
 /// A step's (or its enclosing cgroup's) samples as columns: the values the
@@ -235,6 +276,7 @@ impl StepBrief {
             series,
             enclosing,
             machine: Machine::of(document, start),
+            workers: run.processes.as_ref().and_then(workers_in_brief),
         })
     }
 
@@ -254,6 +296,7 @@ impl StepBrief {
             sources: self.sources.clone(),
             not_measured: self.not_measured.clone(),
             warnings: self.warnings.clone(),
+            processes: self.workers.clone(),
             ..RunInfo::default()
         };
         run.enclosing_cgroup = self
@@ -484,6 +527,46 @@ mod tests {
         assert!(kept.windows(2).all(|w| w[0] < w[1]));
         let kept = thinned(MAX_POINTS + 1).unwrap();
         assert_eq!((kept.len(), kept[0], kept[MAX_POINTS - 1]), (MAX_POINTS, 0, MAX_POINTS));
+    }
+
+    #[test]
+    fn the_workers_are_the_commands_run_often_enough_without_their_processes() {
+        use crate::processes::{CommandAggregate, ProcessRecord, Processes};
+        let command = |name: &str, count: u64| CommandAggregate {
+            command: name.to_owned(),
+            count,
+            p95_peak_rss_bytes: Some(1 << 20),
+            ..CommandAggregate::default()
+        };
+        // Most CPU first, as a document lists them: ten that ran often, one
+        // that ran twice.
+        let mut commands: Vec<_> = (0..10).map(|i| command(&format!("cc{i}"), 3 + i)).collect();
+        commands.insert(2, command("ld", 2));
+        let processes = Processes {
+            processes: 40,
+            commands,
+            top_by_cpu: vec![ProcessRecord::default()],
+            all: vec![ProcessRecord::default(); 40],
+            ..Processes::default()
+        };
+        let workers = workers_in_brief(&processes).expect("workers");
+        let names: Vec<&str> = workers.commands.iter().map(|c| c.command.as_str()).collect();
+        assert_eq!(names, ["cc0", "cc1", "cc2", "cc3", "cc4", "cc5", "cc6", "cc7"]);
+        assert_eq!(workers.commands.len(), MAX_WORKER_COMMANDS);
+        assert!(workers.top_by_cpu.is_empty() && workers.all.is_empty());
+        assert_eq!(workers.processes, 40, "the counts are the step's");
+        let few = Processes { commands: vec![command("ld", 2)], ..Processes::default() };
+        assert_eq!(workers_in_brief(&few), None);
+
+        // Through the brief and back into a document.
+        let json = r#"{"resourceUsage": {"samples": []}, "sysUsage": [],
+            "stepmon": {"command": ["make"], "exitCode": 0,
+                        "start": "2026-12-04T10:00:00Z", "end": "2026-12-04T10:00:02Z"}}"#;
+        let mut document: RunDocument = serde_json::from_str(json).unwrap();
+        document.stepmon.as_mut().unwrap().processes = Some(processes);
+        let brief = StepBrief::of(&document).unwrap();
+        let read: StepBrief = serde_json::from_str(&serde_json::to_string(&brief).unwrap()).unwrap();
+        assert_eq!(read.to_document().stepmon.unwrap().processes, Some(workers));
     }
 
     #[test]
