@@ -8,9 +8,10 @@
 //! IO, stall, tasks) and the machine's (CPU busy and stall, memory, online
 //! CPUs). That is what a brief keeps: the summary computed from the whole
 //! document as a report computes it, the series as columns of numbers, at
-//! most [`MAX_POINTS`] samples. What it leaves out — the per-sample fields
+//! most [`MAX_POINTS`] samples, and its largest process (what the memory
+//! verdict names). What it leaves out — the per-sample fields
 //! no view of a job draws and the reasons repeated in every sample, the
-//! per-process records, the cgroup paths, the host, the verdicts and advice
+//! other per-process records, the cgroup paths, the host, the verdicts and advice
 //! (a report judges them again) — is in the step's own document
 //! (`stepmon run --output`). A `true` step's brief is about 1.5 KB where
 //! its document is 15 KB.
@@ -46,6 +47,7 @@ use crate::missing::{Missing, MissingKind};
 use crate::sample::{CpuStat, IoStat, LimitJson, MemoryStat, SamplesExt, StepSample, StepSampleExt, UsageSummary};
 use crate::source::{EnclosingCgroup, Sources};
 use crate::system::{PerCpuStat, PressureJson, PressureValues, SysCPUStat, SysCpuDeltaExt, SysMemoryStat, SysSample};
+use crate::verdict::PeakProcess;
 
 /// The most samples a brief keeps of one series: a longer one is thinned
 /// to this many, evenly, its first and last kept ([`Series::thinned_from`]
@@ -93,6 +95,12 @@ pub struct StepBrief {
     /// The machine's samples.
     #[serde(default, skip_serializing_if = "Machine::is_empty")]
     pub machine: Machine,
+    /// Its process with the largest peak RSS, of the document's
+    /// per-process records (which a brief leaves out): what the memory
+    /// verdict names ("largest process cc1plus (pid 8841, foo.cpp)
+    /// 1.2 GiB"), a few dozen bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_process: Option<PeakProcess>,
 }
 
 /// A step's (or its enclosing cgroup's) samples as columns: the values the
@@ -235,6 +243,7 @@ impl StepBrief {
             series,
             enclosing,
             machine: Machine::of(document, start),
+            largest_process: run.processes.as_ref().and_then(PeakProcess::of),
         })
     }
 
