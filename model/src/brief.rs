@@ -98,8 +98,10 @@ pub struct StepBrief {
     /// Its process with the largest peak RSS, of the document's
     /// per-process records (which a brief leaves out): what the memory
     /// verdict names ("largest process cc1plus (pid 8841, foo.cpp)
-    /// 1.2 GiB"), a few dozen bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// 1.2 GiB"). Written as an array, `[command, pid, peak RSS bytes]`
+    /// and the label when known: some 40 bytes where a short step's whole
+    /// record is to stay within 2 KB.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "compact_peak")]
     pub largest_process: Option<PeakProcess>,
 }
 
@@ -289,6 +291,41 @@ impl StepBrief {
             document.resource_usage.stepmon = Some(SamplesExt { sys_cpu: Some(delta), missing: Vec::new() });
         }
         document
+    }
+}
+
+/// [`StepBrief::largest_process`] as `[command, pid, peakRssBytes]`, with
+/// its label fourth when it has one.
+mod compact_peak {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::verdict::PeakProcess;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Compact {
+        Labelled(String, u32, u64, String),
+        Plain(String, u32, u64),
+    }
+
+    #[allow(clippy::ref_option)] // serde's `with` passes the field by reference
+    pub(super) fn serialize<S: Serializer>(process: &Option<PeakProcess>, serializer: S) -> Result<S::Ok, S::Error> {
+        process
+            .as_ref()
+            .map(|p| match &p.label {
+                Some(label) => Compact::Labelled(p.command.clone(), p.pid, p.peak_rss_bytes, label.clone()),
+                None => Compact::Plain(p.command.clone(), p.pid, p.peak_rss_bytes),
+            })
+            .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<PeakProcess>, D::Error> {
+        Ok(Option::<Compact>::deserialize(deserializer)?.map(|compact| match compact {
+            Compact::Labelled(command, pid, peak_rss_bytes, label) => {
+                PeakProcess { command, pid, peak_rss_bytes, label: Some(label) }
+            }
+            Compact::Plain(command, pid, peak_rss_bytes) => PeakProcess { command, pid, peak_rss_bytes, label: None },
+        }))
     }
 }
 
@@ -493,6 +530,36 @@ mod tests {
         assert!(kept.windows(2).all(|w| w[0] < w[1]));
         let kept = thinned(MAX_POINTS + 1).unwrap();
         assert_eq!((kept.len(), kept[0], kept[MAX_POINTS - 1]), (MAX_POINTS, 0, MAX_POINTS));
+    }
+
+    #[test]
+    fn the_largest_process_is_an_array_read_back_whole() {
+        let json = r#"{"resourceUsage": {"samples": []},
+          "stepmon": {"command": ["make"], "exitCode": 0,
+                      "start": "2026-12-04T10:00:00Z", "end": "2026-12-04T10:00:02Z"}}"#;
+        let mut brief = StepBrief::of(&serde_json::from_str(json).unwrap()).unwrap();
+        assert_eq!(brief.largest_process, None, "no per-process records");
+        assert!(!serde_json::to_string(&brief).unwrap().contains("largestProcess"));
+        for (process, written) in [
+            (
+                PeakProcess { command: "cc1plus".into(), pid: 8841, peak_rss_bytes: 157_286_400, label: None },
+                r#""largestProcess":["cc1plus",8841,157286400]"#,
+            ),
+            (
+                PeakProcess {
+                    command: "cc1plus".into(),
+                    pid: 8841,
+                    peak_rss_bytes: 157_286_400,
+                    label: Some("foo.cpp".into()),
+                },
+                r#""largestProcess":["cc1plus",8841,157286400,"foo.cpp"]"#,
+            ),
+        ] {
+            brief.largest_process = Some(process);
+            let text = serde_json::to_string(&brief).unwrap();
+            assert!(text.contains(written), "{text}");
+            assert_eq!(serde_json::from_str::<StepBrief>(&text).unwrap(), brief);
+        }
     }
 
     #[test]
