@@ -214,10 +214,14 @@ fn each_action_runs_in_a_cgroup_nested_in_the_builds() {
     let own_cgroup = if pure_v2 { Rung::CgroupV2 } else { Rung::CgroupV1 };
     assert_eq!(sources.memory.as_ref().map(|s| s.rung), Some(own_cgroup), "{sources:?}");
     if pure_v2 {
-        for (group, source) in [("cpu", &sources.cpu), ("io", &sources.io), ("pids", &sources.pids)] {
+        for (group, source) in [("cpu", &sources.cpu), ("pids", &sources.pids), ("pressure", &sources.pressure)] {
             assert_eq!(source.as_ref().map(|s| s.rung), Some(Rung::CgroupV2), "{group}: {sources:?}");
         }
     }
+    // IO: the action's cgroup where its io.stat counted any (this one
+    // writes nothing to a disk: its process tree's task IO accounting).
+    let io = sources.io.as_ref().map(|s| s.rung);
+    assert!(matches!(io, Some(Rung::CgroupV2 | Rung::CgroupV1 | Rung::ProcessTree)), "{sources:?}");
     let mounts = mount_points();
     for (hierarchy, path) in &nested {
         let (_, mount) =
