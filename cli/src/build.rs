@@ -124,6 +124,9 @@ pub fn build(args: BuildArgs) -> Result<i32, CliError> {
     let mut options = StepOptions::new(args.command.iter().cloned());
     options.spawn_mode = spawn_mode;
     options.forward_signals = true;
+    // The actions' cgroups nest in the build's, with controllers of their
+    // own on pure cgroup v2 too.
+    options.nested_steps = true;
     options.envs(stepmon_job::build::environment(&stepmon, &record.path, |name| std::env::var_os(name)));
     let start = stepmon_job::start(None, &[], &command);
     let outer = start.step.clone();

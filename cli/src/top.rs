@@ -111,6 +111,17 @@ fn from_run_argv(argv: &[String]) -> Option<(String, Option<PathBuf>)> {
     Some((name.unwrap_or_else(|| stepmon_model::labels::default_name(&command)), job))
 }
 
+/// The action of a launcher's command line (`stepmon wrap cc -c -o a.o
+/// a.c`, cargo's `stepmon rustc …`) named by what it builds, as its job
+/// record names it (without the package version, which is in cargo's
+/// environment; its marker has that); `None` for another command line.
+fn from_launcher_argv(argv: &[String]) -> Option<(String, Option<PathBuf>)> {
+    let words: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+    let action = crate::wrap::action_of_argv(&words)?;
+    let action: Vec<String> = action.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    Some((stepmon_job::action::identify(&action, |_| None).to_string(), None))
+}
+
 /// The `.<n>` of a run directory's name (0 without one).
 fn run_number(run: &str) -> u64 {
     run.split('.').nth(3).and_then(|n| n.parse().ok()).unwrap_or(0)
@@ -119,11 +130,12 @@ fn run_number(run: &str) -> u64 {
 /// The row of `now`, named from its owner's command line and its marker.
 fn row(now: &StepNow, markers: &[RunningMarker]) -> Row {
     let step: &RunningStep = &now.step;
-    let (mut name, mut job) = from_run_argv(&step.owner_command).unwrap_or_else(|| {
-        // A builder: its program, and the run directory's number.
-        let program = stepmon_model::labels::default_name(&step.owner_command);
-        (format!("{program}#{}", run_number(&step.run)), None)
-    });
+    let (mut name, mut job) =
+        from_run_argv(&step.owner_command).or_else(|| from_launcher_argv(&step.owner_command)).unwrap_or_else(|| {
+            // A builder: its program, and the run directory's number.
+            let program = stepmon_model::labels::default_name(&step.owner_command);
+            (format!("{program}#{}", run_number(&step.run)), None)
+        });
     let marker =
         markers.iter().find(|m| m.pid == step.owner_pid && m.start == step.owner_start && m.n == run_number(&step.run));
     if let Some(marker) = marker {
@@ -318,6 +330,19 @@ mod tests {
         assert_eq!(from_run_argv(&argv("my-builder --jobs 4")), None);
         assert_eq!(run_number("stepmon-run.12.34"), 0);
         assert_eq!(run_number("stepmon-run.12.34.5"), 5);
+    }
+
+    #[test]
+    fn a_launchers_action_is_named_by_what_it_builds() {
+        let name = |line: &str| from_launcher_argv(&argv(line)).map(|(n, _)| n);
+        assert_eq!(name("/usr/bin/stepmon wrap cc -c -o main.o main.c").as_deref(), Some("main.o (cc)"));
+        assert_eq!(
+            name("stepmon /opt/rust/bin/rustc --crate-name serde --edition=2021 src/lib.rs --crate-type lib")
+                .as_deref(),
+            Some("serde (lib)")
+        );
+        assert_eq!(name("stepmon run -- cc -c a.c"), None);
+        assert_eq!(name("my-builder --jobs 4"), None);
     }
 
     fn named(name: &str, cores: Option<f64>, memory: Option<u64>) -> Row {

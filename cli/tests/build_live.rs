@@ -1,12 +1,13 @@
 //! `stepmon build -- BUILD` on real builds: cargo on the small offline
 //! crate tree of the launcher's tests (tests/data/wrap/cargo), make on
-//! the three-file C project (tests/data/wrap/c), and cargo with a
+//! the three-file C project (tests/data/wrap/c), CMake on it with the
+//! Makefile and Ninja generators, and cargo with a
 //! `RUSTC_WRAPPER` of the caller's own set before (a fake wrapper that
 //! notes each call). The job record holds the build's own step and one
 //! action per compiler run, each action's cgroups nested inside the
 //! build's (so the build's peak holds every action's); the report names
 //! every action and the remainder. As root (cgroups); `SKIPPED <name>:
-//! <why>` otherwise, and without cargo, make or cc.
+//! <why>` otherwise, and without cargo, make, cmake, ninja or cc.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{leftovers, live, scratch, skip};
+use stepmon_model::source::Rung;
 use stepmon_report::build::Build;
 use stepmon_report::job;
 
@@ -157,9 +159,11 @@ fn each_action_runs_in_a_cgroup_nested_in_the_builds() {
     let name = "each_action_runs_in_a_cgroup_nested_in_the_builds";
     let Some(base) = live(name) else { return };
     let dir = scratch("build-nested");
-    // The build and its one action each say where the kernel put them.
+    // The build and its one action each say where the kernel put them; the
+    // action holds 4 MB in its shell (a static busybox's in the VM tier is
+    // far smaller than that).
     let script = format!(
-        "cat /proc/self/cgroup > outer.txt && {STEPMON} wrap sh -c 'cat /proc/self/cgroup > inner.txt; head -c 8000000 /dev/zero | tail -c 1 >/dev/null'"
+        "cat /proc/self/cgroup > outer.txt && {STEPMON} wrap sh -c 'cat /proc/self/cgroup > inner.txt; x=$(yes | head -c 4000000); test ${{#x}} -ge 3999999'"
     );
     let (record, report) = (dir.join("job.jsonl"), dir.join("report.txt"));
     let out = build_in(&dir, &record, &report, "text", &["sh", "-c", &script], &[]);
@@ -168,22 +172,56 @@ fn each_action_runs_in_a_cgroup_nested_in_the_builds() {
     let inner = cgroups(&std::fs::read_to_string(dir.join("inner.txt")).unwrap());
     let own = cgroups(&std::fs::read_to_string("/proc/self/cgroup").unwrap());
     // In every hierarchy the build got a cgroup of its own in, the
-    // action's is below the build's.
+    // action's is below the build's. In cgroup2 the build's command runs in
+    // a leaf child of the build's cgroup (`stepmon-command`), which itself
+    // holds no process and so can give the actions' cgroups controllers
+    // (the no-internal-process rule): the action's cgroup is beside it.
     let mut nested = Vec::new();
     for ((hierarchy, theirs), ((_, ours), (_, mine))) in inner.iter().zip(outer.iter().zip(&own)) {
         if ours == mine {
             continue; // the build has no cgroup of its own in this hierarchy
         }
-        assert!(theirs.starts_with(&format!("{ours}/stepmon-run.")), "{hierarchy}: {theirs} is not below {ours}");
-        nested.push((hierarchy.clone(), ours.clone()));
+        let build = if hierarchy.is_empty() {
+            ours.strip_suffix("/stepmon-command").unwrap_or_else(|| panic!("the build's command runs in {ours}"))
+        } else {
+            ours.as_str()
+        };
+        assert!(theirs.starts_with(&format!("{build}/stepmon-run.")), "{hierarchy}: {theirs} is not below {build}");
+        nested.push((hierarchy.clone(), build.to_owned()));
     }
+    // Where cgroup2 has controllers (pure cgroup v2), the action's cgroup
+    // has its own memory controller: its peak is its own, not the build's.
+    let cgroup2 = mount_points().into_iter().find(|(h, _)| h.is_empty()).map(|(_, m)| m).unwrap();
+    let own_dir = cgroup2.join(own.iter().find(|(h, _)| h.is_empty()).unwrap().1.trim_start_matches('/'));
+    let pure_v2 = std::fs::read_to_string(own_dir.join("cgroup.controllers")).is_ok_and(|c| c.contains("memory"));
     assert!(nested.iter().any(|(h, _)| h.is_empty()), "no cgroup2 nesting: {outer:?} {inner:?}");
     eprintln!("nested in: {nested:?}");
     // The action is the record's; the build's cgroups are gone after it,
     // and with them the nested ones.
     let build = read(&record);
     assert_eq!(build.actions.len(), 1);
+    let peak = build.row(&build.actions[0]).memory_peak_bytes.unwrap();
+    eprintln!("the action's memory peak: {peak} bytes");
+    assert!(peak >= 4_000_000, "the action's peak {peak} is below the 4 MB it held");
     nested_and_clean(&build, &record, &base);
+    // The action's memory and CPU are its own cgroup's: cgroup v2 where
+    // that has controllers (pure v2, through the build's cgroup), else the
+    // v1 hierarchy nested likewise (hybrid) — never the enclosing build's.
+    let steps = job::read(&std::fs::read_to_string(&record).unwrap()).steps;
+    let action = steps.iter().find(|s| s.start.as_ref().is_some_and(|s| s.action.is_some())).unwrap();
+    let sources = &action.end.as_ref().unwrap().brief.as_ref().expect("an action's end in brief").sources;
+    eprintln!("the action's sources: {sources:?} (pure cgroup v2: {pure_v2})");
+    let own_cgroup = if pure_v2 { Rung::CgroupV2 } else { Rung::CgroupV1 };
+    assert_eq!(sources.memory.as_ref().map(|s| s.rung), Some(own_cgroup), "{sources:?}");
+    if pure_v2 {
+        for (group, source) in [("cpu", &sources.cpu), ("pids", &sources.pids), ("pressure", &sources.pressure)] {
+            assert_eq!(source.as_ref().map(|s| s.rung), Some(Rung::CgroupV2), "{group}: {sources:?}");
+        }
+    }
+    // IO: the action's cgroup where its io.stat counted any (this one
+    // writes nothing to a disk: its process tree's task IO accounting).
+    let io = sources.io.as_ref().map(|s| s.rung);
+    assert!(matches!(io, Some(Rung::CgroupV2 | Rung::CgroupV1 | Rung::ProcessTree)), "{sources:?}");
     let mounts = mount_points();
     for (hierarchy, path) in &nested {
         let (_, mount) =
@@ -276,6 +314,103 @@ fn make_has_three_compiles_and_a_link() {
         steps.iter().map(|s| s.start.as_ref().and_then(|s| s.action.as_ref()).unwrap().to_string()).collect();
     assert_eq!(names, ["again.o (cc)"]);
     assert!(tree.join("again.o").is_file());
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// `output` with each compile command it echoes cut to the compiler's
+/// arguments (`/usr/bin/cc -MD -MT …` to `-MD -MT …`).
+fn compiler_arguments(output: &str) -> Vec<&str> {
+    output.lines().map(|l| l.find(" -MD -MT ").map_or(l, |at| l[at..].trim_start())).collect()
+}
+
+/// `cmake ARGS…` run plainly in `dir`.
+fn cmake(dir: &Path, args: &[&str]) -> Output {
+    clean("cmake").args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap()
+}
+
+/// The three-file C project configured and built with CMake's `generator`,
+/// once plainly and once under `stepmon build` (configure, then build, each
+/// a build of its own as a developer runs them): the configure keeps the
+/// launcher in the build tree, so that the later `cmake --build` runs each
+/// compile and the link as an action named by its output; its status and
+/// output are the plain build's, also when a compile fails.
+fn cmake_builds_with(name: &str, generator: &str, tool_program: &str) {
+    let Some(base) = live(name) else { return };
+    if !tool(name, "cmake") || !tool(name, tool_program) || !tool(name, "cc") {
+        return;
+    }
+    let dir = scratch("build-cmake");
+    let source = dir.join("source");
+    copy_tree(&data("c"), &source);
+    let (plain, measured) = (dir.join("plain"), dir.join("measured"));
+    let source_arg = source.to_str().unwrap();
+    let configure = |tree: &Path| ["-S", source_arg, "-B", tree.to_str().unwrap(), "-G", generator].map(str::to_owned);
+    let build = |tree: &Path| ["--build", tree.to_str().unwrap(), "-j", "1"].map(str::to_owned);
+    let out = cmake(&dir, &strs(&configure(&plain)));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plain_build = cmake(&dir, &strs(&build(&plain)));
+    assert!(plain_build.status.success(), "{}", text(&plain_build.stderr));
+
+    // Configure under `stepmon build`: the launcher goes into the build tree.
+    let (configured, configure_report) = (dir.join("configure.jsonl"), dir.join("configure.txt"));
+    let args = [vec!["cmake".to_owned()], configure(&measured).to_vec()].concat();
+    let out = build_in(&dir, &configured, &configure_report, "text", &strs(&args), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cache = std::fs::read_to_string(measured.join("CMakeCache.txt")).unwrap();
+    let launcher =
+        cache.lines().find(|l| l.starts_with("CMAKE_C_COMPILER_LAUNCHER:")).unwrap_or_else(|| panic!("{cache}"));
+    assert!(launcher.ends_with(&format!("={STEPMON};wrap")), "{launcher}");
+
+    // The build: every compile and the link an action, its output the plain one's.
+    let (record, report) = (dir.join("job.jsonl"), dir.join("report.txt"));
+    let args = [vec!["cmake".to_owned()], build(&measured).to_vec()].concat();
+    let args = strs(&args);
+    let out = build_in(&dir, &record, &report, "text", &args, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), text(&plain_build.stdout));
+    let built = read(&record);
+    let mut names: Vec<String> = built.actions.iter().map(|a| built.row(a).label.clone()).collect();
+    names.sort();
+    // Named by the output as CMake passes it (relative to the build tree).
+    let objects = ["count", "greet", "main"].map(|o| format!("CMakeFiles/app.dir/{o}.c.o (cc)"));
+    assert_eq!(names, [&objects[..], &["app (cc link)".to_owned()]].concat(), "{generator}");
+    nested_and_clean(&built, &record, &base);
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert!(report.contains("actions: 4 (compile 3, link 1)"), "{report}");
+    let app = Command::new(measured.join("app")).output().unwrap();
+    assert_eq!(text(&app.stdout), "hello from three files (22)\n");
+
+    // A compile that fails: the plain build's status and diagnostics.
+    std::fs::write(source.join("greet.c"), "const char *greet(void) { return 42 }\n").unwrap();
+    let plain_failed = cmake(&dir, &strs(&build(&plain)));
+    let (failed_record, failed_report) = (dir.join("failed.jsonl"), dir.join("failed.txt"));
+    let out = build_in(&dir, &failed_record, &failed_report, "text", &args, &[]);
+    assert_ne!(plain_failed.status.code(), Some(0));
+    assert_eq!(out.status.code(), plain_failed.status.code(), "{}", text(&out.stderr));
+    // Ninja echoes a failed command: its program is the launcher then.
+    assert_eq!(compiler_arguments(&text(&out.stdout)), compiler_arguments(&text(&plain_failed.stdout)));
+    // The compiler's diagnostics: on stderr (make), or on stdout (Ninja
+    // collects a command's output and prints it).
+    let plain_said = text(&plain_failed.stderr) + &text(&plain_failed.stdout);
+    let said = text(&out.stderr) + &text(&out.stdout);
+    let error = plain_said.lines().find(|l| l.contains("error:")).unwrap_or_else(|| panic!("{plain_said}"));
+    assert!(said.contains(error), "{error} not in:\n{said}");
+    let failed = read(&failed_record);
+    let failed: Vec<String> = failed.failed().iter().map(|&i| failed.row(&failed.actions[i]).label.clone()).collect();
+    assert_eq!(failed, ["CMakeFiles/app.dir/greet.c.o (cc)"]);
+}
+
+#[test]
+fn cmake_with_makefiles_has_three_compiles_and_a_link() {
+    cmake_builds_with("cmake_with_makefiles_has_three_compiles_and_a_link", "Unix Makefiles", "make");
+}
+
+#[test]
+fn cmake_with_ninja_has_three_compiles_and_a_link() {
+    cmake_builds_with("cmake_with_ninja_has_three_compiles_and_a_link", "Ninja", "ninja");
 }
 
 #[test]

@@ -128,6 +128,50 @@ fn once_lists_eight_steps_of_two_jobs_with_their_records_numbers() {
     }
 }
 
+/// An action of `stepmon build` (its cgroup nested in the build's) is a
+/// row of its own, named by what it builds, with its job record.
+#[test]
+fn a_builds_running_action_is_named_by_what_it_builds() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let name = "a_builds_running_action_is_named_by_what_it_builds";
+    let Some(base) = live(name) else { return };
+    let dir = scratch("top-build");
+    // A compiler that takes its time and holds a few MB.
+    let cc = dir.join("cc");
+    std::fs::write(&cc, "#!/bin/sh\nx=$(yes | head -c 3000000)\nsleep 4\n").unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let job = dir.join("job.jsonl");
+    let script = format!("{} wrap ./cc -c -o main.o main.c", env!("CARGO_BIN_EXE_stepmon"));
+    let mut build = stepmon()
+        .args(["build", "--job"])
+        .arg(&job)
+        .args(["-o"])
+        .arg(dir.join("report.txt"))
+        .args(["--", "sh", "-c", &script])
+        .current_dir(&*dir)
+        .env_remove("STEPMON_JOB")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    let out = stepmon().args(["top", "--once", "--json"]).output().unwrap();
+    let status = wait_for(&mut build, Duration::from_secs(30));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(status.success());
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let canonical = job.canonicalize().unwrap();
+    let ours: Vec<&Value> =
+        rows.iter().filter(|r| r["job"].as_str().map(PathBuf::from).as_ref() == Some(&canonical)).collect();
+    let names: Vec<&str> = ours.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(names.len(), 2, "the build and its action: {rows:#?}");
+    assert!(names.contains(&"main.o (cc)"), "{names:?}");
+    let action = ours.iter().find(|r| r["name"] == "main.o (cc)").unwrap();
+    let memory = action["memoryBytes"].as_u64().unwrap();
+    assert!(memory >= 3_000_000, "the action's own memory: {memory}");
+    assert!(leftovers(&base, build.id()).is_empty());
+}
+
 /// tmux on a socket of the test's own (its server goes with the test).
 fn tmux(socket: &Path) -> Command {
     let mut command = Command::new("tmux");

@@ -268,7 +268,9 @@ pub(crate) fn xychart(title: &str, unit: &str, axis: &str, grid: &Grid, scale: f
     let top = if top > 0.0 { top * 1.1 } else { 1.0 };
     let d = decimals(grid.width);
     let times: Vec<String> = grid.points.iter().map(|p| format!("\"{:.d$} s\"", p.t)).collect();
-    let values: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
+    // Sums and differences of readings can land a hair below zero: the
+    // charts' quantities never do, and `-0.000` reads as a defect.
+    let values: Vec<String> = values.iter().map(|v| format!("{:.3}", if *v > 0.0 { *v } else { 0.0 })).collect();
     format!(
         "```mermaid\nxychart-beta\n    title \"{title} ({unit}), one point per {:.d$} s\"\n    \
          x-axis \"{axis}\" [{}]\n    y-axis \"{unit}\" 0 --> {top:.3}\n    line [{}]\n```\n",

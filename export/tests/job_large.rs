@@ -29,8 +29,8 @@ const DIGESTS: [(&str, u64, usize); 10] = [
     ("openmetrics", 0xd6fc_1843_d067_0522, 1_122_648),
     ("prometheus", 0x89b5_f89a_e982_6b05, 1_121_783),
     ("gitlab-metrics", 0xf3d1_c5b4_3bcb_9b85, 167_028),
-    ("markdown", 0x3567_9029_7924_ee9a, 17583),
-    ("markdown-svg", 0x3567_9029_7924_ee9a, 17583),
+    ("markdown", 0xe531_743a_bbcd_96b1, 17582),
+    ("markdown-svg", 0xe531_743a_bbcd_96b1, 17582),
     ("html", 0x2222_b424_056b_194d, 2_280_144),
     ("svg", 0x79b7_e613_f660_6b07, 1_763_431),
 ];

@@ -103,7 +103,9 @@ impl JobWriter {
             opened: Instant::now(),
             held: None,
         };
-        let name = start.name.clone();
+        // An action goes by what it builds (`serde 1.0.219 (lib)`), as every
+        // view names it, not by its program (`rustc`): `stepmon top` shows it so.
+        let name = start.action.as_ref().map_or_else(|| start.name.clone(), ToString::to_string);
         writer.write_line(&Record::StepStart(start))?;
         writer.marker = markers.write(path, &writer.step, &name);
         Ok(writer)

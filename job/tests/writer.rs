@@ -89,6 +89,26 @@ fn a_step_is_read_back_whole_its_marker_kept_while_it_runs() {
 }
 
 #[test]
+fn a_running_actions_marker_names_it_by_what_it_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.jsonl");
+    let command: Vec<String> =
+        "rustc --crate-name serde --edition=2021 src/lib.rs --crate-type lib".split(' ').map(str::to_owned).collect();
+    let mut start = stepmon_job::start(None, &[], &command);
+    let version = |name: &str| (name == "CARGO_PKG_VERSION").then(|| "1.0.219".to_owned());
+    start.action = Some(stepmon_job::action::identify(&command, version));
+    assert_eq!(start.name, "rustc", "the step's own name is its program's");
+    let markers = markers(dir.path());
+    let writer = JobWriter::open_marked(&path, start, &markers).unwrap();
+    let running = markers.running();
+    let [marker] = running.as_slice() else { panic!("{running:?}") };
+    assert_eq!(marker.name.as_deref(), Some("serde 1.0.219 (lib)"));
+    assert_eq!(marker.step, writer.step());
+    let _ = writer.end(0, None, None);
+    assert!(markers.running().is_empty());
+}
+
+#[test]
 fn a_step_that_could_not_run_ends_with_its_error_and_no_samples() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("job.jsonl");

@@ -8,12 +8,12 @@
 //! IO, stall, tasks) and the machine's (CPU busy and stall, memory, online
 //! CPUs). That is what a brief keeps: the summary computed from the whole
 //! document as a report computes it, the series as columns of numbers, at
-//! most [`MAX_POINTS`] samples, and the aggregates of the commands a
-//! report's `-j` advice weighs ([`StepBrief::workers`]). What it leaves
-//! out — the per-sample fields no view of a job draws and the reasons
-//! repeated in every sample, the per-process records, the cgroup paths,
-//! the host, the verdicts and advice (a report judges them again) — is in
-//! the step's own document
+//! most [`MAX_POINTS`] samples, the aggregates of the commands a report's
+//! `-j` advice weighs ([`StepBrief::workers`]) and its largest process
+//! (what the memory verdict names). What it leaves out — the per-sample
+//! fields no view of a job draws and the reasons repeated in every sample,
+//! the other per-process records, the cgroup paths, the host, the verdicts
+//! and advice (a report judges them again) — is in the step's own document
 //! (`stepmon run --output`). A `true` step's brief is about 1.5 KB where
 //! its document is 15 KB.
 //!
@@ -48,6 +48,7 @@ use crate::missing::{Missing, MissingKind};
 use crate::sample::{CpuStat, IoStat, LimitJson, MemoryStat, SamplesExt, StepSample, StepSampleExt, UsageSummary};
 use crate::source::{EnclosingCgroup, Sources};
 use crate::system::{PerCpuStat, PressureJson, PressureValues, SysCPUStat, SysCpuDeltaExt, SysMemoryStat, SysSample};
+use crate::verdict::PeakProcess;
 
 /// The most samples a brief keeps of one series: a longer one is thinned
 /// to this many, evenly, its first and last kept ([`Series::thinned_from`]
@@ -104,6 +105,14 @@ pub struct StepBrief {
     /// does on a step's document, a few hundred bytes a command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<crate::processes::Processes>,
+    /// Its process with the largest peak RSS, of the document's
+    /// per-process records (which a brief leaves out): what the memory
+    /// verdict names ("largest process cc1plus (pid 8841, foo.cpp)
+    /// 1.2 GiB"). Written as an array, `[command, pid, peak RSS bytes]`
+    /// and the label when known: some 40 bytes where a short step's whole
+    /// record is to stay within 2 KB.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "compact_peak")]
+    pub largest_process: Option<PeakProcess>,
 }
 
 /// The most commands [`StepBrief::workers`] keeps (about 400 bytes each).
@@ -277,6 +286,7 @@ impl StepBrief {
             enclosing,
             machine: Machine::of(document, start),
             workers: run.processes.as_ref().and_then(workers_in_brief),
+            largest_process: run.processes.as_ref().and_then(PeakProcess::of),
         })
     }
 
@@ -323,6 +333,41 @@ impl StepBrief {
             document.resource_usage.stepmon = Some(SamplesExt { sys_cpu: Some(delta), missing: Vec::new() });
         }
         document
+    }
+}
+
+/// [`StepBrief::largest_process`] as `[command, pid, peakRssBytes]`, with
+/// its label fourth when it has one.
+mod compact_peak {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::verdict::PeakProcess;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Compact {
+        Labelled(String, u32, u64, String),
+        Plain(String, u32, u64),
+    }
+
+    #[allow(clippy::ref_option)] // serde's `with` passes the field by reference
+    pub(super) fn serialize<S: Serializer>(process: &Option<PeakProcess>, serializer: S) -> Result<S::Ok, S::Error> {
+        process
+            .as_ref()
+            .map(|p| match &p.label {
+                Some(label) => Compact::Labelled(p.command.clone(), p.pid, p.peak_rss_bytes, label.clone()),
+                None => Compact::Plain(p.command.clone(), p.pid, p.peak_rss_bytes),
+            })
+            .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<PeakProcess>, D::Error> {
+        Ok(Option::<Compact>::deserialize(deserializer)?.map(|compact| match compact {
+            Compact::Labelled(command, pid, peak_rss_bytes, label) => {
+                PeakProcess { command, pid, peak_rss_bytes, label: Some(label) }
+            }
+            Compact::Plain(command, pid, peak_rss_bytes) => PeakProcess { command, pid, peak_rss_bytes, label: None },
+        }))
     }
 }
 
@@ -567,6 +612,36 @@ mod tests {
         let brief = StepBrief::of(&document).unwrap();
         let read: StepBrief = serde_json::from_str(&serde_json::to_string(&brief).unwrap()).unwrap();
         assert_eq!(read.to_document().stepmon.unwrap().processes, Some(workers));
+    }
+
+    #[test]
+    fn the_largest_process_is_an_array_read_back_whole() {
+        let json = r#"{"resourceUsage": {"samples": []},
+          "stepmon": {"command": ["make"], "exitCode": 0,
+                      "start": "2026-12-04T10:00:00Z", "end": "2026-12-04T10:00:02Z"}}"#;
+        let mut brief = StepBrief::of(&serde_json::from_str(json).unwrap()).unwrap();
+        assert_eq!(brief.largest_process, None, "no per-process records");
+        assert!(!serde_json::to_string(&brief).unwrap().contains("largestProcess"));
+        for (process, written) in [
+            (
+                PeakProcess { command: "cc1plus".into(), pid: 8841, peak_rss_bytes: 157_286_400, label: None },
+                r#""largestProcess":["cc1plus",8841,157286400]"#,
+            ),
+            (
+                PeakProcess {
+                    command: "cc1plus".into(),
+                    pid: 8841,
+                    peak_rss_bytes: 157_286_400,
+                    label: Some("foo.cpp".into()),
+                },
+                r#""largestProcess":["cc1plus",8841,157286400,"foo.cpp"]"#,
+            ),
+        ] {
+            brief.largest_process = Some(process);
+            let text = serde_json::to_string(&brief).unwrap();
+            assert!(text.contains(written), "{text}");
+            assert_eq!(serde_json::from_str::<StepBrief>(&text).unwrap(), brief);
+        }
     }
 
     #[test]

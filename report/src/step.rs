@@ -9,6 +9,7 @@ use stepmon_model::document::{RunDocument, RunInfo};
 use stepmon_model::labels::quote;
 use stepmon_model::source::Sources;
 use stepmon_model::summary::Baseline;
+use stepmon_model::verdict::PeakProcess;
 
 /// Where a step was recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -108,6 +109,10 @@ pub struct Step {
     /// Where each field group came from; empty for imported steps and
     /// documents of older versions (the step's own cgroup throughout).
     pub sources: Sources,
+    /// Its process with the largest peak RSS: its document's per-process
+    /// records', or what a job record's brief step end kept of them
+    /// ([`stepmon_model::brief::StepBrief::largest_process`]).
+    pub largest_process: Option<PeakProcess>,
 }
 
 impl Step {
@@ -155,7 +160,20 @@ impl Step {
             usage.resource_usage.samples.clone_from(&enclosing.samples);
         }
         let sources = run.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
-        Step { name, origin: Origin::StepmonRun, usage, start, end, wall_seconds, wall_source, summary, run, sources }
+        let largest_process = run.as_ref().and_then(|r| r.processes.as_ref()).and_then(PeakProcess::of);
+        Step {
+            name,
+            origin: Origin::StepmonRun,
+            usage,
+            start,
+            end,
+            wall_seconds,
+            wall_source,
+            summary,
+            run,
+            sources,
+            largest_process,
+        }
     }
 
     /// A step recorded by BuildKit: counters start at zero (the cgroup was
@@ -182,6 +200,7 @@ impl Step {
             summary,
             run: None,
             sources: Sources::default(),
+            largest_process: None,
         }
     }
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use stepmon_model::brief::StepBrief;
 use stepmon_model::document::RunDocument;
+use stepmon_model::processes::{Keep, ProcessRecord, Processes};
 use stepmon_report::job::{self, JobVerdict};
 use stepmon_report::series::StepSeries;
 
@@ -105,13 +106,9 @@ fn a_record_in_brief_reads_as_its_whole_documents_do() {
                 a.step.sources.pressure.as_ref().map(|s| s.rung),
                 b.step.sources.pressure.as_ref().map(|s| s.rung)
             );
-            // Each step's verdicts: the memory verdict's words name the
-            // largest process, which only the whole document holds.
-            let (mut va, mut vb) = (json(&a.step.verdicts()), json(&b.step.verdicts()));
-            for v in [&mut va, &mut vb] {
-                v["memory"].as_object_mut().unwrap().retain(|k, _| k != "reason" && k != "peakProcess");
-            }
-            same(&va, &vb, &at).unwrap();
+            // Each step's verdicts, the memory verdict's largest process
+            // too (the brief keeps it).
+            same(&json(&a.step.verdicts()), &json(&b.step.verdicts()), &at).unwrap();
             // The charts' series.
             same(&json(&StepSeries::of(&a.step)), &json(&StepSeries::of(&b.step)), &at).unwrap();
             assert_eq!(a.step.usage.resource_usage.samples.len(), b.step.usage.resource_usage.samples.len(), "{at}");
@@ -119,6 +116,68 @@ fn a_record_in_brief_reads_as_its_whole_documents_do() {
             let run = |e: &job::Entry| e.step.run.as_ref().map(|r| (r.exit_code, r.signal, r.collector.clone()));
             assert_eq!(run(a), run(b), "{at}");
         }
+    }
+}
+
+/// `text` with per-process records in each end's run document, as a
+/// runner with taskstats writes them: a compiler of 150 MiB, a linker of
+/// 20 MiB (the recorded jobs ran without taskstats).
+fn with_processes(text: &str) -> String {
+    let process = |command: &str, pid: u32, peak: u64, args: &str| {
+        let mut record = ProcessRecord::default();
+        (record.command, record.pid, record.peak_rss_bytes, record.cpu_seconds) =
+            (command.to_owned(), pid, Some(peak), 1.0);
+        record.args = args.split(' ').map(str::to_owned).collect();
+        record
+    };
+    let processes = Processes::build(
+        vec![
+            process("cc1plus", 8841, 150 << 20, "cc1plus -quiet src/foo.cpp -o /tmp/foo.s"),
+            process("ld", 9, 20 << 20, "ld -o app foo.o"),
+        ],
+        Keep::default(),
+        2,
+        0,
+    );
+    let lines = text.lines().map(|line| {
+        let mut value: Value = serde_json::from_str(line).unwrap();
+        if let Some(run) = value.pointer_mut("/document/stepmon") {
+            run["processes"] = json(&processes);
+        }
+        serde_json::to_string(&value).unwrap() + "\n"
+    });
+    lines.collect()
+}
+
+#[test]
+fn a_brief_keeps_the_largest_process_the_memory_verdict_names() {
+    let whole = with_processes(&recorded_text("recorded.jsonl"));
+    let (brief, briefed) = in_brief(&whole);
+    assert!(briefed >= 3);
+    let (a, b) = (entries_of(&whole), entries_of(&brief));
+    let mut named = 0;
+    for (a, b) in a.iter().zip(&b) {
+        let (va, vb) = (a.step.verdicts().memory, b.step.verdicts().memory);
+        assert_eq!(va, vb, "{}", a.step.name);
+        if a.step.largest_process.is_some() {
+            let peak = vb.peak_process.unwrap_or_else(|| panic!("{}: {}", b.step.name, vb.reason));
+            assert_eq!((peak.command.as_str(), peak.pid, peak.peak_rss_bytes), ("cc1plus", 8841, 150 << 20));
+            assert_eq!(peak.label.as_deref(), Some("foo.cpp"));
+            assert!(vb.reason.contains("largest process cc1plus (pid 8841, foo.cpp) 150.0 MiB"), "{}", vb.reason);
+            named += 1;
+        }
+    }
+    assert!(named >= 3, "{named} steps");
+    // What it costs a brief: the one process, some 50 bytes.
+    for line in whole.lines().filter(|l| l.contains("\"document\":")) {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let document: RunDocument = serde_json::from_value(value["document"].clone()).unwrap();
+        let mut brief = StepBrief::of(&document).unwrap();
+        let with = serde_json::to_string(&brief).unwrap().len();
+        brief.largest_process = None;
+        let without = serde_json::to_string(&brief).unwrap().len();
+        eprintln!("the largest process: {} bytes of a {with}-byte brief", with - without);
+        assert!(with - without <= 64, "{} bytes", with - without);
     }
 }
 

@@ -150,6 +150,17 @@ pub struct StepOptions {
     /// where the step lacks a cgroup of its own (off: the process tree
     /// alone measures it, as where that cgroup cannot be read).
     pub enclosing: bool,
+    /// Whether the command will start steps of its own that nest in this
+    /// one (`stepmon build`'s actions, each a `stepmon wrap` run by the
+    /// build): the command then runs in a leaf child of the step's cgroup,
+    /// so that the step's cgroup can enable the memory, cpu, io and pids
+    /// controllers for the nested steps' cgroups (on cgroup v2 a cgroup
+    /// holding processes cannot,
+    /// <https://docs.kernel.org/admin-guide/cgroup-v2.html#no-internal-process-constraint>).
+    /// A step started from that leaf makes its cgroups in the step's
+    /// cgroup, beside it. The step's numbers are its cgroup's, the nested
+    /// steps' included.
+    pub nested_steps: bool,
     /// The command's environment, directory and streams (set with
     /// [`StepOptions::env`], [`StepOptions::current_dir`],
     /// [`StepOptions::stdout`], ...).
@@ -187,6 +198,7 @@ impl StepOptions {
             live: None,
             tree_memory_interval: TREE_MEMORY_INTERVAL,
             enclosing: true,
+            nested_steps: false,
             action: crate::action::Action::default(),
             watch: crate::watch::Watch::default(),
         }

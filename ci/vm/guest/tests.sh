@@ -33,7 +33,16 @@ run_test_binaries() {
         echo "==> test binary $t"
         # --nocapture: what a test prints (its SKIPPED line, its measured
         # numbers) shows on the console even when it passes.
-        timeout 300 "/tests/$t" --nocapture --test-threads=2 >"$log" 2>&1
+        # The guest has no compiler: of build_live, the tests of real
+        # builds (cargo, make, CMake) stay on the host; the nesting of an
+        # action's cgroup in the build's, which pure cgroup v2 decides,
+        # runs here.
+        only=""
+        case $t in
+            stepmon.build_live) only="--skip cargo --skip make --skip rustc_wrapper --skip failing_build" ;;
+        esac
+        # shellcheck disable=SC2086 # $only is meant to split
+        timeout 300 "/tests/$t" --nocapture --test-threads=2 $only >"$log" 2>&1
         rc=$?
         cat "$log"
         result=$(grep -a '^test result:' "$log" | tail -n 1)

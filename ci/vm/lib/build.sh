@@ -16,7 +16,7 @@ VM_TESTS=(
     "stepmon-netns-stats lib netns_root"
     "stepmon-fdread lib"
     "stepmon-runner lib library_step builders"
-    "stepmon bin run_live gc_live offline spawn_live ladder_live advice_live"
+    "stepmon bin run_live gc_live offline spawn_live ladder_live advice_live build_live"
 )
 
 # Sets VM_TARGET and VM_RUSTFLAGS: musl if rustup can add it, else glibc

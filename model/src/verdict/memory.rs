@@ -67,3 +67,18 @@ pub struct PeakProcess {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }
+
+impl PeakProcess {
+    /// The process with the largest peak RSS among `processes`, when its
+    /// peak was recorded.
+    #[must_use]
+    pub fn of(processes: &crate::processes::Processes) -> Option<PeakProcess> {
+        let p = processes.peak()?;
+        Some(PeakProcess {
+            command: p.command.clone(),
+            pid: p.pid,
+            peak_rss_bytes: p.peak_rss_bytes?,
+            label: p.label().map(str::to_owned),
+        })
+    }
+}

@@ -195,6 +195,7 @@ fn from_brief(
     }
     let mut step = Step::from_run_document(document);
     step.summary = brief.summary.clone();
+    step.largest_process.clone_from(&brief.largest_process);
     step
 }
 

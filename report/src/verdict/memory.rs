@@ -4,7 +4,7 @@ use stepmon_model::sample::LimitJson;
 
 use super::pct;
 use crate::step::Step;
-use stepmon_model::verdict::{MemoryOutcome, MemoryVerdict, PeakProcess, Thresholds};
+use stepmon_model::verdict::{MemoryOutcome, MemoryVerdict, Thresholds};
 
 /// Sizes as the summary prints them (one unit and precision rule for both).
 fn mib(bytes: u64) -> String {
@@ -31,14 +31,7 @@ pub(crate) fn judge(step: &Step, thresholds: &Thresholds) -> MemoryVerdict {
     let split = anon_share
         .zip(file_share)
         .map(|(a, f)| format!("largest sample {}: {} anonymous, {} page cache", mib(parts), pct(a), pct(f)));
-    let peak_process = step.run.as_ref().and_then(|r| r.processes.as_ref()?.peak()).and_then(|p| {
-        Some(PeakProcess {
-            command: p.command.clone(),
-            pid: p.pid,
-            peak_rss_bytes: p.peak_rss_bytes?,
-            label: p.label().map(str::to_owned),
-        })
-    });
+    let peak_process = step.largest_process.clone();
     let largest = peak_process.as_ref().map(|p| {
         let label = p.label.as_ref().map_or_else(String::new, |l| format!(", {l}"));
         format!("largest process {} (pid {}{label}) {}", p.command, p.pid, mib(p.peak_rss_bytes))

@@ -21,6 +21,11 @@ pub(crate) const CONTROLLERS: [&str; 4] = ["cpu", "memory", "io", "pids"];
 /// The leaf a delegated base's processes move into (no-internal-process rule).
 pub(crate) const SUPERVISOR: &str = "stepmon-supervisor";
 
+/// The leaf child of a step's cgroup its command runs in when the step will
+/// have steps nested in it ([`RunCgroups::nest`]); a step started from there
+/// makes its cgroups beside it, in the outer step's cgroup ([`nesting_base`]).
+pub(crate) const NESTED_COMMAND: &str = "stepmon-command";
+
 pub(crate) use stepmon_model::NotEnabled;
 
 /// The cgroups of one run.
@@ -28,9 +33,13 @@ pub(crate) use stepmon_model::NotEnabled;
 pub(crate) struct RunCgroups {
     /// `<base>/stepmon-run.<pid>.<start>`.
     pub(crate) parent: PathBuf,
-    /// `<parent>/step` — where the step's processes run; `parent` itself
-    /// where the parent could enable no controller for it.
+    /// `<parent>/step` — the step's cgroup, which its samples, limits, kill
+    /// and freeze are of; `parent` itself where the parent could enable no
+    /// controller for it.
     pub(crate) leaf: PathBuf,
+    /// Where the step's command is spawned: `leaf`, or its child
+    /// [`NESTED_COMMAND`] when steps will nest in it ([`RunCgroups::nest`]).
+    pub(crate) command: PathBuf,
     /// Controllers enabled for the leaf.
     pub(crate) enabled: Vec<&'static str>,
     /// Controllers that are not, with the reason.
@@ -97,7 +106,14 @@ impl RunCgroups {
                 .unwrap_or(false);
         fs::create_dir(&parent)?;
         let leaf = if none_to_enable { parent.clone() } else { parent.join("step") };
-        let mut run = RunCgroups { leaf, parent, enabled: Vec::new(), not_enabled: Vec::new(), scope: None };
+        let mut run = RunCgroups {
+            command: leaf.clone(),
+            leaf,
+            parent,
+            enabled: Vec::new(),
+            not_enabled: Vec::new(),
+            scope: None,
+        };
         let available = if none_to_enable { Vec::new() } else { controllers(&run.parent)? };
         let on_v1 = stepmon_sampler::cgroup::controllers_on_v1(Path::new("/proc"));
         for controller in CONTROLLERS {
@@ -149,7 +165,39 @@ impl RunCgroups {
         }
         let leaf = scope.cgroup.join("step");
         fs::create_dir(&leaf)?;
-        Ok(RunCgroups { parent: scope.cgroup.clone(), leaf, enabled, not_enabled, scope: Some(scope) })
+        Ok(RunCgroups {
+            parent: scope.cgroup.clone(),
+            command: leaf.clone(),
+            leaf,
+            enabled,
+            not_enabled,
+            scope: Some(scope),
+        })
+    }
+
+    /// Makes room for steps nested in this one (`stepmon build`'s actions,
+    /// each a `stepmon wrap` started by the build's command): the command
+    /// runs in the leaf child [`NESTED_COMMAND`], and the step's own cgroup,
+    /// which then holds no process, enables for its children the
+    /// controllers it has. A cgroup v2 cgroup that holds processes cannot
+    /// enable controllers for its children (the no-internal-process rule,
+    /// <https://docs.kernel.org/admin-guide/cgroup-v2.html#no-internal-process-constraint>),
+    /// so without this a nested step would get no memory, cpu, io or pids
+    /// controller on a pure cgroup v2 host. The step's numbers still come
+    /// from its own cgroup, whose counters include its children's
+    /// (hierarchical accounting). Where the step has no controller (a
+    /// hybrid host's cgroup2) the child is made all the same: nested steps
+    /// find their place the same way on every host.
+    pub(crate) fn nest(&mut self) -> io::Result<()> {
+        let command = self.leaf.join(NESTED_COMMAND);
+        fs::create_dir(&command)?;
+        for controller in &self.enabled {
+            // One the step has but cannot pass on stays off for the nested
+            // steps, whose own placement then says it is not enabled here.
+            let _ = fs::write(self.leaf.join("cgroup.subtree_control"), format!("+{controller}"));
+        }
+        self.command = command;
+        Ok(())
     }
 
     /// Kills everything left in the leaf (`cgroup.kill`, Linux 5.14+; older
@@ -176,6 +224,12 @@ impl RunCgroups {
             // Short: `Owned::release` retries removal.
             return scope.stop(Duration::from_millis(100));
         }
+        if self.command != self.leaf {
+            match fs::remove_dir(&self.command) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return remove_tree(&self.parent),
+                _ => {}
+            }
+        }
         let removed = if self.leaf == self.parent {
             fs::remove_dir(&self.leaf)
         } else {
@@ -185,6 +239,17 @@ impl RunCgroups {
             Ok(()) => Ok(()),
             Err(_) => remove_tree(&self.parent),
         }
+    }
+}
+
+/// Where a step started from `own` (this process's cgroup) makes its
+/// cgroups: beside `own` when it is the [`NESTED_COMMAND`] leaf of an outer
+/// step ([`RunCgroups::nest`]), so the outer step's cgroup, which holds no
+/// process, can give them controllers; `own` otherwise.
+pub(crate) fn nesting_base(own: &Path) -> &Path {
+    match own.parent() {
+        Some(outer) if own.file_name().is_some_and(|n| n == NESTED_COMMAND) => outer,
+        _ => own,
     }
 }
 
@@ -266,10 +331,18 @@ fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {
             // Before 5.14: signal every member until the cgroup is empty.
             let start = Instant::now();
             while populated(leaf)? && start.elapsed() < timeout {
-                for pid in fs::read_to_string(leaf.join("cgroup.procs"))?.lines() {
-                    if let Some(pid) = pid.trim().parse().ok().and_then(rustix::process::Pid::from_raw) {
-                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                // The members of its descendants too: a step's command runs
+                // in a child of it when steps nest in it (`RunCgroups::nest`).
+                let mut pending = vec![leaf.to_path_buf()];
+                while let Some(dir) = pending.pop() {
+                    for pid in fs::read_to_string(dir.join("cgroup.procs"))?.lines() {
+                        if let Some(pid) = pid.trim().parse().ok().and_then(rustix::process::Pid::from_raw) {
+                            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                        }
                     }
+                    pending.extend(
+                        stepmon_fdread::list_dir(&dir)?.into_iter().filter(|e| e.is_dir).map(|e| dir.join(e.name)),
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }

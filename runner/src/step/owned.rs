@@ -59,6 +59,10 @@ impl<T: Created> Owned<T> {
         self.0.as_ref().unwrap_or_else(|| unreachable!("released"))
     }
 
+    pub(super) fn get_mut(&mut self) -> &mut T {
+        self.0.as_mut().unwrap_or_else(|| unreachable!("released"))
+    }
+
     /// Kills what is left, removes the cgroups; a warning if they stay.
     pub(super) fn release(mut self) -> Option<String> {
         let cgroups = self.0.take()?;

@@ -118,8 +118,9 @@ pub(crate) fn prepare_with(
             // A container's writable cgroup namespace root is delegated to it
             // (also when an earlier run moved this process into its leaf).
             let container = host.container_root.clone();
-            let base =
-                options.cgroup_parent.clone().or_else(|| container.clone()).unwrap_or_else(|| location.own_dir.clone());
+            // Started by a step that nests steps: beside its command's leaf.
+            let own = crate::cgroup::placement::nesting_base(&location.own_dir);
+            let base = options.cgroup_parent.clone().or_else(|| container.clone()).unwrap_or_else(|| own.to_path_buf());
             sweeps.base = Some(base.clone());
             // Naming one's own cgroup as the parent means "it is delegated
             // to me"; so is the root of a container's cgroup namespace.
@@ -142,6 +143,16 @@ pub(crate) fn prepare_with(
             Some(container) if container.read_only_cgroupfs => (None, Some(container.no_cgroup())),
             _ => (None, Some(e.to_string())),
         },
+    };
+    let cgroups = match cgroups {
+        Some(mut owned) if options.nested_steps => match owned.get_mut().nest() {
+            Ok(()) => Some(owned),
+            Err(e) => {
+                drop(owned);
+                return Err(RunError::cgroup("cannot make the leaf for the command of a step that nests steps", &e));
+            }
+        },
+        cgroups => cgroups,
     };
     // The no-controllers notice, if it applies, needs the shape of this
     // process's cgroup (five reads): made when the notices are asked for.

@@ -92,7 +92,7 @@ impl Prepared {
         })?;
         let target = Target {
             v1_tasks: &v1_tasks,
-            cgroup: self.cgroups.as_ref().map(|c| c.get().leaf.as_path()),
+            cgroup: self.cgroups.as_ref().map(|c| c.get().command.as_path()),
             netns: self.namespace.as_ref().map(HeldNamespace::as_fd),
             netns_path: netns_path.as_deref(),
         };

@@ -39,8 +39,14 @@ pub struct RunningStep {
     pub owner_command: Vec<String>,
 }
 
-/// Every run directory below `dir` (down to `depth` more levels), without
-/// looking inside them.
+/// How deep inside a run directory the run directories of steps nested in
+/// it are looked for: `<run>/step/stepmon-run.…` (a build's actions where
+/// its cgroup has controllers), `<run>/stepmon-run.…` (elsewhere, and in
+/// the v1 hierarchies).
+const NESTED_DEPTH: usize = 1;
+
+/// Every run directory below `dir` (down to `depth` more levels), and
+/// those of the steps nested in each ([`NESTED_DEPTH`]).
 fn run_dirs(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.filter_map(Result::ok) {
@@ -50,6 +56,9 @@ fn run_dirs(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
         let name = entry.file_name();
         if name.to_str().is_some_and(|n| n.starts_with(RUN_PREFIX)) {
             found.push(entry.path());
+            // A step that nests steps (`stepmon build`): its actions' run
+            // directories are inside its own.
+            run_dirs(&entry.path(), depth.min(NESTED_DEPTH), found);
         } else if depth > 0 {
             run_dirs(&entry.path(), depth - 1, found);
         }
@@ -163,9 +172,13 @@ mod tests {
         let mine = format!("{RUN_PREFIX}{pid}.{start}");
         let builders = format!("{RUN_PREFIX}{pid}.{start}.2");
         let dead = format!("{RUN_PREFIX}{pid}.{}", start + 1);
+        // An action nested in the first (`stepmon build`): beside the
+        // build's command in its cgroup, and inside its v1 one.
+        let action = format!("{RUN_PREFIX}{pid}.{start}.3");
         let v2 = root.path().join("unified");
         for dir in [
-            v2.join("user.slice/ci.service").join(&mine).join("step"),
+            v2.join("user.slice/ci.service").join(&mine).join("step/stepmon-command"),
+            v2.join("user.slice/ci.service").join(&mine).join("step").join(&action).join("step"),
             v2.join(&builders),
             v2.join(&dead),
             v2.join("system.slice/other"),
@@ -178,10 +191,13 @@ mod tests {
             own_dir: root.path().join("memory/ci"),
             path: "/ci".into(),
         };
-        std::fs::create_dir_all(memory.own_dir.join(&mine)).unwrap();
+        std::fs::create_dir_all(memory.own_dir.join(&mine).join(&action)).unwrap();
         let steps = find_in(Some(&v2), std::slice::from_ref(&memory));
         let runs: Vec<&str> = steps.iter().map(|s| s.run.as_str()).collect();
-        assert_eq!(runs, [mine.as_str(), builders.as_str()], "the dead owner's is left for gc");
+        assert_eq!(runs, [mine.as_str(), builders.as_str(), action.as_str()], "the dead owner's is left for gc");
+        let nested = v2.join("user.slice/ci.service").join(&mine).join("step").join(&action).join("step");
+        assert_eq!(steps[2].cgroup, Some(nested));
+        assert_eq!(steps[2].v1.memory, Some(memory.own_dir.join(&mine).join(&action)));
         assert_eq!(steps[0].cgroup, Some(v2.join("user.slice/ci.service").join(&mine).join("step")));
         assert_eq!(steps[0].v1.memory, Some(memory.own_dir.join(&mine)));
         assert_eq!(steps[1].cgroup, Some(v2.join(&builders)), "no leaf: the run directory itself");
