@@ -13,7 +13,6 @@ mod common;
 mod large;
 
 use common::chromium::{Chromium, chromium_or_skip};
-use serde_json::Value;
 use stepmon_export::job::html::{EVERY_STEP_UP_TO, render};
 use stepmon_report::job::notable::{TOP, Why, notable};
 use stepmon_report::job::{self, Entry, table};
@@ -147,17 +146,7 @@ fn chromium_loads_the_page_of_ten_thousand_steps() {
     assert!(!dom.contains("<script"));
     assert_eq!(dom.matches("<tr class=\"job-step\"").count(), STEPS);
     // A copy with the measuring script (and without the CSP that blocks it).
-    let csp = format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">", stepmon_export::html::CSP);
-    assert!(page.contains(&csp));
-    let measured = tmp.path().join("measured.html");
-    std::fs::write(&measured, page.replace(&csp, "").replace("</body>", &format!("{MEASURE}\n</body>"))).unwrap();
-    let dom = chromium.dump_dom(&measured);
-    let from = dom.find("<pre id=\"stepmon-check\">").expect("the script ran") + "<pre id=\"stepmon-check\">".len();
-    let json = dom[from..from + dom[from..].find("</pre>").unwrap()]
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let result: Value = serde_json::from_str(&json).unwrap();
+    let result = common::measured(&chromium, &page, MEASURE, tmp.path());
     eprintln!("{result}");
     assert_eq!(result["rows"], STEPS);
     let sections: Vec<&str> = result["sections"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
