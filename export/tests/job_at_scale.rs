@@ -5,6 +5,10 @@
 //! timeline, and a section only for each step that matters — which
 //! headless Chromium loads and finds, every link to a section resolving.
 //! A small job keeps every step's section.
+//!
+//! `STEPMON_WRITE_JOB=FILE` also writes the 10,000-step record to `FILE`
+//! (the input of the `stepmon report --format html` runs in
+//! benches/README.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -13,14 +17,20 @@ mod common;
 mod large;
 
 use common::chromium::{Chromium, chromium_or_skip};
-use stepmon_export::job::html::{EVERY_STEP_UP_TO, render};
+use stepmon_export::job::html::{EVERY_STEP_UP_TO, ROWS_PER_TABLE, render};
 use stepmon_report::job::notable::{TOP, Why, notable};
 use stepmon_report::job::{self, Entry, table};
 
 const STEPS: usize = 10_000;
 
 fn entries(steps: usize) -> Vec<Entry> {
-    let record = job::read(&large::record_in_brief(steps));
+    let text = large::record_in_brief(steps);
+    if steps == STEPS
+        && let Some(path) = std::env::var_os("STEPMON_WRITE_JOB")
+    {
+        std::fs::write(path, &text).expect("write the job record");
+    }
+    let record = job::read(&text);
     assert_eq!(record.steps.len(), steps);
     assert!(record.lost.is_empty() && record.unknown.is_empty());
     record.steps.into_iter().map(|s| Entry::from_job(s, "job.jsonl".to_owned())).collect()
@@ -54,6 +64,8 @@ fn a_job_of_ten_thousand_steps_is_a_small_page_with_the_steps_that_matter() {
     assert!(page.len() <= 5 << 20, "the page is {} bytes", page.len());
     // A row for every step, one timeline drawing every step once.
     assert_eq!(page.matches("<tr class=\"job-step\"").count(), STEPS);
+    // In parts a browser lays out as they come into view.
+    assert_eq!(page.matches("<div class=\"job-rows\">\n<table class=\"job-steps\">").count(), STEPS / ROWS_PER_TABLE);
     assert_eq!(page.matches("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-timeline\"").count(), 1);
     assert_eq!(steps_drawn(&page), STEPS);
     assert!(page.contains(" steps\" data-row=\""), "plain steps merged into bars of several");
@@ -93,6 +105,8 @@ fn a_small_job_keeps_every_steps_section() {
         if steps <= EVERY_STEP_UP_TO {
             assert_eq!(places, (1..=steps).collect::<Vec<_>>());
             assert!(!page.contains("<section class=\"notable\">"));
+            assert_eq!(page.matches("<table class=\"job-steps\">").count(), 1);
+            assert!(!page.contains("<div class=\"job-rows\">"));
             // The timeline: a row per step with its name.
             assert_eq!(page.matches("<text class=\"step-name\"").count(), steps);
         } else {
@@ -112,6 +126,7 @@ const MEASURE: &str = r##"<script>
   const bars = Array.from(document.querySelectorAll('svg.stepmon-timeline [data-steps]'));
   const result = {
     rows: document.querySelectorAll('table.job-steps tbody tr.job-step').length,
+    parts: document.querySelectorAll('div.job-rows > table.job-steps').length,
     sections: Array.from(document.querySelectorAll('section.notable > section.step')).map(s => s.id),
     why: document.querySelectorAll('section.step p.why').length,
     charts: document.querySelectorAll('section.step svg.stepmon-chart').length,
@@ -149,6 +164,7 @@ fn chromium_loads_the_page_of_ten_thousand_steps() {
     let result = common::measured(&chromium, &page, MEASURE, tmp.path());
     eprintln!("{result}");
     assert_eq!(result["rows"], STEPS);
+    assert_eq!(result["parts"], STEPS / ROWS_PER_TABLE);
     let sections: Vec<&str> = result["sections"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
     assert_eq!(sections, expected);
     assert_eq!(result["why"], expected.len());

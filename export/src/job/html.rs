@@ -20,7 +20,9 @@
 //! `caption`; `super::section`), `figure.timeline > svg.stepmon-timeline`,
 //! `table.job-steps` (`thead`, and
 //! in `tbody` one `tr.job-step` per step with `data-status` and one `td` per
-//! column; the first cell a link to the step's section when it has one),
+//! column; the first cell a link to the step's section when it has one; a
+//! large job's in parts of [`ROWS_PER_TABLE`] rows, each a table with its
+//! head in a `div.job-rows`),
 //! `ul.job-verdicts > li`, `ul.job-notes > li`, then `section.step` (with
 //! `id="step-N"`, N the step's place in the table) per step shown in
 //! detail, in the table's order. An interrupted step's section says so in
@@ -33,7 +35,7 @@ use crate::escape::xml;
 use crate::html::{head, section};
 use stepmon_report::job::Entry;
 use stepmon_report::job::notable::{MOST_OF_A_KIND, TOP, notable};
-use stepmon_report::job::table::{HEADER, cells, extremes, headline, job, remarks, status_sentence};
+use stepmon_report::job::table::{HEADER, Row, cells, extremes, headline, job, remarks, status_sentence};
 
 use super::section::{self as summary, Section};
 
@@ -47,6 +49,23 @@ figure.timeline { margin: 1em 0; overflow-x: auto; }
 svg.stepmon-timeline { max-width: 100%; height: auto; }
 p.method, p.why { color: var(--muted); font-size: .9em; }
 ";
+
+/// A large job's parts of the table: laid out when in view, each of the
+/// same column widths (a fixed layout takes them from the head), on a
+/// page as wide as the build report's.
+const LARGE_STYLE: &str = "\
+body { max-width: 1100px; }
+div.job-rows { content-visibility: auto; contain-intrinsic-size: auto 5000px; }
+div.job-rows table.job-steps { table-layout: fixed; width: 100%; margin: 0; }
+div.job-rows th:nth-child(1), div.job-rows th:nth-child(6), div.job-rows th:nth-child(11) { width: 4%; }
+div.job-rows th:nth-child(2) { width: 18%; }
+div.job-rows th:nth-child(8), div.job-rows th:nth-child(9) { width: 11%; }
+div.job-rows th:nth-child(10) { width: 8%; }
+div.job-rows td.name { overflow-wrap: anywhere; }
+";
+
+/// How many rows each part of a large job's table holds.
+pub const ROWS_PER_TABLE: usize = 200;
 
 /// A job of at most this many steps shows each in detail; a larger one
 /// only the steps that matter.
@@ -75,7 +94,13 @@ pub fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) ->
         }
     }
     let in_detail: Vec<bool> = why.iter().map(Option::is_some).collect();
-    let style = if sections.is_empty() { STYLE.to_owned() } else { format!("{STYLE}{}", summary::STYLE) };
+    let mut style = STYLE.to_owned();
+    if !every_step {
+        style.push_str(LARGE_STYLE);
+    }
+    if !sections.is_empty() {
+        style.push_str(summary::STYLE);
+    }
     let mut out = head(&format!("stepmon: a job of {} steps", job.steps.len()), &style);
     let _ = writeln!(out, "<h1>stepmon job</h1>\n<p class=\"job-summary\">{}</p>", xml(&headline(&job)));
     summary::html(&mut out, sections);
@@ -85,32 +110,30 @@ pub fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) ->
         super::timeline_lanes::svg(&job, entries, &spans, &in_detail)
     };
     let _ = writeln!(out, "<figure class=\"timeline\">\n{timeline}\n</figure>");
-    out.push_str("<table class=\"job-steps\">\n<thead><tr>");
-    for h in HEADER {
-        let _ = write!(out, "<th scope=\"col\">{}</th>", xml(h));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for (i, r) in job.steps.iter().enumerate() {
-        let _ = write!(out, "<tr class=\"job-step\" data-status=\"{}\">", r.status);
-        for (c, cell) in cells(i, r).iter().enumerate() {
-            match c {
-                0 if in_detail[i] => {
-                    let _ = write!(out, "<td><a href=\"#step-{}\">{}</a></td>", i + 1, xml(cell));
-                }
-                1 => {
-                    let _ = write!(out, "<td class=\"name\">{}</td>", xml(cell));
-                }
-                9 => {
-                    let _ = write!(out, "<td class=\"verdict\">{}</td>", xml(cell));
-                }
-                _ => {
-                    let _ = write!(out, "<td>{}</td>", xml(cell));
-                }
-            }
+    // A large job's table in parts a browser lays out only when they come
+    // into view (`content-visibility: auto`, which a table's row groups do
+    // not take): one table of 10,000 rows took Chromium seconds to lay out.
+    let per_table = if every_step { job.steps.len().max(1) } else { ROWS_PER_TABLE };
+    // An empty job still has the table's head.
+    let parts: Vec<&[Row]> = if job.steps.is_empty() { vec![&[]] } else { job.steps.chunks(per_table).collect() };
+    for (part, rows) in parts.into_iter().enumerate() {
+        let first = part * per_table;
+        if !every_step {
+            out.push_str("<div class=\"job-rows\">\n");
         }
-        out.push_str("</tr>\n");
+        out.push_str("<table class=\"job-steps\">\n<thead><tr>");
+        for h in HEADER {
+            let _ = write!(out, "<th scope=\"col\">{}</th>", xml(h));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for (i, r) in rows.iter().enumerate().map(|(i, r)| (first + i, r)) {
+            row(&mut out, i, r, in_detail[i]);
+        }
+        out.push_str("</tbody>\n</table>\n");
+        if !every_step {
+            out.push_str("</div>\n");
+        }
     }
-    out.push_str("</tbody>\n</table>\n");
     if let Some(line) = extremes(&job) {
         let _ = writeln!(out, "<p class=\"extremes\">{}</p>", xml(&line));
     }
@@ -147,4 +170,26 @@ pub fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) ->
     }
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// Row `i` of the table, its first cell a link to its section when it has one.
+fn row(out: &mut String, i: usize, r: &Row, linked: bool) {
+    let _ = write!(out, "<tr class=\"job-step\" data-status=\"{}\">", r.status);
+    for (c, cell) in cells(i, r).iter().enumerate() {
+        match c {
+            0 if linked => {
+                let _ = write!(out, "<td><a href=\"#step-{}\">{}</a></td>", i + 1, xml(cell));
+            }
+            1 => {
+                let _ = write!(out, "<td class=\"name\">{}</td>", xml(cell));
+            }
+            9 => {
+                let _ = write!(out, "<td class=\"verdict\">{}</td>", xml(cell));
+            }
+            _ => {
+                let _ = write!(out, "<td>{}</td>", xml(cell));
+            }
+        }
+    }
+    out.push_str("</tr>\n");
 }
