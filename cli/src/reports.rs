@@ -26,7 +26,9 @@ pub struct ReportArgs {
     /// Output format: text, json, trace (Chrome trace for Perfetto),
     /// openmetrics (for OpenMetrics scrapers), prometheus (text format
     /// 0.0.4, for Pushgateway and node_exporter's textfile collector),
-    /// markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
+    /// gitlab-metrics (GitLab's metrics report: the headline numbers with
+    /// labels that stay the same from run to run, to three significant
+    /// digits), markdown (for $GITHUB_STEP_SUMMARY; charts as Mermaid),
     /// markdown-svg (charts as inline SVG, for renderers that keep it), html
     /// (with SVG charts) or svg (the charts alone).
     #[arg(short, long, default_value = "text", value_name = "FORMAT")]
@@ -113,6 +115,11 @@ pub struct DiffArgs {
     /// memory, got heavier beyond the noise (for CI gates).
     #[arg(long)]
     pub fail_if_heavier: bool,
+    /// When BEFORE does not exist (a CI job's first run, before any
+    /// baseline was saved), say so in one `stepmon: notice:` line and exit
+    /// 0 instead of failing.
+    #[arg(long)]
+    pub allow_missing_baseline: bool,
 }
 
 /// One side of a diff: its steps that ended (a job's interrupted steps are
@@ -150,12 +157,39 @@ fn diff_side(path: &Path, side: &str) -> Result<(Vec<job::Entry>, bool), CliErro
     Ok((kept, true))
 }
 
+/// A BEFORE that does not exist: with `--allow-missing-baseline` a notice
+/// and exit status 0 (`Some(0)`), without it an error naming that flag. Only
+/// a missing path counts: an unreadable or malformed baseline stays an error
+/// either way, since it hides a comparison that could have been made.
+fn missing_baseline(args: &DiffArgs) -> Result<Option<i32>, CliError> {
+    let path = &args.before;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ => return Ok(None),
+    }
+    if args.allow_missing_baseline {
+        eprintln!(
+            "stepmon: notice: no baseline at {}: nothing to compare with yet; \
+             save this run's record there for the next run to compare with",
+            path.display()
+        );
+        return Ok(Some(0));
+    }
+    Err(CliError::new(format!("cannot read {}: no such file or directory", path.display())).hint(
+        "save a baseline there first, or pass --allow-missing-baseline to exit 0 with a notice while there is none \
+         (a CI job's first run)",
+    ))
+}
+
 /// Exit status of `stepmon diff --fail-if-heavier` when a step got heavier.
 pub const HEAVIER: i32 = 1;
 
 /// `stepmon diff`; returns the exit status.
 pub fn diff(args: &DiffArgs) -> Result<i32, CliError> {
     use stepmon_report::diff::{JobTotals, RunDiff};
+    if let Some(exit) = missing_baseline(args)? {
+        return Ok(exit);
+    }
     let (before, after) = (diff_side(&args.before, "before")?, diff_side(&args.after, "after")?);
     let steps = |entries: &[job::Entry]| entries.iter().map(|e| e.step.clone()).collect::<Vec<Step>>();
     let mut diff = RunDiff::between(&steps(&before.0), &steps(&after.0));

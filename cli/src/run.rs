@@ -19,7 +19,8 @@ pub struct RunArgs {
     /// Format of --output: document (default: BuildKit's resourceUsage and
     /// sysUsage plus stepmon's summary and verdicts; `stepmon report` reads
     /// it back), or any `stepmon report` format: text, json, trace,
-    /// openmetrics, prometheus, markdown, markdown-svg, html, svg.
+    /// openmetrics, prometheus, gitlab-metrics, markdown, markdown-svg, html,
+    /// svg.
     #[arg(short, long, default_value = "document", value_name = "FORMAT", requires = "output")]
     pub format: OutputFormat,
     /// Create the run's cgroups under DIR instead of this process's own

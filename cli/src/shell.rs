@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::error::CliError;
 use notice::notice;
 use step::{JOB_VARIABLE, Outcome, Plan};
+use stepmon_model::action::Script;
 
 /// Arguments of `stepmon shell`.
 #[derive(Debug, clap::Args)]
@@ -187,7 +188,8 @@ fn plan(shell: Shell, file: &Path, caller: Option<caller::Caller>) -> Plan {
         None => std::env::var("GITHUB_ACTION").ok(),
     };
     let name = name::step_name(github_action.as_deref(), &script, shell.name());
-    Plan { command: shell.command(file), name, caller }
+    let script = Script::new(shell.name().to_owned(), name::first_command_line(&script));
+    Plan { command: shell.command(file), name, script, caller }
 }
 
 /// Runs `plan` measured, else unmeasured; the status to exit with.

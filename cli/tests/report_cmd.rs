@@ -109,6 +109,41 @@ fn diff_flags_heavier_runs_and_gates_ci() {
 }
 
 #[test]
+fn diff_without_a_baseline_is_a_notice_only_when_allowed() {
+    let dir = scratch("diff-missing-baseline");
+    let missing = dir.join("baseline.json");
+    let missing = missing.to_str().unwrap();
+
+    let allowed = run_stepmon(&["diff", missing, &data(PURE_V2), "--allow-missing-baseline", "--fail-if-heavier"]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", allowed.stderr);
+    assert_eq!(allowed.stdout, "", "nothing compared, nothing printed");
+    let lines: Vec<&str> = allowed.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {}", allowed.stderr);
+    assert!(lines[0].starts_with("stepmon: notice: no baseline at "), "{}", allowed.stderr);
+    assert!(lines[0].contains(missing) && lines[0].contains("nothing to compare with yet"), "{}", allowed.stderr);
+
+    let refused = run_stepmon(&["diff", missing, &data(PURE_V2)]);
+    assert_eq!(refused.status.code(), Some(125), "{}", refused.stderr);
+    assert!(refused.stderr.starts_with("stepmon: error: "), "{}", refused.stderr);
+    assert!(refused.stderr.contains("--allow-missing-baseline"), "the error names the flag: {}", refused.stderr);
+
+    // Only a missing baseline is forgiven: a missing later run, or a
+    // baseline that is not a run, still fails with the flag.
+    let no_after = run_stepmon(&["diff", &data(PURE_V2), missing, "--allow-missing-baseline"]);
+    assert_eq!(no_after.status.code(), Some(125), "{}", no_after.stderr);
+    let not_json = dir.join("not.json");
+    std::fs::write(&not_json, "hello").unwrap();
+    let bad = run_stepmon(&["diff", not_json.to_str().unwrap(), &data(PURE_V2), "--allow-missing-baseline"]);
+    assert_eq!(bad.status.code(), Some(125), "{}", bad.stderr);
+    assert!(bad.stderr.contains("not JSON"), "{}", bad.stderr);
+
+    // With a baseline the flag changes nothing.
+    let present = run_stepmon(&["diff", &data(PURE_V2), &data(PURE_V2), "--allow-missing-baseline"]);
+    assert_eq!(present.status.code(), Some(0), "{}", present.stderr);
+    assert!(present.stdout.contains("same within noise"), "{}", present.stdout);
+}
+
+#[test]
 fn run_writes_any_report_format() {
     let name = "run_writes_any_report_format";
     let Some(base) = live(name) else { return };

@@ -8,10 +8,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{f64_at, json, leftovers, live, python, run_stepmon, scratch, stepmon, u64_at, wait_for, wait_gone};
+use common::{f64_at, json, leftovers, live, python, run_stepmon, scratch, u64_at, wait_for, wait_gone};
 use serde_json::Value;
 
 /// A step that burns exactly one second of its own CPU time, however busy
@@ -170,7 +170,12 @@ fn signal_stepmon(
     comm: &str,
     signal: rustix::process::Signal,
 ) -> (i32, Value, Vec<u32>, u32) {
-    let mut child = stepmon()
+    // stepmon leaves a signal ignored by whoever started it ignored (as
+    // under `nohup`); a test run from a non-interactive shell's background
+    // job inherits SIGINT ignored, so stepmon gets the defaults here.
+    let mut child = Command::new("env")
+        .arg("--default-signal=INT,TERM,HUP")
+        .arg(env!("CARGO_BIN_EXE_stepmon"))
         .args(["run", "-q", "-o", out.to_str().unwrap(), "--"])
         .args(command)
         .stdout(Stdio::null())

@@ -224,6 +224,8 @@ struct Recorded {
     name: String,
     exit_code: i64,
     rungs: serde_json::Map<String, Value>,
+    /// The start line's action: the script in the CI's words.
+    action: Value,
 }
 
 impl Recorded {
@@ -245,6 +247,7 @@ fn last_step(job: &Path) -> Recorded {
         name: start["name"].as_str().unwrap().to_owned(),
         exit_code: end["exitCode"].as_i64().unwrap(),
         rungs: end["brief"]["sources"].as_object().unwrap().clone(),
+        action: start["action"].clone(),
     }
 }
 
@@ -411,6 +414,11 @@ fn as_root_no_sudo_is_needed_and_without_a_job_the_summary_is_on_stderr() {
     let step = last_step(&job);
     assert_eq!((step.name.as_str(), step.exit_code), ("test", 5));
     assert!(OWN.contains(&step.rung("cpu")), "{:?}", step.rungs);
+    // The job's views tell it by its first command line, not by the
+    // shell and its temporary file.
+    assert_eq!(step.action, serde_json::json!({"action": "script", "shell": "bash", "line": "echo out"}));
+    let table = common::stepmon().args(["report", "-f", "markdown"]).arg(&job).output().unwrap();
+    assert!(text(&table.stdout).contains("| test (echo out) |"), "{}", text(&table.stdout));
     // No job record: measured all the same, the summary after the script's stderr.
     let alone = run(&[]);
     let stderr = text(&alone.stderr);

@@ -175,8 +175,8 @@ fn the_step_starts_with_a_fresh_signal_state_each_way() {
     // What a command started directly by the test (std's spawn) gets.
     let direct = Command::new("cat").arg("/proc/self/status").output().unwrap();
     let (_, direct_ignored) = signal_masks(&String::from_utf8_lossy(&direct.stdout));
-    // stepmon catches SIGHUP, SIGINT and SIGTERM, so its step gets them at
-    // their default even where the test's environment ignores them.
+    // stepmon catches SIGHUP, SIGINT and SIGTERM: its step gets them at
+    // their default, unless whoever started stepmon ignored them (below).
     let caught: u64 = (1 << (1 - 1)) | (1 << (2 - 1)) | (1 << (15 - 1));
     // glibc's posix_spawn (std's spawn, so the fork way's and this test's)
     // sets its two internal signals, 32 and 33, to SIG_IGN in the child,
@@ -191,7 +191,41 @@ fn the_step_starts_with_a_fresh_signal_state_each_way() {
         assert_eq!(blocked, 0, "{mode}: the step starts with signals blocked: {blocked:#x}");
         assert_eq!(ignored & sigpipe, 0, "{mode}: the step starts with SIGPIPE ignored (stepmon's runtime ignores it)");
         assert_eq!(ignored & compared, direct_ignored & compared, "{mode}: ignored signals {ignored:#x}");
-        assert_eq!(ignored & caught, 0, "{mode}: ignored signals {ignored:#x}");
+        assert_eq!(ignored & caught, direct_ignored & caught, "{mode}: ignored signals {ignored:#x}");
+    }
+}
+
+#[test]
+fn signals_ignored_by_whoever_started_stepmon_stay_ignored_each_way() {
+    let name = "signals_ignored_by_whoever_started_stepmon_stay_ignored_each_way";
+    let Some(_) = live(name) else { return };
+    // `nohup stepmon run -- make`: the hang-up its user shields the build
+    // from must neither be forwarded to the step nor be reset for it.
+    let hup: u64 = 1 << (1 - 1);
+    let int_term: u64 = (1 << (2 - 1)) | (1 << (15 - 1));
+    for mode in MODES {
+        if mode == "clone3" && !clone3_expected() {
+            continue;
+        }
+        // From the defaults (a test run as a background job inherits
+        // SIGINT ignored), then HUP ignored as `nohup` does.
+        let out = Command::new("env")
+            .args([
+                "--default-signal=INT,TERM,HUP",
+                "sh",
+                "-c",
+                r#"trap '' HUP; STEPMON_PID=$$ exec "$0" run -q -- sh -c 'cat /proc/self/status; kill -HUP "$STEPMON_PID" $$; echo survived'"#,
+            ])
+            .arg(env!("CARGO_BIN_EXE_stepmon"))
+            .env("STEPMON_SPAWN", mode)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{mode}: {:?} {stdout} {}", out.status, String::from_utf8_lossy(&out.stderr));
+        let (_, ignored) = signal_masks(&stdout);
+        assert_eq!(ignored & hup, hup, "{mode}: SIGHUP not ignored in the step: {ignored:#x}");
+        assert_eq!(ignored & int_term, 0, "{mode}: SIGINT/SIGTERM ignored in the step: {ignored:#x}");
+        assert!(stdout.ends_with("survived\n"), "{mode}: the step or stepmon ended by SIGHUP: {stdout}");
     }
 }
 

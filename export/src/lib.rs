@@ -45,6 +45,11 @@ pub enum Format {
     /// Prometheus text exposition format 0.0.4 (for Pushgateway and
     /// node_exporter's textfile collector).
     Prometheus,
+    /// GitLab's metrics report (`artifacts:reports:metrics`): an
+    /// OpenMetrics exposition of each step's headline numbers, with labels
+    /// that stay the same from run to run, for the merge request's
+    /// comparison ([`job::gitlab`]).
+    GitlabMetrics,
     /// Markdown for CI job summaries, charts as Mermaid blocks (GitHub
     /// strips inline SVG and `data:` images; see [`markdown`]).
     Markdown,
@@ -59,12 +64,13 @@ pub enum Format {
 
 impl Format {
     /// Every format with its command-line name.
-    pub const ALL: [(&'static str, Format); 9] = [
+    pub const ALL: [(&'static str, Format); 10] = [
         ("text", Format::Text),
         ("json", Format::Json),
         ("trace", Format::Trace),
         ("openmetrics", Format::OpenMetrics),
         ("prometheus", Format::Prometheus),
+        ("gitlab-metrics", Format::GitlabMetrics),
         ("markdown", Format::Markdown),
         ("markdown-svg", Format::MarkdownSvg),
         ("html", Format::Html),
@@ -142,6 +148,11 @@ pub fn render(format: Format, steps: &[Step]) -> String {
         Format::Trace => trace::render(steps),
         Format::OpenMetrics => openmetrics::render(steps),
         Format::Prometheus => prometheus::render(steps),
+        Format::GitlabMetrics => {
+            let entries: Vec<_> =
+                steps.iter().map(|s| stepmon_report::job::Entry::of_run(s.clone(), String::new())).collect();
+            job::gitlab::render(&entries)
+        }
         Format::Markdown => markdown::render(steps),
         Format::MarkdownSvg => markdown::render_with_svg(steps),
         Format::Html => html::render(steps),

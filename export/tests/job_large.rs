@@ -22,12 +22,13 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Each format's output: its digest and length, bytes.
-const DIGESTS: [(&str, u64, usize); 9] = [
+const DIGESTS: [(&str, u64, usize); 10] = [
     ("text", 0xc36f_cbc0_ce57_689f, 35082),
     ("json", 0x34bb_3120_122e_e600, 121_012),
     ("trace", 0xfee5_38de_ad7e_46b6, 2_121_489),
     ("openmetrics", 0xd6fc_1843_d067_0522, 1_122_648),
     ("prometheus", 0x89b5_f89a_e982_6b05, 1_121_783),
+    ("gitlab-metrics", 0xf3d1_c5b4_3bcb_9b85, 167_028),
     ("markdown", 0xb1cc_4f1c_e80b_3ad3, 35404),
     ("markdown-svg", 0xb1cc_4f1c_e80b_3ad3, 35404),
     ("html", 0x7b5c_48f9_3a37_1e2f, 209_645),

@@ -336,3 +336,71 @@ fn openmetrics_of_the_job_parse_with_each_steps_status() {
     // 20 steps × 0.75 s of CPU.
     assert!((value(&cpu["samples"][0]) - 15.0).abs() < 1e-6, "{cpu}");
 }
+
+#[test]
+fn gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status() {
+    let name = "gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status";
+    let Some(python) = common::python_with("prometheus_client.openmetrics.parser") else {
+        common::skip::skip(name, "no python3 with prometheus_client (Debian: python3-prometheus-client)");
+        return;
+    };
+    let mut entries = entries();
+    // Two steps of one name stay two metrics.
+    entries[3].step.name = entries[2].step.name.clone();
+    // A number measured where stepmon's rights reached says so.
+    entries[5].step.sources.cpu = Some(stepmon_model::source::Source::upper_bound(
+        stepmon_model::source::Rung::EnclosingCgroup,
+        "the cgroup stepmon runs in",
+    ));
+    let text = views::gitlab::render(&entries);
+    let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_openmetrics.py");
+    let (ok, stdout, stderr) = common::pipe(&python, &[checker], &text);
+    assert!(ok, "rejected: {stderr}\n{text}");
+    let parsed: Value = serde_json::from_slice(&stdout).unwrap();
+    let families = parsed["families"].as_array().unwrap();
+    let names: Vec<&str> = families.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    for wanted in [
+        "stepmon_step_wall_seconds",
+        "stepmon_step_cpu_usage_seconds",
+        "stepmon_job_step_status",
+        "stepmon_job_wall_seconds",
+        "stepmon_job_cpu_usage_seconds",
+        "stepmon_job_memory_peak_bytes",
+    ] {
+        assert!(names.contains(&wanted), "no {wanted} in {names:?}");
+    }
+    for family in families {
+        for sample in family["samples"].as_array().unwrap() {
+            for key in sample["labels"].as_object().unwrap().keys() {
+                assert!(
+                    ["step", "group", "resource", "stepmon_job_step_status", "rung", "bound"].contains(&key.as_str()),
+                    "{key} would change from run to run or is not the step's: {sample}"
+                );
+            }
+        }
+    }
+    let walls: Vec<&str> = families.iter().find(|f| f["name"] == "stepmon_step_wall_seconds").unwrap()["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["labels"]["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(walls.len(), STEPS);
+    assert_eq!(walls[3], format!("{} (2)", walls[2]));
+    let cpu = families.iter().find(|f| f["name"] == "stepmon_step_cpu_usage_seconds").unwrap();
+    let qualified: Vec<&Value> =
+        cpu["samples"].as_array().unwrap().iter().filter(|s| s["labels"].get("rung").is_some()).collect();
+    assert_eq!(qualified.len(), 1, "{cpu}");
+    assert_eq!(qualified[0]["labels"]["step"], walls[5]);
+    assert_eq!(qualified[0]["labels"]["rung"], "enclosingCgroup");
+    assert_eq!(qualified[0]["labels"]["bound"], "upperBound");
+    let status = families.iter().find(|f| f["name"] == "stepmon_job_step_status").unwrap();
+    let interrupted: Vec<&Value> = status["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| value(s) == 1.0 && s["labels"]["stepmon_job_step_status"] == "interrupted")
+        .collect();
+    assert_eq!(interrupted.len(), 1);
+    assert_eq!(interrupted[0]["labels"]["step"], "step-19");
+}

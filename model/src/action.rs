@@ -45,6 +45,10 @@ pub enum Action {
     Link(Link),
     /// Any other program: the step is its command.
     Program(Program),
+    /// A CI script run by `stepmon shell` (a workflow's `run:` step): the
+    /// script's own words, where its command is only the shell and a
+    /// temporary file.
+    Script(Script),
     /// An action of a kind this version does not know (a newer record's).
     #[serde(other)]
     Unknown,
@@ -223,6 +227,27 @@ impl Program {
     }
 }
 
+/// A CI script run by `stepmon shell`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Script {
+    /// The shell that ran it (`bash`, `sh`, `pwsh`).
+    pub shell: String,
+    /// Its first command line (comments and blank lines skipped, cut
+    /// short), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+}
+
+impl Script {
+    /// A script run by `shell`, its first command line `line`.
+    #[must_use]
+    pub fn new(shell: String, line: Option<String>) -> Script {
+        Script { shell, line }
+    }
+}
+
 impl Action {
     /// Whether it names what the action builds (a crate, a compile's
     /// output, a link's output, a probe), rather than only its program: a
@@ -230,7 +255,14 @@ impl Action {
     /// command.
     #[must_use]
     pub fn names_what_it_builds(&self) -> bool {
-        !matches!(self, Action::Program(_) | Action::Unknown)
+        !matches!(self, Action::Program(_) | Action::Script(_) | Action::Unknown)
+    }
+
+    /// Whether it is an action of a build (a compiler's run, a probe, a
+    /// program through the launcher), not a CI job's script.
+    #[must_use]
+    pub fn is_build_action(&self) -> bool {
+        !matches!(self, Action::Script(_))
     }
 
     /// Whether it is a probe: a compiler asked about itself, not an action
@@ -292,6 +324,7 @@ impl fmt::Display for Action {
             }
             Action::Link(l) => write!(f, "{} ({} link)", l.output, l.linker),
             Action::Program(p) => f.write_str(&p.program),
+            Action::Script(s) => f.write_str(s.line.as_deref().unwrap_or(&s.shell)),
             Action::Unknown => f.write_str("an action of a newer kind"),
         }
     }
@@ -326,6 +359,10 @@ mod tests {
         assert_eq!(Action::Probe(trial).to_string(), "proc-macro2 1.0.107 (build script probe: probe.rs)");
         let compile = Action::Compile(Compile::new("cc".into(), Some("main.o".into()), Some("main.c".into())));
         assert_eq!(compile.to_string(), "main.o (cc)");
+        let script = Action::Script(Script::new("bash".into(), Some("make -j4".into())));
+        assert_eq!(script.to_string(), "make -j4");
+        assert!(!script.names_what_it_builds() && !script.is_build_action());
+        assert_eq!(Action::Script(Script::new("sh".into(), None)).to_string(), "sh");
         let by_source = Action::Compile(Compile::new("g++".into(), None, Some("x.cpp".into())));
         assert_eq!(by_source.to_string(), "x.cpp (g++)");
         assert_eq!(Action::Link(Link::new("cc".into(), "app".into())).to_string(), "app (cc link)");

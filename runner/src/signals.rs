@@ -42,8 +42,13 @@ impl Caught {
         // SIGCHLD handler.)
         for (raw, signal) in FORWARDED {
             let flag = Arc::new(AtomicBool::new(false));
-            signal_hook::flag::register(raw, Arc::clone(&flag))?;
-            signal_hook::low_level::pipe::register(raw, write.try_clone()?)?;
+            // One ignored by whoever started stepmon (`nohup stepmon run`)
+            // stays ignored, by stepmon and by the step (the spawn keeps
+            // it): caught, it would end a step its user meant to survive.
+            if !crate::spawn::is_ignored(raw) {
+                signal_hook::flag::register(raw, Arc::clone(&flag))?;
+                signal_hook::low_level::pipe::register(raw, write.try_clone()?)?;
+            }
             caught.push((signal, flag));
         }
         let flags = caught.try_into().map_err(|_| io::Error::other("signal table"))?;
@@ -82,6 +87,10 @@ mod tests {
 
     #[test]
     fn signals_to_stepmon_reach_the_step() {
+        // Caught only where not ignored by whoever started the tests
+        // (`nohup cargo test`); set before any step installs its handlers.
+        crate::spawn::unignore(signal_hook::consts::SIGHUP);
+        crate::spawn::unignore(signal_hook::consts::SIGTERM);
         let step = sleeper();
         // Raised at this process before the wait starts: kept, not lost.
         signal_hook::low_level::raise(signal_hook::consts::SIGHUP).unwrap();

@@ -22,6 +22,10 @@ pub struct Plan {
     pub command: Vec<OsString>,
     /// The step's name in its record and report.
     pub name: String,
+    /// The script in the CI's words (its shell and first command line),
+    /// the record's action of the step: its command is only the shell and
+    /// a temporary file.
+    pub script: stepmon_model::action::Script,
     /// The caller, when this root stepmon runs the script for it (its ids,
     /// umask and environment are the script's); `None`: this process's.
     pub caller: Option<Caller>,
@@ -82,7 +86,9 @@ pub fn measured(plan: &Plan) -> Outcome {
     let mut job = None;
     let mut events = None;
     if let Some(path) = &job_path {
-        match crate::job::start(Path::new(path), Some(&plan.name), &[], &command) {
+        let mut start = stepmon_job::start(Some(&plan.name), &[], &command);
+        start.action = Some(stepmon_model::action::Action::Script(plan.script.clone()));
+        match crate::job::open(Path::new(path), start, crate::job::warn) {
             Ok(started) => {
                 options.live = Some(started.samples);
                 job = Some(started.thread);

@@ -122,6 +122,9 @@ pub fn facts(build: &Build) -> Vec<(&'static str, String)> {
         ),
     ));
     facts.push(("remainder", remainder(build)));
+    if let Some(own) = own_cost(build) {
+        facts.push(("stepmon", own));
+    }
     facts.push(("critical path", critical_path(build)));
     if let Some(peak) = &build.memory.peak {
         let file = peak.file_bytes.map_or_else(String::new, |f| format!(" (page cache {})", bytes(f)));
@@ -190,6 +193,34 @@ fn remainder(build: &Build) -> String {
         dash(r.cpu_seconds, seconds),
         dash(r.idle_seconds, seconds),
     )
+}
+
+/// stepmon's own CPU: the launchers' (in the remainder) and the build's
+/// collector's, against the build's CPU.
+fn own_cost(build: &Build) -> Option<String> {
+    let own = &build.own_cost;
+    let launchers = own.launchers_cpu_seconds.map(|cpu| {
+        #[allow(clippy::cast_precision_loss)] // a count of steps
+        let each = cpu / own.launchers.max(1) as f64;
+        format!(
+            "{} of CPU in its {} launcher{} ({} each, part of the remainder)",
+            seconds(cpu),
+            own.launchers,
+            if own.launchers == 1 { "" } else { "s" },
+            seconds(each)
+        )
+    });
+    let collector = own.build_cpu_seconds.map(|cpu| format!("{} in the build's own collector", seconds(cpu)));
+    let total = own.launchers_cpu_seconds.unwrap_or(0.0) + own.build_cpu_seconds.unwrap_or(0.0);
+    let share = build
+        .cpu_seconds
+        .filter(|c| *c > 0.0 && (own.launchers_cpu_seconds.is_some() || own.build_cpu_seconds.is_some()))
+        .map(|c| format!(": {:.1}% of the build's CPU", 100.0 * total / c));
+    let parts: Vec<String> = [launchers, collector].into_iter().flatten().collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!("{}{}", parts.join(" and "), share.unwrap_or_default()))
 }
 
 fn critical_path(build: &Build) -> String {

@@ -160,6 +160,12 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Family> {
     GROUPS.iter().flat_map(|group| group.iter())
 }
 
+/// The samples `family` reads off `step`: their own labels (beyond the
+/// step's identity) and values.
+pub(crate) fn points(family: &Family, step: &Step) -> Vec<Point> {
+    (family.points)(&Facts { step, verdicts: step.verdicts() })
+}
+
 /// The sample name of a family's samples (the name plus its type's suffix).
 pub(crate) fn sample_name(family: &Family) -> String {
     format!("{}{}", family.name, family.kind.suffix())

@@ -13,27 +13,27 @@ use stepmon_report::job::table::{Job, job};
 use stepmon_report::step::Step;
 
 /// A step's status, one state true.
-const STATUS: Family = Family::described(
+pub(super) const STATUS: Family = Family::described(
     "stepmon_job_step_status",
     Kind::StateSet,
     None,
     "How the step ended in the job's record: ended, notRun, interrupted (stepmon was killed; its numbers stop where the record does) or cached (BuildKit took it from its cache; no usage).",
 );
-const STATUS_STATES: [&str; 4] = ["ended", "notRun", "interrupted", "cached"];
+pub(super) const STATUS_STATES: [&str; 4] = ["ended", "notRun", "interrupted", "cached"];
 const STEPS: Family = Family::described("stepmon_job_steps", Kind::Gauge, None, "Steps in the job.");
-const WALL: Family = Family::described(
+pub(super) const WALL: Family = Family::described(
     "stepmon_job_wall_seconds",
     Kind::Gauge,
     Some("seconds"),
     "The job's wall time: its first step's start to its last step's end.",
 );
-const CPU: Family = Family::described(
+pub(super) const CPU: Family = Family::described(
     "stepmon_job_cpu_usage_seconds",
     Kind::Counter,
     Some("seconds"),
     "CPU time of all the job's steps.",
 );
-const MEMORY_PEAK: Family = Family::described(
+pub(super) const MEMORY_PEAK: Family = Family::described(
     "stepmon_job_memory_peak_bytes",
     Kind::Gauge,
     Some("bytes"),

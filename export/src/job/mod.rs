@@ -5,6 +5,7 @@
 //! interrupted and cached steps as cached in every one, with dashes (or no
 //! sample at all, in the expositions) for what they lack.
 
+pub mod gitlab;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
@@ -33,5 +34,6 @@ pub fn render(format: Format, entries: &[Entry], notes: &[String]) -> String {
         Format::Trace => trace::render(entries),
         Format::OpenMetrics => metrics::openmetrics(entries),
         Format::Prometheus => metrics::prometheus(entries),
+        Format::GitlabMetrics => gitlab::render(entries),
     }
 }

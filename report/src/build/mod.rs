@@ -169,6 +169,22 @@ impl Remainder {
     pub const STRETCHES: usize = 5;
 }
 
+/// What stepmon itself spent measuring the build: each step's collector
+/// (`stepmon.collector.cpuSeconds`, user + system of all its threads).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct OwnCost {
+    /// The launchers' (one per action and probe): each runs in the
+    /// build's cgroup, beside its action's, so the build's CPU and its
+    /// remainder count it. `None` when no step recorded it.
+    pub launchers_cpu_seconds: Option<f64>,
+    /// How many launchers recorded theirs.
+    pub launchers: usize,
+    /// The build's own step's (`stepmon build`'s collector, outside the
+    /// build's cgroup).
+    pub build_cpu_seconds: Option<f64>,
+}
+
 /// A build read from its job record.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -204,6 +220,8 @@ pub struct Build {
     pub parallelism: ParallelismAdvice,
     /// The most actions running at once.
     pub most_at_once: usize,
+    /// What stepmon itself spent.
+    pub own_cost: OwnCost,
 }
 
 /// Why a record holds no build.
@@ -243,7 +261,9 @@ impl Build {
             None => record
                 .steps
                 .iter()
-                .rposition(|s| s.start.as_ref().is_some_and(|s| s.action.is_none()))
+                .rposition(|s| {
+                    s.start.as_ref().is_some_and(|s| !s.action.as_ref().is_some_and(Action::is_build_action))
+                })
                 .ok_or(NoBuild::NoOuterStep)?,
         };
         let entries: Vec<Entry> = record.steps.iter().map(|s| Entry::of_job(s, from.to_owned())).collect();
@@ -263,14 +283,22 @@ impl Build {
         let since = |row: &Row| row.start.zip(origin).map(|(s, o)| s.duration_since(o).as_secs_f64());
         let mut actions = Vec::new();
         let (mut probes, mut probe_cpu_seconds, mut nested_cpu) = (0, 0.0, 0.0);
+        let collector_cpu =
+            |row: &Row| entries.get(row.entry).and_then(|e| e.step.run.as_ref()).and_then(|r| r.collector.cpu_seconds);
+        let mut own_cost =
+            OwnCost { build_cpu_seconds: job.steps.get(outer_row).and_then(collector_cpu), ..OwnCost::default() };
         // The build's actions started while it ran: a record kept with
         // `--job` may hold other builds' too.
         let until =
             job.steps.get(outer_row).and_then(|r| r.wall_seconds).map_or(f64::INFINITY, |w| w + table::MIN_GAP_SECONDS);
         for (i, row) in job.steps.iter().enumerate() {
-            let Some(action) = row.action.as_ref() else { continue };
+            let Some(action) = row.action.as_ref().filter(|a| a.is_build_action()) else { continue };
             let Some(start) = since(row).filter(|s| (-table::MIN_GAP_SECONDS..=until).contains(s)) else { continue };
             nested_cpu += row.cpu_seconds.unwrap_or(0.0);
+            if let Some(cpu) = collector_cpu(row) {
+                own_cost.launchers += 1;
+                *own_cost.launchers_cpu_seconds.get_or_insert(0.0) += cpu;
+            }
             if action.is_probe() {
                 probes += 1;
                 probe_cpu_seconds += row.cpu_seconds.unwrap_or(0.0);
@@ -316,6 +344,7 @@ impl Build {
             critical_path,
             memory,
             parallelism,
+            own_cost,
             job,
         }
     }

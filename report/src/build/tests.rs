@@ -215,3 +215,27 @@ fn a_record_is_read_as_a_build() {
     }
     assert_eq!(Build::of_record(&record, "j", Some("1.2")), Err(NoBuild::NoSuchStep("1.2".to_owned())));
 }
+
+#[test]
+fn stepmons_own_cpu_is_summed_over_the_launchers_that_recorded_it() {
+    let with_collector = |mut e: Entry, cpu: f64| {
+        e.step.run.as_mut().expect("a run's step").collector.cpu_seconds = Some(cpu);
+        e
+    };
+    let probe = Action::Probe(Probe::new("rustc".to_owned(), vec!["version".to_owned()]));
+    let entries = vec![
+        with_collector(outer(4.0, 10.0, Vec::new()), 0.02),
+        with_collector(action("a", 0.5, 2.5, 1.9, 10), 0.005),
+        with_collector(action("b", 1.0, 3.0, 1.8, 10), 0.007),
+        // An earlier version's step, without its collector: not counted.
+        action("c", 1.0, 3.0, 1.8, 10),
+        with_collector(entry(step("rustc", 0.0, 0.1, 0.1, MIB, Vec::new()), Some(probe), 0), 0.003),
+    ];
+    let own = Build::of_entries(&entries, 0, &[]).own_cost;
+    assert_eq!(own.launchers, 3, "{own:?}");
+    assert!((own.launchers_cpu_seconds.unwrap() - 0.015).abs() < 1e-9, "{own:?}");
+    assert_eq!(own.build_cpu_seconds, Some(0.02));
+    // No step recorded one: nothing, not a zero.
+    let own = Build::of_entries(&[outer(4.0, 10.0, Vec::new()), action("a", 0.5, 2.5, 1.9, 10)], 0, &[]).own_cost;
+    assert_eq!((own.launchers, own.launchers_cpu_seconds, own.build_cpu_seconds), (0, None, None));
+}

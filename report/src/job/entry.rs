@@ -79,6 +79,12 @@ impl Entry {
     pub fn label(&self) -> String {
         match &self.action {
             Some(action) if action.names_what_it_builds() => self.step.name.clone(),
+            // A CI script's command is its shell and a temporary file: its
+            // first command line tells it apart instead.
+            Some(Action::Script(script)) => match &script.line {
+                Some(line) if *line != self.step.name => format!("{} ({line})", self.step.name),
+                _ => self.step.name.clone(),
+            },
             _ => self.step.label(),
         }
     }

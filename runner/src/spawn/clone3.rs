@@ -412,11 +412,18 @@ pub(super) fn read_report(mut pipe: std::fs::File) -> Option<ChildFailure> {
 pub(super) unsafe fn child(setup: &ChildSetup<'_>) -> ! {
     // stepmon catches SIGINT/SIGTERM/SIGHUP (signal-hook) and ignores
     // SIGPIPE (Rust's runtime); exec would reset the caught ones to the
-    // default but keep SIGPIPE ignored. Reset all four, as std's spawn
-    // does for SIGPIPE, before signals are unblocked.
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-        sys::default_action(signal);
+    // default but keep SIGPIPE ignored. Reset the caught ones before
+    // signals are unblocked (a handler must not run in this child), and
+    // SIGPIPE as std's spawn does. One that is ignored here was ignored by
+    // whoever started stepmon (`nohup`, a CI runner: `Caught::install`
+    // leaves those alone) and stays ignored for the step, as it would
+    // started directly.
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        if !sys::is_ignored(signal) {
+            sys::default_action(signal);
+        }
     }
+    sys::default_action(libc::SIGPIPE);
     sys::unblock_all();
     if let Some(netns) = setup.netns {
         let ret = sys::setns(netns, libc::CLONE_NEWNET);

@@ -139,3 +139,21 @@ impl fmt::Display for SpawnError {
 }
 
 impl std::error::Error for SpawnError {}
+
+/// Whether `signal` is ignored (`SIG_IGN`) in this process now: inherited
+/// from whoever started it (`nohup`), so not to be caught and forwarded.
+pub(crate) fn is_ignored(signal: i32) -> bool {
+    sys::is_ignored(signal)
+}
+
+/// Sets `signal` back to its default action in this process if it is
+/// ignored: for tests that raise a signal at themselves and may have been
+/// started with it ignored (`nohup`, a background job), which stepmon would
+/// leave alone. A caught one keeps its handler (another test's step may
+/// have installed it).
+#[cfg(test)]
+pub(crate) fn unignore(signal: i32) {
+    if sys::is_ignored(signal) {
+        sys::default_action(signal);
+    }
+}

@@ -227,6 +227,16 @@ pub(super) fn default_action(signal: i32) -> isize {
     unsafe { call(libc::SYS_rt_sigaction, signal as usize, action.as_ptr() as usize, 0, 8, 0, 0) }
 }
 
+/// `rt_sigaction(signal, NULL, &old)`: whether `signal` is ignored
+/// (`SIG_IGN`) in this process now.
+pub(super) fn is_ignored(signal: i32) -> bool {
+    let mut old = [0usize; 4];
+    // SAFETY: `old` is a writable kernel sigaction of 8-byte mask (handler
+    // first); no new action is given.
+    let ret = unsafe { call(libc::SYS_rt_sigaction, signal as usize, 0, old.as_mut_ptr() as usize, 8, 0, 0) };
+    ret == 0 && old[0] == libc::SIG_IGN
+}
+
 /// `rt_sigprocmask(SIG_SETMASK, empty)`: every signal unblocked.
 pub(super) fn unblock_all() -> isize {
     let empty = 0u64;
