@@ -66,7 +66,7 @@ pub fn render(steps: &[Step]) -> String {
     let mut out = head(&title, "");
     out.push_str("<h1>stepmon report</h1>\n");
     for step in steps {
-        section(&mut out, step, &facts::status(step));
+        section(&mut out, step, &facts::status(step), None, "");
     }
     out.push_str("</body>\n</html>\n");
     out
@@ -84,14 +84,22 @@ pub(crate) fn head(title: &str, style: &str) -> String {
     )
 }
 
-/// The section of `step`, its status line saying `status`.
-pub(crate) fn section(out: &mut String, step: &Step, status: &str) {
+/// The section of `step`, its status line saying `status`; `place`: its
+/// place in a job (from 1), which gives the section its anchor
+/// (`id="step-N"`, as the build report's details have) and its heading
+/// its number; `why`, when not empty, why a large job shows it in detail.
+pub(crate) fn section(out: &mut String, step: &Step, status: &str, place: Option<usize>, why: &str) {
+    let (id, number) = place.map_or_else(Default::default, |n| (format!(" id=\"step-{n}\""), format!("#{n} ")));
     let _ = write!(
         out,
-        "<section class=\"step\">\n<h2>{}</h2>\n<p class=\"status\">{}</p>\n<table class=\"summary\">\n<tbody>\n",
+        "<section class=\"step\"{id}>\n<h2>{number}{}</h2>\n<p class=\"status\">{}</p>\n",
         xml(&stepmon_report::step::elide(&step.name)),
         xml(status)
     );
+    if !why.is_empty() {
+        let _ = writeln!(out, "<p class=\"why\">why: {}</p>", xml(why));
+    }
+    out.push_str("<table class=\"summary\">\n<tbody>\n");
     for f in facts::facts(step) {
         let class = if f.value == facts::NOT_MEASURED { " class=\"not-measured\"" } else { "" };
         let _ = writeln!(out, "<tr><th scope=\"row\">{}</th><td{class}>{}</td></tr>", xml(f.label), xml(&f.value));

@@ -195,16 +195,7 @@ fn the_html_page_lists_each_event_and_places_its_markers_at_its_time() {
     let chromium = Chromium::new(binary, tmp.path().join("profile"));
     let entries = entries_of(&job_record());
     let page = views::render(stepmon_export::Format::Html, &entries, &[]);
-    let csp = format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">", stepmon_export::html::CSP);
-    let measured = tmp.path().join("measured.html");
-    std::fs::write(&measured, page.replace(&csp, "").replace("</body>", &format!("{MEASURE}\n</body>"))).unwrap();
-    let dom = chromium.dump_dom(&measured);
-    let from = dom.find("<pre id=\"stepmon-check\">").expect("the script ran") + "<pre id=\"stepmon-check\">".len();
-    let json = dom[from..from + dom[from..].find("</pre>").unwrap()]
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let result: Value = serde_json::from_str(&json).unwrap();
+    let result = common::measured(&chromium, &page, MEASURE, tmp.path());
     let f = |v: &Value| v.as_f64().unwrap();
     // The timeline: grow's bar spans 0–10 s, its marker (4 px either side
     // of its tip) at 9.5 s of it; leak's bar 12–16 s, its marker at 14.5 s.

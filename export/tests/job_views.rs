@@ -139,17 +139,7 @@ fn html_of_a_20_step_job_in_chromium() {
     assert!(!dom.contains("<script"), "a name became a script");
     assert!(dom.contains("a|b &lt;script&gt;x&lt;/script&gt;"));
     // A copy with the measuring script (and without the CSP that blocks it).
-    let csp = format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">", stepmon_export::html::CSP);
-    assert!(page.contains(&csp));
-    let measured = tmp.path().join("measured.html");
-    std::fs::write(&measured, page.replace(&csp, "").replace("</body>", &format!("{MEASURE}\n</body>"))).unwrap();
-    let dom = chromium.dump_dom(&measured);
-    let from = dom.find("<pre id=\"stepmon-check\">").expect("the script ran") + "<pre id=\"stepmon-check\">".len();
-    let json = dom[from..from + dom[from..].find("</pre>").unwrap()]
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let result: Value = serde_json::from_str(&json).unwrap();
+    let result = common::measured(&chromium, &page, MEASURE, tmp.path());
     // The rows equal the job file: its steps by start, their exit codes.
     let record = job::read(&text);
     let mut steps: Vec<_> = record.steps.iter().collect();

@@ -7,6 +7,7 @@ mod common;
 
 use common::job::{Reading, entries_of, job, recorded_text};
 use serde_json::Value;
+use stepmon_report::job::notable::{Why, notable};
 use stepmon_report::job::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE};
 
 /// `text` with every machine sample changed by `change`, and the machine's
@@ -73,6 +74,19 @@ fn memory_bound_across_its_threshold() {
     );
     let far = moved(1.0 - MEMORY_BOUND_HEADROOM - 0.01);
     assert_eq!(far.memory_bound, None);
+    // The step named is found by its place, and a large job's page shows it.
+    let total_kb = (peak / (1.0 - MEMORY_BOUND_HEADROOM + 0.01) / 1024.0) as u64;
+    let entries = entries_of(&with_machine(&text, |s| s["memoryStat"]["total"] = total_kb.into(), |_| {}));
+    let alloc = entries.iter().position(|e| e.step.name == "alloc");
+    assert!(alloc.is_some(), "the alloc step");
+    assert_eq!((near.memory_bound_entry, far.memory_bound_entry), (alloc, None));
+    let table = stepmon_report::job::table::job(&entries, &[]);
+    let named: Vec<usize> = notable(&table, &entries, 0)
+        .into_iter()
+        .filter(|n| n.why.contains(&Why::NamedByVerdict))
+        .map(|n| table.steps[n.row].entry)
+        .collect();
+    assert_eq!(named, Vec::from_iter(alloc));
     assert!(!far.sentences().iter().any(|s| s.starts_with("memory-bound")));
 }
 

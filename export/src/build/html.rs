@@ -156,15 +156,7 @@ fn lanes(build: &Build) -> (Vec<usize>, usize) {
     let mut lane_of = vec![0; build.actions.len()];
     for i in order {
         let a = &build.actions[i];
-        let lane = match ends.iter().position(|end| *end <= a.start) {
-            Some(free) => free,
-            None => {
-                ends.push(0.0);
-                ends.len() - 1
-            }
-        };
-        ends[lane] = a.end.max(a.start);
-        lane_of[i] = lane;
+        lane_of[i] = crate::job::timeline::first_free(&mut ends, a.start, a.end.max(a.start));
     }
     (lane_of, ends.len())
 }

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod section;
 pub mod svg;
 pub(crate) mod timeline;
+mod timeline_lanes;
 mod timeline_svg;
 pub mod trace;
 

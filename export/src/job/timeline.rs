@@ -26,20 +26,43 @@ pub(crate) struct Span {
 
 /// The span of each row that has a start (rows without one cannot be
 /// placed), lanes assigned first-fit over the rows for which `same_track`
-/// says they share a track (a step takes the lowest lane whose last step
-/// has ended).
+/// says they share a track (an equivalence: a step takes the lowest lane
+/// of its track whose last step has ended, [`first_free`]).
 pub(crate) fn spans(job: &Job, same_track: impl Fn(&Row, &Row) -> bool) -> Vec<Span> {
+    // Each track: one of its rows, and the end of each of its lanes' last
+    // span (rows come in start order, so a lane's last span ends last).
+    let mut tracks: Vec<(usize, Vec<f64>)> = Vec::new();
     let mut out: Vec<Span> = Vec::new();
     for (i, r) in job.steps.iter().enumerate() {
         let Some((start, end)) = r.extent() else { continue };
-        // Rows are in start order, so lane `k` is free when every span on it
-        // (of this track) ended by `start`.
-        let lane = (0..)
-            .find(|lane| !out.iter().any(|s| s.lane == *lane && same_track(&job.steps[s.row], r) && s.end > start))
-            .unwrap_or(0);
+        let track = match tracks.iter().position(|(row, _)| same_track(&job.steps[*row], r)) {
+            Some(track) => track,
+            None => {
+                tracks.push((i, Vec::new()));
+                tracks.len() - 1
+            }
+        };
+        let lane = first_free(&mut tracks[track].1, start, end);
         out.push(Span { row: i, start, end, lane });
     }
     out
+}
+
+/// The lane for a span from `start` to `end` placed after every span
+/// before it in start order: the lowest lane whose last span ended by
+/// `start`, else a new one; `ends` holds each lane's last end and takes
+/// `end`. One that ends the instant another starts shares its lane.
+pub(crate) fn first_free(ends: &mut Vec<f64>, start: f64, end: f64) -> usize {
+    match ends.iter().position(|last| *last <= start) {
+        Some(lane) => {
+            ends[lane] = end;
+            lane
+        }
+        None => {
+            ends.push(end);
+            ends.len() - 1
+        }
+    }
 }
 
 /// The machine's samples of every step, once: in time order, a sample two

@@ -23,22 +23,22 @@ use stepmon_report::job::table::{Job, gaps};
 use stepmon_report::units::seconds;
 
 /// Width of the timeline, px (the step charts' width).
-const WIDTH: f64 = 720.0;
+pub(super) const WIDTH: f64 = 720.0;
 /// Left edge of the bars (room for the step names).
 const LEFT: f64 = 170.0;
 /// Right margin.
-const RIGHT: f64 = 28.0;
+pub(super) const RIGHT: f64 = 28.0;
 /// Top margin (the title).
-const TOP: f64 = 30.0;
+pub(super) const TOP: f64 = 30.0;
 /// Height of a step's row.
 const ROW: f64 = 20.0;
 /// Room under the rows for the tick labels and the axis title.
-const BOTTOM: f64 = 40.0;
+pub(super) const BOTTOM: f64 = 40.0;
 /// At most this many characters of a name at the left.
 const NAME_CHARS: usize = 24;
 
 /// Bar colours by status.
-fn colour(status: &str) -> &'static str {
+pub(super) fn colour(status: &str) -> &'static str {
     match status {
         "interrupted" => "#d97706",
         "notRun" => "#94a3b8",
@@ -51,58 +51,14 @@ fn colour(status: &str) -> &'static str {
 /// per row with a start), and its height in pixels.
 #[must_use]
 pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span]) -> (String, f64) {
-    // Each row's events, seconds since the job's origin, and in words.
-    let events: Vec<Vec<(f64, String)>> = job
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let placed = stepmon_report::event::of_step(&entries[r.entry].step);
-            let start = spans.iter().find(|s| s.row == i).map(|s| s.start);
-            placed
-                .into_iter()
-                .filter_map(|p| Some((start? + p.offset_seconds.filter(|t| t.is_finite())?, p.words)))
-                .collect()
-        })
-        .collect();
-    let last_event = events.iter().flatten().map(|(t, _)| *t);
-    let end = spans.iter().map(|s| s.end).chain(last_event).fold(job.wall_seconds.unwrap_or(0.0), f64::max);
-    let x = Axis::new(Unit::Seconds, end);
+    let (events, x) = events_and_axis(job, entries, spans);
     let plot = WIDTH - LEFT - RIGHT;
     let px = |t: f64| LEFT + (t / x.top).clamp(0.0, 1.0) * plot;
     #[allow(clippy::cast_precision_loss)]
     let rows_height = job.steps.len().max(1) as f64 * ROW;
     let height = TOP + rows_height + BOTTOM;
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-timeline\" width=\"{WIDTH}\" height=\"{height}\" \
-         viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"the job's steps over time\" \
-         font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" font-size=\"12\" fill=\"currentColor\">\
-         <title>stepmon: the job's steps over time</title>\
-         <text class=\"title\" x=\"{LEFT}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">steps over time</text>"
-    );
-    for (from, to) in gaps(job) {
-        let _ = write!(
-            out,
-            "<rect class=\"gap\" x=\"{:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{rows_height}\" fill=\"currentColor\" \
-             fill-opacity=\"0.08\"><title>gap: no step ran for {}</title></rect>",
-            px(from),
-            (px(to) - px(from)).max(0.5),
-            xml(&seconds(to - from))
-        );
-    }
-    for &t in &x.ticks {
-        let _ = write!(
-            out,
-            "<line class=\"grid x\" x1=\"{0:.1}\" y1=\"{TOP}\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"currentColor\" \
-             stroke-opacity=\"0.12\"/><text class=\"tick x\" x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">{3}</text>",
-            px(t),
-            TOP + rows_height,
-            TOP + rows_height + 15.0,
-            xml(&x.label(t))
-        );
-    }
+    let mut out = open(height, LEFT, "steps over time");
+    gaps_and_ticks(&mut out, job, &x, &px, rows_height);
     for (i, r) in job.steps.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
         let y = TOP + i as f64 * ROW;
@@ -119,7 +75,7 @@ pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span]) -> (String, f64)
             xml(&shown)
         );
         let color = colour(r.status);
-        match spans.iter().find(|s| s.row == i) {
+        match of_row(spans, i) {
             None => {
                 let _ = write!(
                     out,
@@ -176,11 +132,82 @@ pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span]) -> (String, f64)
         }
         out.push_str("</g>");
     }
+    close(&mut out, LEFT + plot / 2.0, height);
+    (out, height)
+}
+
+/// The axis title centred at `middle` above the bottom of a timeline
+/// `height` px tall, and the end tag.
+pub(super) fn close(out: &mut String, middle: f64, height: f64) {
     let _ = write!(
         out,
-        "<text class=\"axis-label x\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">time since the job's first step started</text></svg>",
-        LEFT + plot / 2.0,
+        "<text class=\"axis-label x\" x=\"{middle:.1}\" y=\"{:.1}\" text-anchor=\"middle\">time since the job's first step started</text></svg>",
         height - 6.0
     );
-    (out, height)
+}
+
+/// The gaps as shaded bands over the rows (`rect.gap`) and the time axis's
+/// grid and tick labels under them (`text.tick.x`), `x` the axis and `px`
+/// its pixels; the rows are `rows_height` tall from [`TOP`].
+pub(super) fn gaps_and_ticks(out: &mut String, job: &Job, x: &Axis, px: &dyn Fn(f64) -> f64, rows_height: f64) {
+    for (from, to) in gaps(job) {
+        let _ = write!(
+            out,
+            "<rect class=\"gap\" x=\"{:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{rows_height}\" fill=\"currentColor\" \
+             fill-opacity=\"0.08\"><title>gap: no step ran for {}</title></rect>",
+            px(from),
+            (px(to) - px(from)).max(0.5),
+            xml(&seconds(to - from))
+        );
+    }
+    for &t in &x.ticks {
+        let _ = write!(
+            out,
+            "<line class=\"grid x\" x1=\"{0:.1}\" y1=\"{TOP}\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"currentColor\" \
+             stroke-opacity=\"0.12\"/><text class=\"tick x\" x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">{3}</text>",
+            px(t),
+            TOP + rows_height,
+            TOP + rows_height + 15.0,
+            xml(&x.label(t))
+        );
+    }
+}
+
+/// The span of row `row`: `spans` are in row order.
+pub(super) fn of_row(spans: &[Span], row: usize) -> Option<&Span> {
+    spans.binary_search_by_key(&row, |s| s.row).ok().map(|i| &spans[i])
+}
+
+/// Each row's events (seconds since the job's origin, and in words), and
+/// the time axis that holds every span and event.
+pub(super) fn events_and_axis(job: &Job, entries: &[Entry], spans: &[Span]) -> (Vec<Vec<(f64, String)>>, Axis) {
+    let events: Vec<Vec<(f64, String)>> = job
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let placed = stepmon_report::event::of_step(&entries[r.entry].step);
+            let start = of_row(spans, i).map(|s| s.start);
+            placed
+                .into_iter()
+                .filter_map(|p| Some((start? + p.offset_seconds.filter(|t| t.is_finite())?, p.words)))
+                .collect()
+        })
+        .collect();
+    let last_event = events.iter().flatten().map(|(t, _)| *t);
+    let end = spans.iter().map(|s| s.end).chain(last_event).fold(job.wall_seconds.unwrap_or(0.0), f64::max);
+    (events, Axis::new(Unit::Seconds, end))
+}
+
+/// The timeline's `<svg>` start tag, `height` px tall, and its `title`
+/// at `left`.
+pub(super) fn open(height: f64, left: f64, title: &str) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"stepmon-timeline\" width=\"{WIDTH}\" height=\"{height}\" \
+         viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"the job's steps over time\" \
+         font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" font-size=\"12\" fill=\"currentColor\">\
+         <title>stepmon: the job's steps over time</title>\
+         <text class=\"title\" x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        xml(title)
+    )
 }

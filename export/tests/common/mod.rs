@@ -31,3 +31,26 @@ pub(crate) fn series_by_class(s: &StepSeries) -> Vec<(&'static str, &Vec<Point>)
         ("machine-cpu-stall", &s.machine_cpu_stall_share),
     ]
 }
+
+/// What a measuring `script` (it writes JSON into `pre#stepmon-check`)
+/// found in `page` as Chromium laid it out: a copy of the page with the
+/// script added, written to `dir`, without the Content-Security-Policy
+/// that blocks it (the page itself has no script).
+pub(crate) fn measured(
+    chromium: &chromium::Chromium,
+    page: &str,
+    script: &str,
+    dir: &std::path::Path,
+) -> serde_json::Value {
+    let csp = format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">", stepmon_export::html::CSP);
+    assert!(page.contains(&csp), "the page declares its CSP");
+    let copy = dir.join("measured.html");
+    std::fs::write(&copy, page.replace(&csp, "").replace("</body>", &format!("{script}\n</body>"))).expect("write");
+    let dom = chromium.dump_dom(&copy);
+    let from = dom.find("<pre id=\"stepmon-check\">").expect("the script ran") + "<pre id=\"stepmon-check\">".len();
+    let json = dom[from..from + dom[from..].find("</pre>").expect("</pre>")]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).expect("the measurements are JSON")
+}

@@ -359,15 +359,7 @@ impl Build {
     /// first; actions without it last, in start order.
     #[must_use]
     pub fn ranked(&self, key: impl Fn(&Row) -> Option<f64>) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.actions.len()).collect();
-        let value = |i: &usize| key(self.row(&self.actions[*i])).filter(|v| !v.is_nan());
-        order.sort_by(|a, b| match (value(a), value(b)) {
-            (Some(x), Some(y)) => y.total_cmp(&x).then(a.cmp(b)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => a.cmp(b),
-        });
-        order
+        crate::job::notable::ranked(&self.actions, |a| key(self.row(a)))
     }
 
     /// The actions by wall time, the longest first.

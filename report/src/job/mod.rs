@@ -35,6 +35,7 @@
 use stepmon_model::job::{Record, SampleRecord, StepEnd, StepStart};
 
 mod entry;
+pub mod notable;
 mod reach;
 mod read;
 mod record;

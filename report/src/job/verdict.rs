@@ -65,6 +65,10 @@ pub struct JobVerdict {
     /// The step (or `the job's steps together`) that came within
     /// [`MEMORY_BOUND_HEADROOM`] of the memory, when one did.
     pub memory_bound: Option<String>,
+    /// That step by its place: its index in the entries judged (two steps
+    /// may share a name). Not in the JSON, whose `memoryBound` names it.
+    #[serde(skip)]
+    pub memory_bound_entry: Option<usize>,
     /// The steps waited for CPU at least [`CPU_STARVED_SHARE`].
     pub cpu_starved: bool,
     /// The job's wall time, s, when it was too short to size
@@ -248,18 +252,20 @@ impl JobVerdict {
                 }
                 _ => false,
             };
-        let memory_bound = memory_available_bytes.filter(|a| *a > 0).and_then(|available| {
-            let near = |peak: u64| peak as f64 >= (1.0 - MEMORY_BOUND_HEADROOM) * available as f64;
-            let step = entries
-                .iter()
-                .filter_map(|e| e.step.summary.memory.peak_bytes.map(|p| (p, &e.step.name)))
-                .max_by_key(|(p, _)| *p)
-                .filter(|(p, _)| near(*p));
-            match step {
-                Some((_, name)) => Some(format!("the {name} step")),
-                None => memory_peak_bytes.filter(|p| near(*p)).map(|_| "the job's steps together".to_owned()),
-            }
-        });
+        // The step of the highest peak (the last of equal ones).
+        let heaviest_entry = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.step.summary.memory.peak_bytes.map(|p| (p, i)))
+            .max_by_key(|(p, _)| *p);
+        let near = |peak: u64| {
+            memory_available_bytes.is_some_and(|a| a > 0 && peak as f64 >= (1.0 - MEMORY_BOUND_HEADROOM) * a as f64)
+        };
+        let memory_bound_entry = heaviest_entry.filter(|(p, _)| near(*p)).map(|(_, i)| i);
+        let memory_bound = match memory_bound_entry {
+            Some(i) => Some(format!("the {} step", entries[i].step.name)),
+            None => memory_peak_bytes.filter(|p| near(*p)).map(|_| "the job's steps together".to_owned()),
+        };
         JobVerdict {
             memory_peak_bytes,
             memory_available_bytes,
@@ -271,6 +277,7 @@ impl JobVerdict {
             cpu_stall_share,
             over_provisioned,
             memory_bound,
+            memory_bound_entry,
             cpu_starved: sized && cpu_stall_share.is_some_and(|s| s >= CPU_STARVED_SHARE),
             too_short_to_size,
             sizing_min_seconds: min_seconds,
