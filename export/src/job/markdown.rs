@@ -23,6 +23,7 @@ use super::section::{self, Section};
 use crate::escape::{markdown_inline as md, markdown_line as md_line};
 use stepmon_model::advice::{NoAdvice, ParallelismAdvice};
 use stepmon_report::job::Entry;
+use stepmon_report::job::notable::{failed, ranked};
 use stepmon_report::job::table::{HEADER, Job, Row, cells, extremes, headline, job, remarks};
 
 /// The most rows the table keeps: with the longest names a row is under
@@ -111,21 +112,19 @@ pub fn kept_rows(job: &Job) -> Vec<usize> {
     if all <= MAX_TABLE_ROWS {
         return (0..all).collect();
     }
-    let failed = |r: &Row| r.status == "notRun" || (r.status == "ended" && r.exit_code != Some(0));
-    let chosen = |keep: fn(&Row) -> bool| -> Vec<usize> { (0..all).filter(|&i| keep(&job.steps[i])).collect() };
-    let ranked = |key: fn(&Row) -> Option<f64>| -> Vec<usize> {
-        let mut by: Vec<(f64, usize)> =
-            (0..all).filter_map(|i| key(&job.steps[i]).filter(|k| k.is_finite()).map(|k| (k, i))).collect();
-        by.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        by.into_iter().map(|(_, i)| i).collect()
+    // The rankings of the steps that matter (stepmon_report::job::notable,
+    // as the HTML page's sections), each only of the steps that have the
+    // number.
+    let by = |key: fn(&Row) -> Option<f64>| -> Vec<usize> {
+        ranked(&job.steps, key).into_iter().filter(|&i| key(&job.steps[i]).is_some_and(f64::is_finite)).collect()
     };
     #[allow(clippy::cast_precision_loss)]
-    let rankings = [
-        chosen(|r| r.status == "interrupted"),
+    let rankings: [Vec<usize>; 5] = [
+        (0..all).filter(|&i| job.steps[i].status == "interrupted").collect(),
         (0..all).filter(|&i| failed(&job.steps[i])).collect(),
-        ranked(|r| r.wall_seconds),
-        ranked(|r| r.cpu_seconds),
-        ranked(|r| r.memory_peak_bytes.map(|b| b as f64)),
+        by(|r| r.wall_seconds),
+        by(|r| r.cpu_seconds),
+        by(|r| r.memory_peak_bytes.map(|b| b as f64)),
     ];
     // The steps the line under the table names come first.
     let mut kept: std::collections::BTreeSet<usize> = job.longest.into_iter().chain(job.heaviest).collect();
