@@ -3,12 +3,14 @@
 # compressed one costs seconds of emulated CPU): busybox, the kernel modules,
 # the static test binaries and stepmon, a few host programs with their
 # shared libraries (iproute2's `ip` for `ip netns`, which busybox's `ip`
-# lacks; `getconf`; `jq` for the JSON checks; Debian's python3 with a trimmed
+# lacks; `getconf`; `jq` for the JSON checks; coreutils' `env`, whose
+# `--default-signal` the tests that signal stepmon start it with, which
+# busybox's lacks; Debian's python3 with a trimmed
 # standard library, for the CLI tests' workloads) and the /init of
 # ci/vm/guest.
 
 # Host programs copied into the guest together with their libraries.
-VM_HOST_PROGRAMS=(ip getconf jq)
+VM_HOST_PROGRAMS=(ip getconf jq env)
 
 # Packs $VM_WORK/initramfs.cpio.
 vm_pack_initramfs() {
