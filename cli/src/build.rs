@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use stepmon_runner::StepOptions;
 
-use crate::error::{CliError, INTERNAL_ERROR};
+use crate::error::CliError;
 use crate::outputs::Pending;
 
 /// Arguments of `stepmon build`.
@@ -132,38 +132,11 @@ pub fn build(args: BuildArgs) -> Result<i32, CliError> {
     let outer = start.step.clone();
     let started = crate::job::open(&record.path, start, crate::job::warn)?;
     options.live = Some(started.samples);
-    let job = Some(started.thread);
-    if let Some(events) = started.events.map(std::sync::Mutex::new) {
-        options.watch = std::mem::take(&mut options.watch).with_events(stepmon_runner::watch::Callback::new(
-            move |event: &stepmon_model::event::StepEvent| {
-                let mut events = events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let _ = events.append(event.clone());
-            },
-        ));
-    }
-    let prepared = match stepmon_runner::prepare(options) {
-        Ok(prepared) => prepared,
-        Err(e) => {
-            let code = crate::error::exit_code_of(&e);
-            let error = CliError::from(e);
-            crate::job::end(job, code, Some(error.message.clone()), None);
-            if code != INTERNAL_ERROR {
-                eprintln!("stepmon: error: {}", error.message);
-                return Ok(code);
-            }
-            return Err(error);
-        }
-    };
-    for notice in prepared.notices() {
-        eprintln!("stepmon: {notice}");
-    }
-    let mut finished = match prepared.run() {
-        Ok(finished) => finished,
-        Err(e) => {
-            let error = CliError::from(e);
-            crate::job::end(job, INTERNAL_ERROR, Some(error.message.clone()), None);
-            return Err(error);
-        }
+    let mut job = Some(started.thread);
+    options.watch = crate::job::recording_events(std::mem::take(&mut options.watch), started.events);
+    let mut finished = match crate::job::run_recorded(options, &mut job, true, crate::job::warn)? {
+        crate::job::Ran::Finished(finished) => *finished,
+        crate::job::Ran::Exit(code) => return Ok(code),
     };
     for message in &finished.messages {
         eprintln!("stepmon: {message}");

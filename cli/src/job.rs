@@ -101,3 +101,71 @@ pub fn end_saying(
     }
     ended.stopped.as_ref().map(stopped)
 }
+
+/// `watch` with the step's events appended to its record by `events` (a
+/// launcher's or a build's: never said on stderr); as it is without.
+pub fn recording_events(
+    watch: stepmon_runner::watch::Watch,
+    events: Option<EventAppender>,
+) -> stepmon_runner::watch::Watch {
+    let Some(events) = events.map(std::sync::Mutex::new) else { return watch };
+    watch.with_events(stepmon_runner::watch::Callback::new(move |event: &stepmon_model::event::StepEvent| {
+        let mut events = events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = events.append(event.clone());
+    }))
+}
+
+/// How a step run by [`run_recorded`] went.
+pub enum Ran {
+    /// It ran: the runner's result (its record is the caller's to end).
+    Finished(Box<stepmon_runner::Finished>),
+    /// It could not run (not found, not executable): the status to exit
+    /// with, as a shell's, said in one `stepmon: error:` line; its record
+    /// is ended.
+    Exit(i32),
+}
+
+/// Prepares and runs `options`, the step `job` records, and says the
+/// runner's notices when `say_notices` (its messages after the step are
+/// the caller's to say). A step that cannot be
+/// prepared or run ends its record (`job` is taken) with its status and
+/// why, its warnings said by `say`; stepmon's own failure is the error.
+///
+/// # Errors
+/// What stepmon itself could not do (not a command that could not run).
+pub fn run_recorded(
+    options: stepmon_runner::StepOptions,
+    job: &mut Option<JoinHandle<JobWriter>>,
+    say_notices: bool,
+    say: Say,
+) -> Result<Ran, CliError> {
+    let prepared = match stepmon_runner::prepare(options) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            // A command that cannot run ends as a shell's would: its
+            // status, one line, no hint.
+            let code = crate::error::exit_code_of(&e);
+            let error = CliError::from(e);
+            end_saying(job.take(), code, Some(error.message.clone()), None, say);
+            if code != crate::error::INTERNAL_ERROR {
+                eprintln!("stepmon: error: {}", error.message);
+                return Ok(Ran::Exit(code));
+            }
+            return Err(error);
+        }
+    };
+    if say_notices {
+        for notice in prepared.notices() {
+            eprintln!("stepmon: {notice}");
+        }
+    }
+    let finished = match prepared.run() {
+        Ok(finished) => finished,
+        Err(e) => {
+            let error = CliError::from(e);
+            end_saying(job.take(), crate::error::INTERNAL_ERROR, Some(error.message.clone()), None, say);
+            return Err(error);
+        }
+    };
+    Ok(Ran::Finished(Box::new(finished)))
+}

@@ -276,33 +276,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         events = started.events;
     }
     options.watch = watch(&args, progress, &name, events, !delivery.is_empty());
-    let prepared = match stepmon_runner::prepare(options) {
-        Ok(prepared) => prepared,
-        Err(e) => {
-            // A command that cannot run ends as a shell's would: its
-            // status, one line, no hint.
-            let code = crate::error::exit_code_of(&e);
-            let error = CliError::from(e);
-            crate::job::end(job, code, Some(error.message.clone()), None);
-            if code != INTERNAL_ERROR {
-                eprintln!("stepmon: error: {}", error.message);
-                return Ok(code);
-            }
-            return Err(error);
-        }
-    };
-    if !args.quiet {
-        for notice in prepared.notices() {
-            eprintln!("stepmon: {notice}");
-        }
-    }
-    let mut finished = match prepared.run() {
-        Ok(finished) => finished,
-        Err(e) => {
-            let error = CliError::from(e);
-            crate::job::end(job, INTERNAL_ERROR, Some(error.message.clone()), None);
-            return Err(error);
-        }
+    let mut finished = match crate::job::run_recorded(options, &mut job, !args.quiet, crate::job::warn)? {
+        crate::job::Ran::Finished(finished) => *finished,
+        crate::job::Ran::Exit(code) => return Ok(code),
     };
     for message in &finished.messages {
         eprintln!("stepmon: {message}");

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 
 use stepmon_runner::StepOptions;
 
-use crate::error::{CliError, INTERNAL_ERROR};
+use crate::error::CliError;
 
 /// The variable naming the job record the actions are appended to.
 pub const JOB_VARIABLE: &str = "STEPMON_JOB";
@@ -116,42 +116,13 @@ pub fn wrap(command: Vec<OsString>) -> Result<i32, CliError> {
             Err(e) => say(&format!("{}; this action is not recorded", e.message)),
         }
     }
-    if let Some(events) = events.map(std::sync::Mutex::new) {
-        // The memory events go to the record, never to stderr.
-        options.watch = std::mem::take(&mut options.watch).with_events(stepmon_runner::watch::Callback::new(
-            move |event: &stepmon_model::event::StepEvent| {
-                let mut events = events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let _ = events.append(event.clone());
-            },
-        ));
-    }
-    let prepared = match stepmon_runner::prepare(options) {
-        Ok(prepared) => prepared,
-        Err(e) => {
-            // A program that cannot run ends as a shell's would: its
-            // status and one line, which the build needs to say why.
-            let code = crate::error::exit_code_of(&e);
-            let error = CliError::from(e);
-            crate::job::end_saying(job, code, Some(error.message.clone()), None, say);
-            if code != INTERNAL_ERROR {
-                eprintln!("stepmon: error: {}", error.message);
-                return Ok(code);
-            }
-            return Err(error);
-        }
-    };
-    if verbose {
-        for notice in prepared.notices() {
-            eprintln!("stepmon: {notice}");
-        }
-    }
-    let mut finished = match prepared.run() {
-        Ok(finished) => finished,
-        Err(e) => {
-            let error = CliError::from(e);
-            crate::job::end_saying(job, INTERNAL_ERROR, Some(error.message.clone()), None, say);
-            return Err(error);
-        }
+    // The memory events go to the record, never to stderr.
+    options.watch = crate::job::recording_events(std::mem::take(&mut options.watch), events);
+    // A program that cannot run ends as a shell's would: its status and
+    // one line, which the build needs to say why.
+    let mut finished = match crate::job::run_recorded(options, &mut job, verbose, say)? {
+        crate::job::Ran::Finished(finished) => *finished,
+        crate::job::Ran::Exit(code) => return Ok(code),
     };
     if verbose {
         for message in &finished.messages {
