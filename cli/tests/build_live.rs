@@ -17,56 +17,13 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{leftovers, live, scratch, skip};
+use common::fixtures::{clean, copy_tree, data, text, tool};
+use common::{leftovers, live, scratch};
 use stepmon_model::source::Rung;
 use stepmon_report::build::Build;
 use stepmon_report::job;
 
 const STEPMON: &str = env!("CARGO_BIN_EXE_stepmon");
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wrap").join(name)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// `program` with the test's environment less what would change the build
-/// (cargo's variables for this test, wrappers, flags, a jobserver, make's
-/// CC and CXX, stepmon's own).
-fn clean(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        let others = ["RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "MAKEFLAGS", "CC", "CXX"];
-        if name.starts_with("CARGO") || others.contains(&&*name) || name.starts_with("STEPMON_") {
-            command.env_remove(&*name);
-        }
-    }
-    command
-}
-
-fn tool(name: &str, program: &str) -> bool {
-    let found = clean(program).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
-    if !found {
-        skip::skip(name, format_args!("no {program} for the fixture build"));
-    }
-    found
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `stepmon build --job RECORD -o REPORT -- ARGS…` in `dir`.
 fn build_in(dir: &Path, record: &Path, report: &Path, format: &str, args: &[&str], env: &[(&str, &Path)]) -> Output {

@@ -20,49 +20,12 @@ use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::fixtures::{clean, copy_tree, data, text, tool};
 use common::{leftovers, live, scratch, skip};
 use stepmon_model::action::{Action, CrateKind};
 use stepmon_report::job::{self, JobStep};
 
 const STEPMON: &str = env!("CARGO_BIN_EXE_stepmon");
-
-/// The fixtures, beside this file.
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wrap").join(name)
-}
-
-/// `from`'s files copied under `to` (created).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// `program` with the test's environment less what would change the
-/// build under test: the variables cargo sets for this test and for build
-/// scripts, wrappers, flags and a jobserver (rustup's stay). The cargo
-/// builds get a CARGO_HOME of their test's own: the path dependencies need
-/// nothing from it, and a cargo of another test waiting for the shared
-/// package cache's lock would say so in the stderr compared.
-fn clean(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        let cargos = name.starts_with("CARGO");
-        let others = ["RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "RUSTDOCFLAGS", "MAKEFLAGS"];
-        if cargos || others.contains(&&*name) || name.starts_with("STEPMON_") {
-            command.env_remove(&*name);
-        }
-    }
-    command
-}
 
 /// cargo, when it runs here (`None` after printing `SKIPPED`).
 fn cargo(name: &str) -> Option<PathBuf> {
@@ -74,22 +37,9 @@ fn cargo(name: &str) -> Option<PathBuf> {
     None
 }
 
-/// Whether `program --version` runs (else `SKIPPED`).
-fn tool(name: &str, program: &str) -> bool {
-    let found = clean(program).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
-    if !found {
-        skip::skip(name, format_args!("no {program} to build the C fixture"));
-    }
-    found
-}
-
 /// Runs `command` in `dir`, its output collected.
 fn output(command: &mut Command, dir: &Path) -> Output {
     command.current_dir(dir).stdin(Stdio::null()).output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The steps of the job record `path`, read as `stepmon report` reads it

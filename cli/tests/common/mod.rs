@@ -14,6 +14,8 @@ use serde_json::Value;
 
 pub use stepmon_testsupport::skip;
 
+pub mod fixtures;
+
 /// The binary under test.
 pub fn stepmon() -> Command {
     Command::new(env!("CARGO_BIN_EXE_stepmon"))
