@@ -96,6 +96,44 @@ fn a_job_of_ten_thousand_steps_is_a_small_page_with_the_steps_that_matter() {
     }
 }
 
+/// `--format svg` of the same job: the timeline on lanes and a chart only
+/// for each step that matters, each the target of its bar's link and
+/// saying why it is there; a job of at most `EVERY_STEP_UP_TO` steps keeps
+/// a row and a chart per step.
+#[test]
+fn a_job_of_ten_thousand_steps_is_an_svg_of_the_steps_that_matter() {
+    let entries = entries(STEPS);
+    let svg = stepmon_export::job::svg::render(&entries);
+    eprintln!("the SVG of {STEPS} steps: {} bytes", svg.len());
+    assert!(svg.len() <= 2 << 20, "the SVG is {} bytes", svg.len());
+    assert_eq!(svg.matches("class=\"stepmon-timeline\"").count(), 1);
+    assert_eq!(steps_drawn(&svg), STEPS);
+    let job = table::job(&entries, &[]);
+    let mut expected: Vec<usize> = notable(&job, &entries, TOP).iter().map(|n| n.row + 1).collect();
+    expected.sort_unstable();
+    let charts: Vec<usize> = svg
+        .match_indices("<svg id=\"step-")
+        .map(|(at, m)| {
+            let rest = &svg[at + m.len()..];
+            rest[..rest.find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    assert_eq!(charts, expected);
+    assert_eq!(svg.matches("<text class=\"why\"").count(), expected.len());
+    assert!(svg.contains(&format!("a job of {STEPS} steps, charts of the {} that matter", expected.len())));
+    for place in &expected {
+        assert_eq!(svg.matches(&format!("href=\"#step-{place}\"")).count(), 1, "#{place}");
+    }
+    let small = entries_small();
+    let svg = stepmon_export::job::svg::render(&small);
+    assert_eq!(svg.matches("<text class=\"step-name\"").count(), small.len());
+    assert!(!svg.contains("<svg id=\"step-") && !svg.contains("<text class=\"why\""));
+}
+
+fn entries_small() -> Vec<Entry> {
+    entries(EVERY_STEP_UP_TO)
+}
+
 #[test]
 fn a_small_job_keeps_every_steps_section() {
     for steps in [EVERY_STEP_UP_TO, EVERY_STEP_UP_TO + 1] {

@@ -107,7 +107,7 @@ pub fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) ->
     let timeline = if every_step {
         super::timeline_svg::svg(&job, entries, &spans).0
     } else {
-        super::timeline_lanes::svg(&job, entries, &spans, &in_detail)
+        super::timeline_lanes::svg(&job, entries, &spans, &in_detail).0
     };
     let _ = writeln!(out, "<figure class=\"timeline\">\n{timeline}\n</figure>");
     // A large job's table in parts a browser lays out only when they come

@@ -49,12 +49,13 @@ struct Merged {
     to: f64,
 }
 
-/// The timeline of `job` (of `entries`) on lanes: its rows lie at `spans`
-/// (one per row with a start); `in_detail[row]`: the row has a section of
-/// its own on the page (`#step-N`, N its place in the job).
+/// The timeline of `job` (of `entries`) on lanes, and its height: its rows
+/// lie at `spans` (one per row with a start); `in_detail[row]`: the row has
+/// a section or chart of its own in the document (`#step-N`, N its place in
+/// the job).
 #[must_use]
 #[allow(clippy::cast_precision_loss)]
-pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span], in_detail: &[bool]) -> String {
+pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span], in_detail: &[bool]) -> (String, f64) {
     let (events, x) = events_and_axis(job, entries, spans);
     let plot = WIDTH - LEFT - RIGHT;
     let px = |t: f64| LEFT + (t / x.top).clamp(0.0, 1.0) * plot;
@@ -122,7 +123,7 @@ pub(crate) fn svg(job: &Job, entries: &[Entry], spans: &[Span], in_detail: &[boo
         }
     }
     close(&mut out, LEFT + plot / 2.0, height);
-    out
+    (out, height)
 }
 
 /// The bar of plain steps `m`: one step's name and numbers, or how many
