@@ -85,6 +85,14 @@ fn rates(readings: impl IntoIterator<Item = Option<Reading>>, scale: f64) -> Vec
     out
 }
 
+/// `points`, each share over 1 read as 1.
+fn at_most_one(mut points: Vec<Point>) -> Vec<Point> {
+    for p in &mut points {
+        p.value = p.value.min(1.0);
+    }
+    points
+}
+
 fn some_total(p: Option<PressureJson>) -> Option<u64> {
     p?.some?.total
 }
@@ -127,8 +135,12 @@ impl StepSeries {
         } else {
             memory_current
         };
-        // PSI totals are µs: Δµs / Δs / 1e6 is the stalled share of the interval.
-        let stall = |pick: &dyn Fn(&StepSample) -> Option<PressureJson>| rates(counter(&|s| some_total(pick(s))), 1e-6);
+        // PSI totals are µs: Δµs / Δs / 1e6 is the stalled share of the
+        // interval, at most 1 (the summary's `some_share` says why a
+        // reading can land over it).
+        let stall = |pick: &dyn Fn(&StepSample) -> Option<PressureJson>| {
+            at_most_one(rates(counter(&|s| some_total(pick(s))), 1e-6))
+        };
         let machine = &step.usage.sys_usage;
         let machine_cpu: Vec<(f64, SysCPUStat)> =
             machine.iter().filter_map(|s| s.cpu_stat.map(|c| (at(s.timestamp), c))).collect();
@@ -143,10 +155,10 @@ impl StepSeries {
                 (dt > 0.0).then(|| Point { t: *t, value: ((dt - (idle(b) - idle(a))) / dt).clamp(0.0, 1.0) })
             })
             .collect();
-        let machine_cpu_stall_share = rates(
+        let machine_cpu_stall_share = at_most_one(rates(
             machine.iter().map(|s| some_total(s.cpu_pressure).map(|value| Reading { t: at(s.timestamp), value })),
             1e-6,
-        );
+        ));
         StepSeries {
             cpu_cores: rates(cpu_usage, 1e-9),
             memory_bytes,

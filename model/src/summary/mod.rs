@@ -24,6 +24,16 @@ fn ratio(part: u64, whole: f64) -> Option<f64> {
     (whole > 0.0).then(|| part as f64 / whole)
 }
 
+/// The share of `wall` seconds that `stalled_us` µs of PSI "some" time is,
+/// at most 1: "some" is the time at least one task was stalled, never more
+/// than the time that passed (<https://docs.kernel.org/accounting/psi.html>).
+/// Measured, it can read a few percent over on a short step: the sample's
+/// time is taken once, its pressure files read after it, and the kernel
+/// counts each CPU's current stall up to each read.
+fn share_of_wall(stalled_us: u64, wall: f64) -> Option<f64> {
+    ratio(stalled_us, wall * 1e6).map(|share| share.min(1.0))
+}
+
 fn delta(first: Option<u64>, last: Option<u64>) -> Option<u64> {
     Some(last?.saturating_sub(first.unwrap_or(0)))
 }
@@ -42,7 +52,7 @@ fn stall(
     let full = delta(total(first, true), total(last, true));
     StallSummary {
         some_seconds: some.map(|us| secs(us.saturating_mul(1000))),
-        some_share: some.and_then(|us| ratio(us, wall * 1e6)),
+        some_share: some.and_then(|us| share_of_wall(us, wall)),
         full_seconds: full.map(|us| secs(us.saturating_mul(1000))),
     }
 }
@@ -64,7 +74,7 @@ pub(crate) fn machine_stalls(usage: &StepUsage) -> [StallSummary; 3] {
         let (some, full) = (total(false), total(true));
         StallSummary {
             some_seconds: some.map(|us| secs(us.saturating_mul(1000))),
-            some_share: some.and_then(|us| ratio(us, wall * 1e6)),
+            some_share: some.and_then(|us| share_of_wall(us, wall)),
             full_seconds: full.map(|us| secs(us.saturating_mul(1000))),
         }
     };
@@ -190,5 +200,18 @@ pub fn with_baseline(usage: &StepUsage, wall_seconds: Option<f64>, baseline: Bas
         net_rx_bytes: net.and_then(|n| u64::try_from(n.rx_bytes).ok()),
         net_tx_bytes: net.and_then(|n| u64::try_from(n.tx_bytes).ok()),
         machine: machine.unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share_of_wall;
+
+    #[test]
+    fn a_stall_share_is_at_most_the_wall_time() {
+        assert_eq!(share_of_wall(250_000, 1.0), Some(0.25));
+        // 36.5 ms of "some" over a 34.8 ms span: the readings' timing.
+        assert_eq!(share_of_wall(36_500, 0.0348), Some(1.0));
+        assert_eq!(share_of_wall(1, 0.0), None);
     }
 }
