@@ -178,3 +178,46 @@ fn cpu_starved_across_its_threshold() {
     assert!(!v.cpu_starved);
     assert!(!v.sentences().iter().any(|s| s.starts_with("CPU-starved")));
 }
+
+/// A step without a cgroup of its own is measured by the cgroup around it:
+/// its memory is an upper bound, other processes included. The job's peak
+/// and memory verdicts leave it out and say so; its row marks it `≤`.
+#[test]
+fn memory_that_is_not_a_steps_own_is_left_out_of_the_job() {
+    let recorded = recorded_text("recorded.jsonl");
+    let before = verdict(&recorded);
+    // The alloc step (300 MiB, the job's peak) measured by its enclosing cgroup.
+    let text: String = recorded
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v.pointer("/document/stepmon/name").and_then(Value::as_str) == Some("alloc") {
+                let bound = v.pointer_mut("/document/stepmon/sources/memory/bound").unwrap();
+                *bound = Value::from("upperBound");
+            }
+            serde_json::to_string(&v).unwrap() + "\n"
+        })
+        .collect();
+    let v = verdict(&text);
+    assert_eq!((before.memory_left_out_steps, v.memory_left_out_steps), (0, 1));
+    let (was, now) = (before.memory_peak_bytes.unwrap(), v.memory_peak_bytes.unwrap());
+    assert!(was >= 300 << 20 && now < 300 << 20, "{was} → {now}");
+    let sentences = v.sentences();
+    assert!(sentences.iter().any(|s| s.starts_with("memory of 1 step left out: ")), "{sentences:?}");
+    assert!(!before.sentences().iter().any(|s| s.contains(" left out")));
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json["memoryLeftOutSteps"], 1);
+    assert!(serde_json::to_value(&before).unwrap().get("memoryLeftOutSteps").is_none());
+    // The table: the row marked, a line saying what the mark means, and
+    // the step no longer among the highest peaks.
+    let entries = entries_of(&text);
+    let table = stepmon_report::job::render(&entries, &[]);
+    let row = table.lines().find(|l| l.contains(" alloc ")).unwrap();
+    assert!(row.contains(" ≤"), "{row}");
+    assert!(table.contains("\n≤: the memory peak of 1 step is the cgroup's around it"), "{table}");
+    let job = stepmon_report::job::table::job(&entries, &[]);
+    let alloc = job.steps.iter().position(|r| r.name == "alloc").unwrap();
+    assert!(job.steps[alloc].memory_upper_bound);
+    let matter = notable(&job, &entries, 1);
+    assert!(!matter.iter().any(|n| n.row == alloc && n.why.contains(&Why::HighestPeak)), "{matter:?}");
+}

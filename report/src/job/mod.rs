@@ -44,6 +44,17 @@ mod text;
 mod verdict;
 
 pub use entry::Entry;
+
+/// Whether `step`'s memory is not its own: a step without a cgroup of its
+/// own is measured by the cgroup around it, which holds other processes
+/// too, so that its memory numbers are an upper bound
+/// ([`stepmon_model::source::Bound::UpperBound`]). A job's views leave such
+/// numbers out of its sums (two steps in one enclosing cgroup would count
+/// it twice) and mark them in its table.
+#[must_use]
+pub fn memory_not_own(step: &crate::Step) -> bool {
+    step.sources.memory.as_ref().is_some_and(|s| s.bound == stepmon_model::source::Bound::UpperBound)
+}
 pub use read::{JobRecord, JobStep, Lost, StepStatus, TornLine, Unknown, read};
 pub use text::{render, to_json};
 pub use verdict::{CPU_STARVED_SHARE, JobVerdict, MEMORY_BOUND_HEADROOM, OVER_PROVISIONED_SHARE, SIZING_MIN_SECONDS};

@@ -69,6 +69,10 @@ pub struct JobVerdict {
     /// may share a name). Not in the JSON, whose `memoryBound` names it.
     #[serde(skip)]
     pub memory_bound_entry: Option<usize>,
+    /// How many steps' memory is left out of `memory_peak_bytes` and the
+    /// memory verdicts: not their own ([`super::memory_not_own`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memory_left_out_steps: usize,
     /// The steps waited for CPU at least [`CPU_STARVED_SHARE`].
     pub cpu_starved: bool,
     /// The job's wall time, s, when it was too short to size
@@ -77,6 +81,11 @@ pub struct JobVerdict {
     pub too_short_to_size: Option<f64>,
     /// The shortest job that is sized, s.
     pub sizing_min_seconds: f64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A step's series placed on the job's axis: seconds since the job's origin.
@@ -104,7 +113,9 @@ fn place(entries: &[Entry]) -> Vec<Placed> {
             };
             let last = series.memory_bytes.iter().chain(&series.cpu_cores).map(|p| p.t).fold(0.0, f64::max);
             let end = offset + e.step.wall_seconds.unwrap_or(last).max(last);
-            Some(Placed { start: offset, end, memory: shift(&series.memory_bytes), cores: shift(&series.cpu_cores) })
+            // Memory that is not the step's own adds nothing to the job's.
+            let memory = if super::memory_not_own(&e.step) { Vec::new() } else { shift(&series.memory_bytes) };
+            Some(Placed { start: offset, end, memory, cores: shift(&series.cpu_cores) })
         })
         .collect()
 }
@@ -203,7 +214,9 @@ impl JobVerdict {
     #[must_use]
     pub fn judged(entries: &[Entry], min_seconds: f64) -> JobVerdict {
         let steps = place(entries);
-        let own_peak = entries.iter().filter_map(|e| e.step.summary.memory.peak_bytes).max();
+        let own_memory = |e: &&Entry| !super::memory_not_own(&e.step);
+        let memory_left_out_steps = entries.iter().filter(|e| !own_memory(e)).count();
+        let own_peak = entries.iter().filter(own_memory).filter_map(|e| e.step.summary.memory.peak_bytes).max();
         let aligned = busiest(&steps, |s| &s.memory, memory_at, memory_reach).map(|v| v as u64);
         let memory_peak_bytes = aligned.max(own_peak);
         let (memory_available_bytes, memory_of) =
@@ -245,7 +258,9 @@ impl JobVerdict {
         let cpu_stall_share = (ran > 0.0).then(|| (stalled / ran).min(1.0));
         let too_short_to_size = Some(job_wall.unwrap_or(0.0)).filter(|w| *w < min_seconds);
         let sized = too_short_to_size.is_none();
+        // With steps' memory left out the job's peak is not known.
         let over_provisioned = sized
+            && memory_left_out_steps == 0
             && match (busiest_cores, cores_available, memory_peak_bytes, memory_available_bytes) {
                 (Some(b), Some(c), Some(m), Some(a)) if c > 0.0 && a > 0 => {
                     b <= OVER_PROVISIONED_SHARE * c && (m as f64) <= OVER_PROVISIONED_SHARE * a as f64
@@ -256,6 +271,7 @@ impl JobVerdict {
         let heaviest_entry = entries
             .iter()
             .enumerate()
+            .filter(|(_, e)| own_memory(e))
             .filter_map(|(i, e)| e.step.summary.memory.peak_bytes.map(|p| (p, i)))
             .max_by_key(|(p, _)| *p);
         let near = |peak: u64| {
@@ -278,6 +294,7 @@ impl JobVerdict {
             over_provisioned,
             memory_bound,
             memory_bound_entry,
+            memory_left_out_steps,
             cpu_starved: sized && cpu_stall_share.is_some_and(|s| s >= CPU_STARVED_SHARE),
             too_short_to_size,
             sizing_min_seconds: min_seconds,
@@ -315,6 +332,14 @@ impl JobVerdict {
                 _ => "",
             };
             out.push(format!("the job used {}{whose}", used.join(" and ")));
+        }
+        if self.memory_left_out_steps > 0 {
+            let n = self.memory_left_out_steps;
+            out.push(format!(
+                "memory of {n} step{} left out: without a cgroup of its own a step's memory is the cgroup around \
+                 it, other processes included (an upper bound)",
+                if n == 1 { "" } else { "s" }
+            ));
         }
         if let Some(wall) = self.too_short_to_size {
             out.push(format!(
