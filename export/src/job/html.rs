@@ -35,7 +35,7 @@ use crate::escape::xml;
 use crate::html::{head, section};
 use stepmon_report::job::Entry;
 use stepmon_report::job::notable::{MOST_OF_A_KIND, TOP, notable};
-use stepmon_report::job::table::{HEADER, Row, cells, extremes, headline, job, remarks, status_sentence};
+use stepmon_report::job::table::{HEADER, Job, Row, cells, extremes, headline, job, remarks, status_sentence};
 
 use super::section::{self as summary, Section};
 
@@ -77,22 +77,30 @@ pub fn render(entries: &[Entry], notes: &[String]) -> String {
     render_with(entries, notes, &[])
 }
 
+/// Which steps of `job` (of `entries`) a view shows in detail, and why
+/// each matters: every step of a job of at most [`EVERY_STEP_UP_TO`] steps
+/// (`true`, and nothing to say), else the notable ones
+/// ([`stepmon_report::job::notable`]); `None` for a step not in detail.
+pub(crate) fn in_detail(job: &Job, entries: &[Entry]) -> (bool, Vec<Option<String>>) {
+    let every_step = job.steps.len() <= EVERY_STEP_UP_TO;
+    let mut why: Vec<Option<String>> = vec![None; job.steps.len()];
+    if every_step {
+        why.fill(Some(String::new()));
+    } else {
+        for n in notable(job, entries, TOP) {
+            why[n.row] = Some(n.why.iter().map(|w| w.words()).collect::<Vec<_>>().join(", "));
+        }
+    }
+    (every_step, why)
+}
+
 /// As [`render`], with `sections` (a BuildKit build's summary) under the
 /// job's summary line.
 #[must_use]
 pub fn render_with(entries: &[Entry], notes: &[String], sections: &[Section]) -> String {
     let job = job(entries, notes);
     let spans = super::timeline::spans(&job, |_, _| true);
-    let every_step = job.steps.len() <= EVERY_STEP_UP_TO;
-    // Why each step shown in detail matters (nothing to say when each is).
-    let mut why: Vec<Option<String>> = vec![None; job.steps.len()];
-    if every_step {
-        why.fill(Some(String::new()));
-    } else {
-        for n in notable(&job, entries, TOP) {
-            why[n.row] = Some(n.why.iter().map(|w| w.words()).collect::<Vec<_>>().join(", "));
-        }
-    }
+    let (every_step, why) = in_detail(&job, entries);
     let in_detail: Vec<bool> = why.iter().map(Option::is_some).collect();
     let mut style = STYLE.to_owned();
     if !every_step {

@@ -3,7 +3,7 @@
 //! elements. The chart of an interrupted step says so at its top right
 //! (`text.status.interrupted`), a cached step's that it did not run.
 //!
-//! A job of more than [`EVERY_STEP_UP_TO`] steps is drawn as its HTML page
+//! A job of more than [`super::html::EVERY_STEP_UP_TO`] steps is drawn as its HTML page
 //! draws it ([`super::html`]): the timeline on lanes
 //! (`super::timeline_lanes`), where plain steps that ran one after another
 //! share a bar, and a chart only for each step that matters
@@ -13,11 +13,9 @@
 
 use std::fmt::Write as _;
 
-use super::html::EVERY_STEP_UP_TO;
 use crate::escape::xml;
 use crate::svg::{WIDTH, chart_with_height};
 use stepmon_report::job::Entry;
-use stepmon_report::job::notable::{TOP, notable};
 use stepmon_report::job::table::job;
 use stepmon_report::units::seconds;
 
@@ -29,16 +27,7 @@ const WHY_LINE: f64 = 20.0;
 pub fn render(entries: &[Entry]) -> String {
     let job = job(entries, &[]);
     let spans = super::timeline::spans(&job, |_, _| true);
-    let every_step = job.steps.len() <= EVERY_STEP_UP_TO;
-    // Why each step drawn in detail matters (nothing to say when each is).
-    let mut why: Vec<Option<String>> = vec![None; job.steps.len()];
-    if every_step {
-        why.fill(Some(String::new()));
-    } else {
-        for n in notable(&job, entries, TOP) {
-            why[n.row] = Some(n.why.iter().map(|w| w.words()).collect::<Vec<_>>().join(", "));
-        }
-    }
+    let (every_step, why) = super::html::in_detail(&job, entries);
     let (timeline, mut offset) = if every_step {
         super::timeline_svg::svg(&job, entries, &spans)
     } else {
