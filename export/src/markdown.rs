@@ -44,7 +44,7 @@ use super::chart::facts;
 use super::chart::scale::nice_step;
 use crate::escape::{markdown_inline as md, markdown_line as md_line};
 use stepmon_report::series::{Point, StepSeries};
-use stepmon_report::step::{Origin, Step};
+use stepmon_report::step::Step;
 
 /// The most points (time buckets) a Mermaid chart gets.
 pub const MAX_CHART_POINTS: usize = 60;
@@ -115,7 +115,7 @@ fn step(step: &Step, charts: Charts) -> String {
         let series = StepSeries::of(step);
         #[allow(clippy::cast_precision_loss)]
         let mib = |v: f64| v / (1024.0 * 1024.0);
-        let cpu = Kind::Rate { start: first_reading(step, |s| s.cpu_stat.and_then(|c| c.usage_nanos).is_some()) };
+        let cpu = Kind::Rate { start: step.first_reading(|s| s.cpu_stat.and_then(|c| c.usage_nanos).is_some()) };
         for (title, unit, points, kind, scale) in [
             ("CPU", "cores", &series.cpu_cores, cpu, (|v| v) as fn(f64) -> f64),
             ("Memory in use", "MiB", &series.memory_bytes, Kind::Gauge, mib as fn(f64) -> f64),
@@ -146,17 +146,6 @@ enum Kind {
         /// When the first reading was taken (seconds since the start).
         start: Option<f64>,
     },
-}
-
-/// When the first reading that `has` accepts was taken: for a BuildKit step
-/// with a known start, the start itself (its counters were zero when its
-/// cgroup was created), else the first sample holding it — the reading
-/// [`stepmon_report::series`] starts its first interval at.
-pub(crate) fn first_reading(step: &Step, has: impl Fn(&stepmon_model::sample::StepSample) -> bool) -> Option<f64> {
-    if matches!(step.origin, Origin::BuildKit { .. }) && step.start.is_some() {
-        return Some(0.0);
-    }
-    step.usage.resource_usage.samples.iter().find(|s| has(s)).map(|s| step.offset_seconds(s.timestamp))
 }
 
 /// A series on an even time grid: bucket `k` is `((k - 1) × width, k × width]`,

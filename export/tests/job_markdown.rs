@@ -129,12 +129,8 @@ fn a_small_job_keeps_every_step_and_charts_its_sums() {
     let read = read_markdown(&md);
     assert_eq!(read.tables[0].len(), 3, "{md}");
     assert!(!md.contains("steps shown"), "{md}");
-    let values = |title: &str| -> Vec<f64> {
-        let chart = read.code.iter().find(|(_, c)| c.contains(title)).unwrap_or_else(|| panic!("{md}")).1.clone();
-        let line = chart.lines().find_map(|l| l.trim().strip_prefix("line [").map(str::to_owned)).unwrap();
-        line.trim_end_matches(']').split(", ").map(|v| v.parse().unwrap()).collect()
-    };
-    let (cores, memory) = (values("CPU of the job's steps together"), values("Memory in use"));
+    let (cores, memory) =
+        (values_in(&read, &md, "CPU of the job's steps together"), values_in(&read, &md, "Memory in use"));
     // 3 s in 0.05 s buckets: 60 points; bucket k ends at (k + 1) × 0.05 s.
     assert_eq!((cores.len(), memory.len()), (60, 60), "{md}");
     let near = |a: f64, b: f64| (a - b).abs() < 1e-3;
@@ -142,4 +138,33 @@ fn a_small_job_keeps_every_step_and_charts_its_sums() {
     assert!(near(memory[9], 100.0) && near(memory[29], 150.0) && near(memory[49], 50.0), "{memory:?}");
     // No step ran parallel workers: why there is no -j advice, both named.
     assert!(read.items.iter().any(|i| i.starts_with("s0, s1: no parallelism advice")), "{:?}", read.items);
+
+    // The second step measured by the cgroup around it (its memory an upper
+    // bound, not its own): its memory leaves the chart, as it leaves the
+    // job's verdict, and the chart says so; its cores stay.
+    let text: String = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["kind"] == "stepEnd" && v.pointer("/document/stepmon/name").and_then(|n| n.as_str()) == Some("s1") {
+                v["document"]["stepmon"]["sources"]["memory"] =
+                    serde_json::json!({"rung": "cgroupV1", "bound": "upperBound", "covers": "the enclosing cgroup"});
+            }
+            serde_json::to_string(&v).unwrap() + "\n"
+        })
+        .collect();
+    let md = render(&entries_of(&text), &[]);
+    let read = read_markdown(&md);
+    let (cores, memory) =
+        (values_in(&read, &md, "CPU of the job's steps together"), values_in(&read, &md, "Memory in use"));
+    assert!(near(cores[29], 1.5) && near(cores[49], 0.5), "{cores:?}");
+    assert!(near(memory[9], 100.0) && near(memory[29], 100.0) && near(memory[49], 0.0), "{memory:?}");
+    assert!(md.contains("*1 of the job's 2 steps have no MiB readings of their own and add nothing to it.*"), "{md}");
+}
+
+/// The values of the Mermaid chart titled `title` in `md` (read as `read`).
+fn values_in(read: &common::markdown::Read, md: &str, title: &str) -> Vec<f64> {
+    let chart = read.code.iter().find(|(_, c)| c.contains(title)).unwrap_or_else(|| panic!("{md}")).1.clone();
+    let line = chart.lines().find_map(|l| l.trim().strip_prefix("line [").map(str::to_owned)).unwrap();
+    line.trim_end_matches(']').split(", ").map(|v| v.parse().unwrap()).collect()
 }

@@ -256,6 +256,19 @@ impl Step {
         self.start.or_else(|| self.usage.resource_usage.samples.first().map(|s| s.timestamp))
     }
 
+    /// When the first reading that `has` accepts was taken, seconds since
+    /// [`Step::time_origin`]: for a BuildKit step with a known start, the
+    /// start itself (its counters were zero when its cgroup was created),
+    /// else the first sample holding it — where [`crate::series`] starts
+    /// the first interval of a rate.
+    #[must_use]
+    pub fn first_reading(&self, has: impl Fn(&stepmon_model::sample::StepSample) -> bool) -> Option<f64> {
+        if matches!(self.origin, Origin::BuildKit { .. }) && self.start.is_some() {
+            return Some(0.0);
+        }
+        self.usage.resource_usage.samples.iter().find(|s| has(s)).map(|s| self.offset_seconds(s.timestamp))
+    }
+
     /// Seconds from [`Step::time_origin`] to `t`.
     #[must_use]
     pub fn offset_seconds(&self, t: Timestamp) -> f64 {

@@ -34,6 +34,7 @@
 #[cfg(doc)]
 use stepmon_model::job::{Record, SampleRecord, StepEnd, StepStart};
 
+pub mod axis;
 mod entry;
 pub mod notable;
 mod reach;

@@ -17,9 +17,10 @@
 
 use serde::Serialize;
 
+use super::axis::{OnAxis, on_job_axis};
 use super::reach::Reaches;
-use crate::job::{Entry, StepStatus};
-use crate::series::{Point, StepSeries};
+use crate::job::Entry;
+use crate::series::Point;
 use crate::units::{bytes, percent};
 
 /// Over-provisioned: the job's busiest moment used at most this share of
@@ -88,45 +89,13 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// A step's series placed on the job's axis: seconds since the job's origin.
-struct Placed {
-    start: f64,
-    end: f64,
-    memory: Vec<Point>,
-    cores: Vec<Point>,
-}
-
-fn place(entries: &[Entry]) -> Vec<Placed> {
-    let origin = entries.iter().filter_map(|e| e.step.time_origin()).min();
-    entries
-        .iter()
-        .filter(|e| e.status != StepStatus::Cached)
-        .filter_map(|e| {
-            let offset = e.step.time_origin()?.duration_since(origin?).as_secs_f64();
-            let series = StepSeries::of(&e.step);
-            let shift = |points: &[Point]| -> Vec<Point> {
-                points
-                    .iter()
-                    .filter(|p| p.t.is_finite() && p.value.is_finite())
-                    .map(|p| Point { t: p.t + offset, value: p.value })
-                    .collect()
-            };
-            let last = series.memory_bytes.iter().chain(&series.cpu_cores).map(|p| p.t).fold(0.0, f64::max);
-            let end = offset + e.step.wall_seconds.unwrap_or(last).max(last);
-            // Memory that is not the step's own adds nothing to the job's.
-            let memory = if super::memory_not_own(&e.step) { Vec::new() } else { shift(&series.memory_bytes) };
-            Some(Placed { start: offset, end, memory, cores: shift(&series.cpu_cores) })
-        })
-        .collect()
-}
-
 /// The job's memory at `t`, a reading of step `own`: each running step's
 /// last reading at or before it. The other steps count over `(start, end)`,
 /// `own` over `[start, end]`: a step that starts the instant another ends
 /// does not overlap it (its baseline reading and the other's last one are
 /// not held at once). `near`: the indices of the steps that can count at
 /// `t` (every other step counts nothing), in order.
-fn memory_at(steps: &[Placed], near: &[usize], own: usize, t: f64) -> f64 {
+fn memory_at(steps: &[OnAxis], near: &[usize], own: usize, t: f64) -> f64 {
     near.iter()
         .map(|&i| (i, &steps[i]))
         .filter(|(i, s)| if *i == own { s.start <= t && t <= s.end } else { s.start < t && t < s.end })
@@ -135,13 +104,13 @@ fn memory_at(steps: &[Placed], near: &[usize], own: usize, t: f64) -> f64 {
 }
 
 /// Where a step's memory can count: its `[start, end]`.
-fn memory_reach(s: &Placed) -> (f64, f64) {
+fn memory_reach(s: &OnAxis) -> (f64, f64) {
     (s.start, s.end)
 }
 
 /// The job's cores at `t`: each step's rate over the interval
 /// `(previous point, point]` holding `t` (its first from its start).
-fn cores_at(steps: &[Placed], near: &[usize], _own: usize, t: f64) -> f64 {
+fn cores_at(steps: &[OnAxis], near: &[usize], _own: usize, t: f64) -> f64 {
     near.iter()
         .map(|&i| &steps[i])
         .filter_map(|s| {
@@ -154,20 +123,20 @@ fn cores_at(steps: &[Placed], near: &[usize], _own: usize, t: f64) -> f64 {
 
 /// Where a step's cores can count: from its start or first point, whichever
 /// is earlier, to its last point.
-fn cores_reach(s: &Placed) -> (f64, f64) {
+fn cores_reach(s: &OnAxis) -> (f64, f64) {
     let t = s.cores.iter().map(|p| p.t);
     (t.clone().fold(s.start, f64::min), t.fold(f64::NEG_INFINITY, f64::max))
 }
 
 /// A sum of `at` over the steps at a time of step `own`.
-type At = fn(&[Placed], &[usize], usize, f64) -> f64;
+type At = fn(&[OnAxis], &[usize], usize, f64) -> f64;
 
 /// The peak of `at` over the times of every step's `points`. At the times
 /// of one step only the steps whose `reach` meets that step's times can
 /// count, so only they are summed, in their order — the same sum as over
 /// every step, without a job's steps times its points (nor a look at every
 /// step for each: [`Reaches`]).
-fn busiest(steps: &[Placed], points: fn(&Placed) -> &[Point], at: At, reach: fn(&Placed) -> (f64, f64)) -> Option<f64> {
+fn busiest(steps: &[OnAxis], points: fn(&OnAxis) -> &[Point], at: At, reach: fn(&OnAxis) -> (f64, f64)) -> Option<f64> {
     let reaches: Vec<(f64, f64)> = steps.iter().map(reach).collect();
     let reaching = Reaches::new(&reaches);
     let mut near = Vec::new();
@@ -213,7 +182,7 @@ impl JobVerdict {
     /// `min_seconds` or more.
     #[must_use]
     pub fn judged(entries: &[Entry], min_seconds: f64) -> JobVerdict {
-        let steps = place(entries);
+        let steps = on_job_axis(entries);
         let own_memory = |e: &&Entry| !super::memory_not_own(&e.step);
         let memory_left_out_steps = entries.iter().filter(|e| !own_memory(e)).count();
         let own_peak = entries.iter().filter(own_memory).filter_map(|e| e.step.summary.memory.peak_bytes).max();

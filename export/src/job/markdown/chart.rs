@@ -20,14 +20,16 @@
 //! its width (each step's rate over each of its sample intervals, the part
 //! of the interval inside the bucket). Where no step ran, the steps used
 //! nothing: that zero is measured, not made up. A step with no CPU or
-//! memory series adds nothing to that chart, and the chart says how many
-//! such steps there were.
+//! memory series of its own (its memory the cgroup's around it:
+//! [`stepmon_report::job::memory_not_own`]) adds nothing to that chart,
+//! and the chart says how many such steps there were.
 
-use stepmon_report::job::{Entry, StepStatus};
-use stepmon_report::series::{Point, StepSeries};
+use stepmon_report::job::Entry;
+use stepmon_report::job::axis::on_job_axis;
+use stepmon_report::series::Point;
 
 use crate::chart::scale::nice_step;
-use crate::markdown::{Grid, MAX_CHART_POINTS, SLACK, bucket_range, first_reading, xychart};
+use crate::markdown::{Grid, MAX_CHART_POINTS, SLACK, bucket_range, xychart};
 
 /// A step's series on the job's axis (seconds since the job's origin).
 struct Placed {
@@ -40,33 +42,22 @@ struct Placed {
     end: f64,
 }
 
+/// The job's steps on its axis ([`stepmon_report::job::axis`], as the
+/// job's verdict sums them), each rate with the interval it covers.
 fn place(entries: &[Entry]) -> Vec<Placed> {
-    let origin = entries.iter().filter_map(|e| e.step.time_origin()).min();
-    entries
-        .iter()
-        .filter(|e| e.status != StepStatus::Cached)
-        .filter_map(|e| {
-            let step = &e.step;
-            let offset = step.time_origin()?.duration_since(origin?).as_secs_f64();
-            let series = StepSeries::of(step);
-            let mut previous = first_reading(step, |s| s.cpu_stat.and_then(|c| c.usage_nanos).is_some());
-            let mut cores = Vec::with_capacity(series.cpu_cores.len());
-            for p in series.cpu_cores.iter().filter(|p| p.t.is_finite()) {
+    on_job_axis(entries)
+        .into_iter()
+        .map(|step| {
+            let mut previous = step.cores_from;
+            let mut cores = Vec::with_capacity(step.cores.len());
+            for p in &step.cores {
                 let from = previous.unwrap_or(p.t);
                 previous = Some(p.t);
-                if p.value.is_finite() && p.t > from {
-                    cores.push((from + offset, p.t + offset, p.value));
+                if p.t > from {
+                    cores.push((from, p.t, p.value));
                 }
             }
-            let memory: Vec<Point> = series
-                .memory_bytes
-                .iter()
-                .filter(|p| p.t.is_finite() && p.value.is_finite())
-                .map(|p| Point { t: p.t + offset, value: p.value })
-                .collect();
-            let last = memory.last().map_or(0.0, |p| p.t).max(cores.last().map_or(0.0, |c| c.1));
-            let end = (offset + step.wall_seconds.filter(|w| w.is_finite()).unwrap_or(0.0)).max(last);
-            Some(Placed { cores, memory, start: offset, end })
+            Placed { cores, memory: step.memory, start: step.start, end: step.end }
         })
         .collect()
 }
@@ -130,7 +121,7 @@ pub(crate) fn render(entries: &[Entry]) -> String {
         out.push_str(&xychart(title, unit, "time since the job started", &Grid { width, points }, scale));
         if without > 0 {
             out.push_str(&format!(
-                "\n*{without} of the job's {} steps have no {unit} readings and add nothing to it.*\n",
+                "\n*{without} of the job's {} steps have no {unit} readings of their own and add nothing to it.*\n",
                 steps.len()
             ));
         }
