@@ -333,16 +333,12 @@ fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {
             while populated(leaf)? && start.elapsed() < timeout {
                 // The members of its descendants too: a step's command runs
                 // in a child of it when steps nest in it (`RunCgroups::nest`).
-                let mut pending = vec![leaf.to_path_buf()];
-                while let Some(dir) = pending.pop() {
+                for dir in subtree(leaf) {
                     for pid in fs::read_to_string(dir.join("cgroup.procs"))?.lines() {
                         if let Some(pid) = pid.trim().parse().ok().and_then(rustix::process::Pid::from_raw) {
                             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
                         }
                     }
-                    pending.extend(
-                        stepmon_fdread::list_dir(&dir)?.into_iter().filter(|e| e.is_dir).map(|e| dir.join(e.name)),
-                    );
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -350,6 +346,20 @@ fn kill_and_wait(leaf: &Path, timeout: Duration) -> io::Result<()> {
         Err(e) => return Err(e),
     }
     wait_unpopulated(leaf, Some(timeout))
+}
+
+/// `dir` and every cgroup below it, parents first (a directory that cannot
+/// be listed, e.g. removed meanwhile, contributes itself alone).
+pub(crate) fn subtree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut at = 0;
+    while let Some(next) = out.get(at).cloned() {
+        if let Ok(entries) = stepmon_fdread::list_dir(&next) {
+            out.extend(entries.into_iter().filter(|e| e.is_dir).map(|e| next.join(e.name)));
+        }
+        at += 1;
+    }
+    out
 }
 
 /// Removes a cgroup directory tree bottom-up (cgroup directories are removed

@@ -153,7 +153,7 @@ impl V1Cgroups {
         let mut pids: Vec<i32> = self
             .dirs
             .iter()
-            .flat_map(|(_, dir)| subtree(dir))
+            .flat_map(|(_, dir)| super::placement::subtree(dir))
             .filter_map(|dir| fs::read_to_string(dir.join("cgroup.procs")).ok())
             .flat_map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect::<Vec<i32>>())
             .collect();
@@ -210,20 +210,6 @@ impl V1Cgroups {
         }
         first_error.map_or(Ok(()), Err)
     }
-}
-
-/// `dir` and every cgroup below it, parents first (a directory that cannot
-/// be listed, e.g. removed meanwhile, contributes itself alone).
-fn subtree(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    let mut at = 0;
-    while let Some(next) = out.get(at).cloned() {
-        if let Ok(entries) = stepmon_fdread::list_dir(&next) {
-            out.extend(entries.into_iter().filter(|e| e.is_dir).map(|e| next.join(e.name)));
-        }
-        at += 1;
-    }
-    out
 }
 
 /// Finds run directories of dead owners in this process's cgroup of each
