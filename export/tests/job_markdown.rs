@@ -148,7 +148,7 @@ fn a_small_job_keeps_every_step_and_charts_its_sums() {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
             if v["kind"] == "stepEnd" && v.pointer("/document/stepmon/name").and_then(|n| n.as_str()) == Some("s1") {
                 v["document"]["stepmon"]["sources"]["memory"] =
-                    serde_json::json!({"rung": "cgroupV1", "bound": "upperBound", "covers": "the enclosing cgroup"});
+                    serde_json::json!({"rung": "enclosingCgroup", "bound": "upperBound", "covers": "/ci"});
             }
             serde_json::to_string(&v).unwrap() + "\n"
         })

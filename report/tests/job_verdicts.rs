@@ -192,8 +192,12 @@ fn memory_that_is_not_a_steps_own_is_left_out_of_the_job() {
         .map(|l| {
             let mut v: Value = serde_json::from_str(l).unwrap();
             if v.pointer("/document/stepmon/name").and_then(Value::as_str) == Some("alloc") {
-                let bound = v.pointer_mut("/document/stepmon/sources/memory/bound").unwrap();
-                *bound = Value::from("upperBound");
+                // Its samples become the enclosing cgroup's, which its
+                // memory numbers are then read from.
+                let samples = v.pointer("/document/resourceUsage/samples").unwrap().clone();
+                v["document"]["stepmon"]["enclosingCgroup"] = serde_json::json!({"cgroup": "/ci", "samples": samples});
+                let memory = v.pointer_mut("/document/stepmon/sources/memory").unwrap();
+                *memory = serde_json::json!({"rung": "enclosingCgroup", "bound": "upperBound", "covers": "/ci"});
             }
             serde_json::to_string(&v).unwrap() + "\n"
         })
@@ -217,7 +221,14 @@ fn memory_that_is_not_a_steps_own_is_left_out_of_the_job() {
     assert!(table.contains("\n≤: the memory peak of 1 step is the cgroup's around it"), "{table}");
     let job = stepmon_report::job::table::job(&entries, &[]);
     let alloc = job.steps.iter().position(|r| r.name == "alloc").unwrap();
-    assert!(job.steps[alloc].memory_upper_bound);
+    assert!(job.steps[alloc].memory_not_own);
     let matter = notable(&job, &entries, 1);
     assert!(!matter.iter().any(|n| n.row == alloc && n.why.contains(&Why::HighestPeak)), "{matter:?}");
+
+    // Its own v1 cgroup's peak, an upper bound (never reset), is still the
+    // step's alone: it stays in.
+    let own_upper = recorded.replacen("\"bound\":\"exact\"", "\"bound\":\"upperBound\"", usize::MAX);
+    assert_ne!(own_upper, recorded);
+    let v = verdict(&own_upper);
+    assert_eq!((v.memory_left_out_steps, v.memory_peak_bytes), (0, before.memory_peak_bytes));
 }

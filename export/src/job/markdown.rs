@@ -124,7 +124,7 @@ pub fn kept_rows(job: &Job) -> Vec<usize> {
         (0..all).filter(|&i| failed(&job.steps[i])).collect(),
         by(|r| r.wall_seconds),
         by(|r| r.cpu_seconds),
-        by(|r| r.memory_peak_bytes.filter(|_| !r.memory_upper_bound).map(|b| b as f64)),
+        by(|r| r.memory_peak_bytes.filter(|_| !r.memory_not_own).map(|b| b as f64)),
     ];
     // The steps the line under the table names come first.
     let mut kept: std::collections::BTreeSet<usize> = job.longest.into_iter().chain(job.heaviest).collect();

@@ -45,16 +45,19 @@ mod text;
 mod verdict;
 
 pub use entry::Entry;
+use stepmon_model::source::Rung;
 
 /// Whether `step`'s memory is not its own: a step without a cgroup of its
-/// own is measured by the cgroup around it, which holds other processes
-/// too, so that its memory numbers are an upper bound
-/// ([`stepmon_model::source::Bound::UpperBound`]). A job's views leave such
-/// numbers out of its sums (two steps in one enclosing cgroup would count
-/// it twice) and mark them in its table.
+/// own is measured by the cgroup around it or the machine
+/// ([`Rung::EnclosingCgroup`], [`Rung::Machine`]), which hold other
+/// processes too, so that its memory numbers bound the step's from above.
+/// A job's views leave such numbers out of its sums (two steps in one
+/// enclosing cgroup would count it twice) and mark them in its table. (The
+/// step's own v1 cgroup whose peak is an upper bound, never reset, is
+/// still the step's alone: it stays.)
 #[must_use]
 pub fn memory_not_own(step: &crate::Step) -> bool {
-    step.sources.memory.as_ref().is_some_and(|s| s.bound == stepmon_model::source::Bound::UpperBound)
+    step.sources.memory.as_ref().is_some_and(|s| matches!(s.rung, Rung::EnclosingCgroup | Rung::Machine))
 }
 pub use read::{JobRecord, JobStep, Lost, StepStatus, TornLine, Unknown, read};
 pub use text::{render, to_json};

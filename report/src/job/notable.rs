@@ -110,7 +110,7 @@ pub fn notable(job: &Job, entries: &[Entry], top: usize) -> Vec<Notable> {
     let rankings: [(Why, Key); 3] = [
         (Why::Longest, |r| r.wall_seconds),
         (Why::MostCpu, |r| r.cpu_seconds),
-        (Why::HighestPeak, |r| r.memory_peak_bytes.filter(|_| !r.memory_upper_bound).map(|b| b as f64)),
+        (Why::HighestPeak, |r| r.memory_peak_bytes.filter(|_| !r.memory_not_own).map(|b| b as f64)),
     ];
     for (reason, key) in rankings {
         // Only steps that have the number rank: a ranking of dashes says nothing.

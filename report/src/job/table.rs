@@ -56,10 +56,11 @@ pub struct Row {
     pub average_cores: Option<f64>,
     /// Its peak memory.
     pub memory_peak_bytes: Option<u64>,
-    /// Its memory is not its own but the cgroup's around it, other
-    /// processes included: an upper bound ([`super::memory_not_own`]).
+    /// Its memory is not its own but the cgroup's around it (or the
+    /// machine's), other processes included: at most that
+    /// ([`super::memory_not_own`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub memory_upper_bound: bool,
+    pub memory_not_own: bool,
     /// Bytes it read from storage.
     pub io_read_bytes: Option<u64>,
     /// Bytes it wrote to storage.
@@ -163,7 +164,7 @@ fn row(index: usize, entry: &Entry, origin: Option<Timestamp>) -> Row {
         cpu_seconds: summary.cpu.usage_seconds,
         average_cores: summary.cpu.average_cores,
         memory_peak_bytes: summary.memory.peak_bytes,
-        memory_upper_bound: super::memory_not_own(step),
+        memory_not_own: super::memory_not_own(step),
         io_read_bytes: summary.io.read_bytes,
         io_write_bytes: summary.io.write_bytes,
         cpu_stall_share: summary.cpu_stall.some_share,
@@ -286,7 +287,7 @@ pub fn cells(i: usize, r: &Row) -> Vec<String> {
         dash(r.wall_seconds, seconds),
         dash(r.cpu_seconds, seconds),
         dash(r.average_cores, |c| crate::fixed::string(c, 2)),
-        dash(r.memory_peak_bytes, |b| if r.memory_upper_bound { format!("≤{}", bytes(b)) } else { bytes(b) }),
+        dash(r.memory_peak_bytes, |b| if r.memory_not_own { format!("≤{}", bytes(b)) } else { bytes(b) }),
         format!("{} / {}", dash(r.io_read_bytes, bytes), dash(r.io_write_bytes, bytes)),
         format!("{}/{}/{}", share(r.cpu_stall_share), share(r.memory_stall_share), share(r.io_stall_share)),
         r.verdict.clone(),
@@ -334,7 +335,7 @@ pub fn remarks(job: &Job) -> Vec<String> {
         format!("gap: +{} to +{} ({}): no step ran", seconds(from), seconds(to), seconds(to - from))
     }));
     out.extend(job.steps.iter().filter_map(|r| r.error.as_ref().map(|e| format!("not run: {}: {e}", r.shown_name()))));
-    let upper = job.steps.iter().filter(|r| r.memory_upper_bound && r.memory_peak_bytes.is_some()).count();
+    let upper = job.steps.iter().filter(|r| r.memory_not_own && r.memory_peak_bytes.is_some()).count();
     if upper > 0 {
         out.push(format!(
             "≤: the memory peak of {upper} step{} is the cgroup's around {}, other processes included: {} had no \
