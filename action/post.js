@@ -2,8 +2,9 @@
 // report appended to the job summary, and with the `files` input the job
 // record and its OpenMetrics written to that directory (post steps run
 // after every step of the job: an actions/upload-artifact step of the same
-// job takes the files a later use of the action writes, main.js). It never fails the job for measuring's
-// sake: what it cannot do is a notice or a warning, and it exits 0.
+// job takes the files a later use of the action writes, main.js). It never
+// fails the job for measuring's sake: what it cannot do is a notice or a
+// warning, and it exits 0.
 'use strict';
 
 const fs = require('node:fs');

@@ -31,9 +31,9 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+use common::release::{asset, release};
 use common::{scratch, skip};
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
@@ -252,25 +252,6 @@ impl Job {
         command.arg("shell").arg(&file).current_dir(&*self.dir);
         self.step_with(command, false, &[("GITHUB_ACTION".to_owned(), id.to_owned())])
     }
-}
-
-fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().unwrap();
-    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_owned()
-}
-
-fn asset() -> String {
-    format!("stepmon-{VERSION}-{}-unknown-linux-musl", std::env::consts::ARCH)
-}
-
-/// A release directory: this machine's asset (a link to `binary`), listed
-/// in SHA256SUMS with `sum` (its own when `None`).
-fn release(dir: &Path, binary: &Path, sum: Option<&str>) -> PathBuf {
-    fs::create_dir_all(dir).unwrap();
-    std::os::unix::fs::symlink(binary, dir.join(asset())).unwrap();
-    let sum = sum.map_or_else(|| sha256(binary), str::to_owned);
-    fs::write(dir.join("SHA256SUMS"), format!("{sum}  {}\n", asset())).unwrap();
-    dir.to_owned()
 }
 
 /// python3's http.server serving one directory on a free loopback port,

@@ -25,6 +25,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::fixtures::copy_tree;
+use common::release::release;
 use common::{python, scratch, skip};
 use serde_json::Value;
 
@@ -95,23 +97,6 @@ if [ -n "$out" ]; then cp "$file" "$out"; else cat "$file"; fi
     fs::set_permissions(&curl, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// The release's files: install.sh, the binary under test under its asset
-/// name, and SHA256SUMS.
-fn release(dir: &Path) -> PathBuf {
-    let release = dir.join("release");
-    fs::create_dir_all(&release).unwrap();
-    let root: PathBuf = [env!("CARGO_MANIFEST_DIR"), ".."].iter().collect();
-    fs::copy(root.join("scripts/install.sh"), release.join("install.sh")).unwrap();
-    let arch = if cfg!(target_arch = "aarch64") { "aarch64" } else { "x86_64" };
-    let asset = format!("stepmon-{}-{arch}-unknown-linux-musl", env!("CARGO_PKG_VERSION"));
-    let binary = Path::new(env!("CARGO_BIN_EXE_stepmon"));
-    std::os::unix::fs::symlink(binary, release.join(&asset)).unwrap();
-    let sum = Command::new("sha256sum").arg(binary).output().unwrap();
-    let sum = String::from_utf8(sum.stdout).unwrap();
-    fs::write(release.join("SHA256SUMS"), format!("{}  {asset}\n", sum.split_whitespace().next().unwrap())).unwrap();
-    release
-}
-
 /// A project whose `make deps`, `make -j…` and `make check` do work of
 /// known sizes: `build` sums `n` numbers in awk.
 fn write_project(dir: &Path, n: u64) {
@@ -177,15 +162,6 @@ fn run_job(name: &str, job: &Value, project: &Path, bin: &Path, place: &Place<'_
     let status = if main.status.success() { "success" } else { "failed" };
     let after = shell(lines_of(job, "after_script"), Some(status));
     (main, after)
-}
-
-/// Copies the files of directory `from` into `to` (GitLab's cache restored).
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
 }
 
 /// GitLab's reading of a metrics report: each line's text before its first
@@ -291,7 +267,7 @@ fn gitlab_recipe_writes_the_job_log_and_a_metrics_report_the_merge_request_compa
     assert!(lines_of(&job, "after_script").iter().any(|l| l.contains("stepmon report")), "the report goes to the log");
 
     let dir = scratch("gitlab-recipe");
-    let release = release(&dir);
+    let release = release(&dir.join("release"), Path::new(env!("CARGO_BIN_EXE_stepmon")), None);
     let bin = dir.join("bin");
     fake_curl(&bin, &release);
 
@@ -308,7 +284,8 @@ fn gitlab_recipe_writes_the_job_log_and_a_metrics_report_the_merge_request_compa
         let project = dir.join(format!("run{run}/project"));
         write_project(&project, *n);
         if run == 1 {
-            copy_dir(&dir.join("run0/project").join(cache), &project.join(cache));
+            // GitLab's cache restored.
+            copy_tree(&dir.join("run0/project").join(cache), &project.join(cache));
         }
         let (main, after) = run_job(&job_name, &job, &project, &bin, place);
         let main_err = String::from_utf8_lossy(&main.stderr);

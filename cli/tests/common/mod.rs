@@ -15,6 +15,7 @@ use serde_json::Value;
 pub use stepmon_testsupport::skip;
 
 pub mod fixtures;
+pub mod release;
 
 /// The binary under test.
 pub fn stepmon() -> Command {
