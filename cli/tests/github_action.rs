@@ -34,7 +34,6 @@ use std::process::{Child, Command, Output, Stdio};
 use common::release::{asset, release};
 use common::{scratch, skip};
 
-
 fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }

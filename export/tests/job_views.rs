@@ -290,11 +290,7 @@ fn value(sample: &Value) -> f64 {
 
 #[test]
 fn openmetrics_of_the_job_parse_with_each_steps_status() {
-    let Some(python) = common::python_with("prometheus_client.openmetrics.parser") else {
-        common::skip::skip(
-            "openmetrics_of_the_job_parse_with_each_steps_status",
-            "no python3 with prometheus_client (Debian: python3-prometheus-client)",
-        );
+    let Some(python) = common::openmetrics_python_or_skip("openmetrics_of_the_job_parse_with_each_steps_status") else {
         return;
     };
     let text = views::metrics::openmetrics(&entries());
@@ -340,10 +336,7 @@ fn openmetrics_of_the_job_parse_with_each_steps_status() {
 #[test]
 fn gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status() {
     let name = "gitlab_metrics_of_the_job_parse_with_stable_labels_and_each_steps_status";
-    let Some(python) = common::python_with("prometheus_client.openmetrics.parser") else {
-        common::skip::skip(name, "no python3 with prometheus_client (Debian: python3-prometheus-client)");
-        return;
-    };
+    let Some(python) = common::openmetrics_python_or_skip(name) else { return };
     let mut entries = entries();
     // Two steps of one name stay two metrics.
     entries[3].step.name = entries[2].step.name.clone();

@@ -23,13 +23,7 @@ const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_openmetr
 /// A Python that can import the parser, or `None` (after printing why)
 /// when the tests are to be skipped.
 fn python() -> Option<String> {
-    if let Some(python) = common::python_with("prometheus_client.openmetrics.parser") {
-        return Some(python);
-    }
-    let why = "no python3 with prometheus_client.openmetrics.parser (tried $STEPMON_PYTHON, python3, /usr/bin/python3; \
-               Debian: apt install python3-prometheus-client)";
-    common::skip::skip("openmetrics", why);
-    None
+    common::openmetrics_python_or_skip("openmetrics")
 }
 
 #[derive(Debug, Deserialize)]

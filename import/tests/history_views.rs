@@ -211,10 +211,7 @@ fn value(sample: &Value) -> f64 {
 #[test]
 fn openmetrics_of_a_build_has_its_figures_as_families() {
     let test = "openmetrics_of_a_build_has_its_figures_as_families";
-    let Some(python) = common::python_with("prometheus_client.openmetrics.parser") else {
-        common::skip::skip(test, "no python3 with prometheus_client (Debian: python3-prometheus-client)");
-        return;
-    };
+    let Some(python) = common::openmetrics_python_or_skip(test) else { return };
     let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/../export/tests/check_openmetrics.py");
     for (what, build) in builds() {
         let text = history::render_as(Format::OpenMetrics, std::slice::from_ref(&build));

@@ -21,6 +21,22 @@ pub fn python_with(module: &str) -> Option<String> {
     })
 }
 
+/// A Python with prometheus_client's OpenMetrics parser ([`python_with`]),
+/// or `None` after `SKIPPED test: …` saying what to install (a failure when
+/// every test must run: [`crate::skip`]).
+#[must_use]
+pub fn openmetrics_python_or_skip(test: &str) -> Option<String> {
+    let python = python_with("prometheus_client.openmetrics.parser");
+    if python.is_none() {
+        crate::skip::skip(
+            test,
+            "no python3 with prometheus_client.openmetrics.parser (tried $STEPMON_PYTHON, python3, /usr/bin/python3; \
+             Debian: apt install python3-prometheus-client)",
+        );
+    }
+    python
+}
+
 /// Feeds `text` to `program args` on stdin: (success, stdout, stderr).
 /// Panics when the program cannot start (the caller checked it is there).
 #[must_use]

@@ -11,7 +11,7 @@ pub(crate) mod runs;
 #[allow(unused_imports)] // each test file uses a part
 pub(crate) use stepmon_testsupport::{
     chromium,
-    consumers::{pipe, python_with},
+    consumers::{openmetrics_python_or_skip, pipe, python_with},
     skip,
 };
 

@@ -8,6 +8,6 @@ pub(crate) mod bundle;
 pub(crate) mod markdown;
 #[allow(unused_imports)] // each test file uses a part
 pub(crate) use stepmon_testsupport::{
-    consumers::{pipe, python_with},
+    consumers::{openmetrics_python_or_skip, pipe, python_with},
     skip,
 };
