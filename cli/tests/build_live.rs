@@ -13,11 +13,10 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::fixtures::{clean, copy_tree, data, text, tool};
+use common::fixtures::{clean, copy_tree, data, fake_wrapper, text, tool};
 use common::{leftovers, live, scratch};
 use stepmon_model::source::Rung;
 use stepmon_report::build::Build;
@@ -378,10 +377,8 @@ fn a_rustc_wrapper_set_before_runs_behind_the_launcher() {
         return;
     }
     let dir = scratch("build-chained");
-    let wrapper = dir.join("fake-wrapper");
+    let wrapper = fake_wrapper(&dir);
     let calls = dir.join("calls.log");
-    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec \"$@\"\n", calls.display())).unwrap();
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
     let tree = dir.join("tree");
     copy_tree(&data("cargo"), &tree);
     let (record, report) = (dir.join("job.jsonl"), dir.join("report.html"));

@@ -27,7 +27,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead as _, BufReader};
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -450,8 +449,7 @@ fn refuses_a_binary_whose_sum_differs_or_that_does_not_run() {
 
     let mut job = Job::new(name, node, &[]);
     let broken = job.dir.join("broken");
-    fs::write(&broken, "#!/bin/sh\necho 'cannot execute: Exec format error' >&2\nexit 126\n").unwrap();
-    fs::set_permissions(&broken, fs::Permissions::from_mode(0o755)).unwrap();
+    common::write_executable(&broken, "#!/bin/sh\necho 'cannot execute: Exec format error' >&2\nexit 126\n");
     let rel = release(&job.dir.join("release"), &broken, None);
     job.inputs.insert("release-base".into(), rel.to_str().unwrap().into());
     assert_refused(&mut job, "does not run here");

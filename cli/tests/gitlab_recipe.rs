@@ -21,7 +21,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -93,8 +92,7 @@ if [ -n "$out" ]; then cp "$file" "$out"; else cat "$file"; fi
     );
     fs::create_dir_all(bin).unwrap();
     let curl = bin.join("curl");
-    fs::write(&curl, script).unwrap();
-    fs::set_permissions(&curl, fs::Permissions::from_mode(0o755)).unwrap();
+    common::write_executable(&curl, script);
 }
 
 /// A project whose `make deps`, `make -j…` and `make check` do work of

@@ -21,7 +21,8 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::scratch;
+use common::release::{asset_for as asset, sha256};
+use common::{scratch, write_executable};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -38,26 +39,10 @@ fn host_arch() -> &'static str {
     std::env::consts::ARCH
 }
 
-fn asset(arch: &str) -> String {
-    format!("stepmon-{VERSION}-{arch}-unknown-linux-musl")
-}
-
-fn write_executable(path: &Path, text: &[u8]) {
-    fs::write(path, text).unwrap();
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// A stand-in binary: a script that answers `--version` as stepmon does,
 /// with a mark saying which one it is.
 fn stand_in(mark: &str) -> Vec<u8> {
     format!("#!/bin/sh\necho \"stepmon {VERSION} ({mark})\"\n").into_bytes()
-}
-
-/// SHA-256 by coreutils' sha256sum, as a hex string.
-fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_owned()
 }
 
 /// A file of a release directory.

@@ -135,14 +135,12 @@ fn once_lists_eight_steps_of_two_jobs_with_their_records_numbers() {
 /// row of its own, named by what it builds, with its job record.
 #[test]
 fn a_builds_running_action_is_named_by_what_it_builds() {
-    use std::os::unix::fs::PermissionsExt as _;
     let name = "a_builds_running_action_is_named_by_what_it_builds";
     let Some(base) = live(name) else { return };
     let dir = scratch("top-build");
     // A compiler that takes its time and holds a few MB.
     let cc = dir.join("cc");
-    std::fs::write(&cc, "#!/bin/sh\nx=$(yes | head -c 3000000)\nsleep 4\n").unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::write_executable(&cc, "#!/bin/sh\nx=$(yes | head -c 3000000)\nsleep 4\n");
     let job = dir.join("job.jsonl");
     let script = format!("{} wrap ./cc -c -o main.o main.c", env!("CARGO_BIN_EXE_stepmon"));
     let mut build = stepmon()

@@ -15,12 +15,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::fixtures::{clean, copy_tree, data, text, tool};
+use common::fixtures::{clean, copy_tree, data, fake_wrapper, text, tool};
 use common::{leftovers, live, scratch, skip};
 use stepmon_model::action::{Action, CrateKind};
 use stepmon_report::job::{self, JobStep};
@@ -250,16 +249,6 @@ fn a_failing_compile_keeps_its_status_and_its_diagnostics() {
         .collect();
     assert_eq!(failed, ["wrap-fixture-lib 0.1.3 (lib)", "lib (lib)"]);
     ended_clean(&steps, &base, |s| if failed.contains(&action(s).to_string()) { 1 } else { 0 });
-}
-
-/// A wrapper of the caller's own: it notes each call in `calls.log` beside
-/// it and runs the rest of its command line.
-fn fake_wrapper(dir: &Path) -> PathBuf {
-    let path = dir.join("fake-wrapper");
-    std::fs::write(&path, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec \"$@\"\n", dir.join("calls.log").display()))
-        .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
 }
 
 #[test]

@@ -59,3 +59,12 @@ pub fn tool(name: &str, program: &str) -> bool {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// A wrapper of the caller's own (as a compiler cache is): it notes each
+/// call in `calls.log` beside it and runs the rest of its command line.
+pub fn fake_wrapper(dir: &Path) -> PathBuf {
+    let path = dir.join("fake-wrapper");
+    let log = dir.join("calls.log");
+    super::write_executable(&path, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec \"$@\"\n", log.display()));
+    path
+}

@@ -174,3 +174,10 @@ pub fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(") ")?.1.split_whitespace().nth(19)?.parse().ok()
 }
+
+/// `text` written to `path`, executable (mode 0755): a stand-in program.
+pub fn write_executable(path: &Path, text: impl AsRef<[u8]>) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

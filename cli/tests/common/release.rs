@@ -6,14 +6,21 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The asset name of this machine's static binary in a release.
-pub fn asset() -> String {
-    format!("stepmon-{}-{}-unknown-linux-musl", env!("CARGO_PKG_VERSION"), std::env::consts::ARCH)
+/// The asset name of the static binary for `arch` (`x86_64`, `aarch64`:
+/// as install.sh and scripts/dist name it) in a release.
+pub fn asset_for(arch: &str) -> String {
+    format!("stepmon-{}-{arch}-unknown-linux-musl", env!("CARGO_PKG_VERSION"))
 }
 
-/// `path`'s SHA-256, as `sha256sum` prints it.
+/// The asset name of this machine's static binary.
+pub fn asset() -> String {
+    asset_for(std::env::consts::ARCH)
+}
+
+/// `path`'s SHA-256, as coreutils' `sha256sum` prints it.
 pub fn sha256(path: &Path) -> String {
     let out = Command::new("sha256sum").arg(path).output().unwrap();
+    assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_owned()
 }
 
